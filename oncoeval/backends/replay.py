@@ -1,0 +1,97 @@
+"""`replay` backend: answers from stored texts instead of a model.
+
+It re-scores outputs produced elsewhere (a secure enclave, a published release) without calling
+any model, and makes workflow tests deterministic. ``path`` is either one JSONL file or a folder
+holding ``{study}/{requestset}.jsonl`` or ``{requestset}.jsonl`` files. Each stored row has
+``text`` and is found by ``request_id`` (``match_by: request_id``, the default) or by the exact
+prompt (``match_by: prompt``: the row's ``messages`` list, or its ``prompt`` string compared with
+the request's last user message). A request with no stored answer becomes an ``error`` row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..cache import canonical_json
+from ..errors import ConfigError
+from ..io import read_jsonl
+from ..records import Request, Response
+from .base import BaseBackend
+
+
+def _last_user_message(messages: list[dict]) -> str:
+    users = [m["content"] for m in messages if m.get("role") == "user"]
+    return users[-1] if users else ""
+
+
+class Backend(BaseBackend):
+    name = "replay"
+    # Replay has no model to cache; its identity is the file it reads.
+    cacheable = False
+
+    @classmethod
+    def config_problems(cls, cfg: dict, env=None) -> list[str]:
+        path = cfg.get("path")
+        if not path:
+            return [f"models[{cfg['id']}].path: a replay model needs a file or folder of responses"]
+        if not Path(path).exists():
+            return [f"models[{cfg['id']}].path: {path} does not exist"]
+        return []
+
+    def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
+        super().__init__(cfg, threads)
+        self.match_by = cfg.get("match_by", "request_id")
+        context = context or {}
+        self.source = self._resolve(Path(cfg["path"]), context)
+        self.by_id: dict[str, dict] = {}
+        self.by_prompt: dict[str, dict] = {}
+        if self.source is not None:
+            for row in read_jsonl(self.source):
+                if "request_id" in row:
+                    self.by_id[str(row["request_id"])] = row
+                if "messages" in row:
+                    self.by_prompt[canonical_json(row["messages"])] = row
+                if "prompt" in row:
+                    self.by_prompt[str(row["prompt"])] = row
+
+    @staticmethod
+    def _resolve(path: Path, context: dict) -> Path | None:
+        if path.is_file():
+            return path
+        if not path.is_dir():
+            raise ConfigError(f"replay path {path} does not exist")
+        name = f"{context.get('requestset', '')}.jsonl"
+        for candidate in (path / context.get("study", "") / name, path / name):
+            if candidate.is_file():
+                return candidate
+        return None  # no file for this request set: every request becomes an error row
+
+    def _lookup(self, request: Request) -> dict | None:
+        if self.match_by == "prompt":
+            return self.by_prompt.get(canonical_json(request.messages)) or self.by_prompt.get(
+                _last_user_message(request.messages)
+            )
+        return self.by_id.get(request.request_id)
+
+    def generate(self, requests: list[Request]) -> Iterator[Response]:
+        for request in requests:
+            row = self._lookup(request)
+            if row is None or not isinstance(row.get("text"), str):
+                where = self.source or self.cfg["path"]
+                yield Response(
+                    request.request_id,
+                    self.model_id,
+                    None,
+                    error=f"replay: no stored text for this request in {where}",
+                )
+                continue
+            yield Response(
+                request.request_id,
+                self.model_id,
+                row["text"],
+                finish_reason=row.get("finish_reason", "stop"),
+                prompt_tokens=row.get("prompt_tokens"),
+                completion_tokens=row.get("completion_tokens"),
+                latency_s=0.0,
+            )

@@ -1,0 +1,120 @@
+"""The logic of the `generate` rule: one request set, one model, one responses file.
+
+Cached answers are served without loading the model; the rest go to the backend, and each
+finished answer is appended to the job's cache file at once, so a killed job resumes where it
+stopped. Responses are written in request order, with the request's ``meta`` copied through.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+from tqdm import tqdm
+
+from .backends import get_backend
+from .cache import ResponseCache, cache_key
+from .records import Request, Response, read_requests, write_responses
+
+log = logging.getLogger(__name__)
+
+
+def effective_params(request: Request, cfg: dict) -> dict:
+    """Generation parameters as the model will see them (and as the cache key records them)."""
+    params = dict(request.params)
+    params.setdefault("temperature", 0.0)
+    cap = cfg.get("max_new_tokens")
+    if cap:
+        params["max_new_tokens"] = min(int(params.get("max_new_tokens", cap)), int(cap))
+    if float(params["temperature"]) == 0:
+        # Greedy decoding ignores the seed and nucleus settings: keep them out of the key so
+        # greedy requests that differ only there share one answer.
+        for key in ("seed", "top_p", "top_k"):
+            params.pop(key, None)
+    for key, value in (cfg.get("generation") or {}).items():
+        params.setdefault(key, value)
+    return params
+
+
+def run_generate(
+    requests_path: str | os.PathLike,
+    out_path: str | os.PathLike,
+    model_cfg: dict,
+    cache_dir: str | os.PathLike,
+    study: str,
+    requestset: str,
+    threads: int = 1,
+    progress: bool = True,
+) -> dict:
+    """Answer every request of ``requests_path`` with the model ``model_cfg``; return counts."""
+    requests = read_requests(requests_path)
+    backend_cls = get_backend(model_cfg["backend"])
+    identity = backend_cls.identity(model_cfg)
+    prepared = [
+        Request(r.request_id, r.messages, effective_params(r, model_cfg), r.meta) for r in requests
+    ]
+    keys = {r.request_id: cache_key(model_cfg["backend"], identity, r, r.params) for r in prepared}
+
+    cache = None
+    stored: dict[str, dict] = {}
+    if backend_cls.cacheable:
+        cache = ResponseCache(cache_dir, model_cfg["id"], f"{study}--{requestset}")
+        stored = cache.load()
+
+    results: dict[str, Response] = {}
+    for r in prepared:
+        row = stored.get(keys[r.request_id])
+        if row is not None:
+            resp = Response.from_dict(row)
+            resp.request_id, resp.model, resp.cached = r.request_id, model_cfg["id"], True
+            results[r.request_id] = resp
+    todo = [r for r in prepared if r.request_id not in results]
+    log.info(
+        "%s on %s/%s: %d requests, %d from cache, %d to generate",
+        model_cfg["id"],
+        study,
+        requestset,
+        len(prepared),
+        len(results),
+        len(todo),
+    )
+
+    started = time.perf_counter()
+    if todo:
+        backend = backend_cls(
+            model_cfg, threads=threads, context={"study": study, "requestset": requestset}
+        )
+        try:
+            with tqdm(total=len(todo), desc=f"generate {model_cfg['id']}", disable=not progress) as bar:
+                for resp in backend.generate(todo):
+                    resp.model = model_cfg["id"]
+                    if cache is not None:
+                        cache.append(keys[resp.request_id], resp)
+                    results[resp.request_id] = resp
+                    bar.update(1)
+        finally:
+            backend.close()
+            if cache is not None:
+                cache.close()
+
+    by_id = {r.request_id: r for r in prepared}
+    missing = [r.request_id for r in prepared if r.request_id not in results]
+    for rid in missing:  # a backend that skipped a request is a bug; record it, do not drop it
+        results[rid] = Response(rid, model_cfg["id"], None, error="backend returned no response")
+    ordered = []
+    for r in prepared:
+        resp = results[r.request_id]
+        resp.meta = by_id[r.request_id].meta
+        ordered.append(resp)
+    write_responses(out_path, ordered)
+
+    counts = {
+        "requests": len(prepared),
+        "cached": sum(r.cached for r in ordered),
+        "generated": len(todo),
+        "errors": sum(r.error is not None for r in ordered),
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    log.info("done: %s", counts)
+    return counts

@@ -1,0 +1,96 @@
+"""File helpers shared by every stage: JSONL, TSV and Markdown tables, atomic writes."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import InputError
+
+
+@contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w"):
+    """Write to a temporary file beside ``path`` and rename it into place on success.
+
+    A job killed mid-write leaves the previous file (or none), never a truncated one.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_jsonl(path: str | os.PathLike) -> list[dict]:
+    """Read a JSONL file; a bad line raises InputError naming the file and line."""
+    return list(iter_jsonl(path))
+
+
+def iter_jsonl(path: str | os.PathLike) -> Iterator[dict]:
+    with open(path, encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(path, f"line {lineno}", f"not valid JSON ({exc.msg})") from None
+            if not isinstance(obj, dict):
+                raise InputError(path, f"line {lineno}", "expected a JSON object")
+            yield obj
+
+
+def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
+    with atomic_write(path) as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def write_table(df: pd.DataFrame, tsv_path: str | os.PathLike, md_path=None, title=None, notes=None):
+    """Write a table as TSV and, when ``md_path`` is given, as a Markdown twin."""
+    with atomic_write(tsv_path) as handle:
+        df.to_csv(handle, sep="\t", index=False, float_format="%.6g")
+    if md_path is not None:
+        with atomic_write(md_path) as handle:
+            if title:
+                handle.write(f"# {title}\n\n")
+            handle.write(df.to_markdown(index=False, floatfmt=".3f") if len(df) else "(no rows)")
+            handle.write("\n")
+            for note in notes or []:
+                handle.write(f"\n{note}\n")
+
+
+def read_tsv(path: str | os.PathLike) -> pd.DataFrame:
+    return pd.read_csv(path, sep="\t", keep_default_na=True)
+
+
+def setup_script_logging(log_path: str | os.PathLike | None) -> logging.Logger:
+    """Send a script's logging and stderr to its Snakemake ``log:`` file."""
+    logger = logging.getLogger("oncoeval")
+    if log_path:
+        Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+        stream = open(log_path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 (lives with the job)
+        sys.stderr = stream
+        handler = logging.StreamHandler(stream)
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    return logger

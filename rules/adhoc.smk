@@ -1,0 +1,21 @@
+# Ad-hoc request sets from the config's `adhoc` key, answered by every evaluated model.
+
+
+rule adhoc_requests:
+    input:
+        lambda wc: config["adhoc"][wc.requestset],
+    output:
+        "results/adhoc/requests/{requestset}.jsonl",
+    log:
+        "logs/adhoc/requests/{requestset}.log",
+    conda:
+        "../envs/cpu.yaml"
+    script:
+        "../scripts/adhoc_requests.py"
+
+
+STUDY_TARGETS["adhoc"] = lambda: expand(
+    "results/adhoc/responses/{model}/{requestset}.jsonl",
+    model=config["evaluate"],
+    requestset=list(config["adhoc"]),
+)

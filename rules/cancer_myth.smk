@@ -1,0 +1,3 @@
+# The cancer_myth study: rules land with its issue.
+
+STUDY_TARGETS["cancer_myth"] = lambda: []

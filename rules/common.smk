@@ -1,0 +1,66 @@
+"""Python side of the workflow: config validation, model lookups and input/param helpers."""
+
+import os
+
+from snakemake.utils import min_version, validate
+
+from oncoeval import config as oc
+from oncoeval.errors import ConfigError
+
+min_version("9.0")
+
+
+validate(config, "../config/config.schema.yaml")
+
+try:
+    oc.check_config(config)
+    MODELS = oc.models_by_id(config)
+except ConfigError as exc:
+    raise WorkflowError(f"config: {exc}") from None
+
+# The GGUF conversion store is shared by every hf job of the run.
+os.environ.setdefault("ONCOEVAL_MODEL_STORE", config["model_store"])
+
+STUDY_NAMES = list(oc.STUDIES) + ["adhoc"]
+
+# Study modules register a function returning their final targets here.
+STUDY_TARGETS = {}
+
+
+wildcard_constraints:
+    study="|".join(STUDY_NAMES),
+    model="|".join(sorted(MODELS)) or "NO_MODELS",
+    requestset=r"[A-Za-z0-9._-]+",
+
+
+def study_block(study):
+    return config["studies"].get(study, {})
+
+
+def study_enabled(study):
+    return study in oc.enabled_studies(config)
+
+
+def evaluated_models(study):
+    """Model ids evaluated by a study (its own list, else the global `evaluate`)."""
+    return oc.study_evaluated_models(config, study)
+
+
+def judge_model(study, role):
+    return oc.study_judges(config, study).get(role)
+
+
+def model_cfg(model_id):
+    return MODELS[model_id]
+
+
+def responses_path(study, model, requestset):
+    return f"results/{study}/responses/{model}/{requestset}.jsonl"
+
+
+def get_final_output():
+    targets = []
+    for name, targets_of in STUDY_TARGETS.items():
+        if name == "adhoc" or study_enabled(name):
+            targets.extend(targets_of())
+    return targets

@@ -1,0 +1,4 @@
+# Cheap rules run on the submitting host, never as cluster jobs.
+localrules:
+    all,
+    adhoc_requests,
