@@ -55,7 +55,9 @@ def used_models(config: dict) -> dict[str, set[str]]:
     """Model id -> the studies (and ad-hoc sets) that send it data."""
     used: dict[str, set[str]] = {}
     for study in enabled_studies(config):
-        for mid in study_evaluated_models(config, study) + list(study_judges(config, study).values()):
+        for mid in study_evaluated_models(config, study) + list(
+            study_judges(config, study).values()
+        ):
             used.setdefault(mid, set()).add(study)
     for name in config.get("adhoc") or {}:
         for mid in config.get("evaluate") or []:
@@ -140,7 +142,11 @@ def generate_resources(cfg: dict) -> dict:
                 out[key] = res[key]
         return out
     if cfg["backend"] == "openai":
-        return {"api_calls": 1, "mem_mb": 1000, "runtime": int((cfg.get("resources") or {}).get("runtime", 240))}
+        return {
+            "api_calls": 1,
+            "mem_mb": 1000,
+            "runtime": int((cfg.get("resources") or {}).get("runtime", 240)),
+        }
     return {"mem_mb": 1000, "runtime": 30}
 
 

@@ -86,7 +86,9 @@ def run_generate(
             model_cfg, threads=threads, context={"study": study, "requestset": requestset}
         )
         try:
-            with tqdm(total=len(todo), desc=f"generate {model_cfg['id']}", disable=not progress) as bar:
+            with tqdm(
+                total=len(todo), desc=f"generate {model_cfg['id']}", disable=not progress
+            ) as bar:
                 for resp in backend.generate(todo):
                     resp.model = model_cfg["id"]
                     if cache is not None:

@@ -61,7 +61,9 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-def write_table(df: pd.DataFrame, tsv_path: str | os.PathLike, md_path=None, title=None, notes=None):
+def write_table(
+    df: pd.DataFrame, tsv_path: str | os.PathLike, md_path=None, title=None, notes=None
+):
     """Write a table as TSV and, when ``md_path`` is given, as a Markdown twin."""
     with atomic_write(tsv_path) as handle:
         df.to_csv(handle, sep="\t", index=False, float_format="%.6g")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from .errors import InputError
 from .io import iter_jsonl, write_jsonl
@@ -79,7 +78,9 @@ def validate_request(obj: dict, path, lineno: int) -> Request:
         raise InputError(path, where, "params must be an object")
     unknown = set(params) - KNOWN_PARAMS
     if unknown:
-        raise InputError(path, where, f"unknown params {sorted(unknown)}; known: {sorted(KNOWN_PARAMS)}")
+        raise InputError(
+            path, where, f"unknown params {sorted(unknown)}; known: {sorted(KNOWN_PARAMS)}"
+        )
     meta = obj.get("meta", {})
     if not isinstance(meta, dict):
         raise InputError(path, where, "meta must be an object")

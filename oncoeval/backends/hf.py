@@ -110,7 +110,9 @@ class Backend(BaseBackend):
     @classmethod
     def config_problems(cls, cfg: dict, env=None) -> list[str]:
         if not cfg.get("path"):
-            return [f"models[{cfg['id']}].path: an hf model needs a local folder, hub id or embedded:NAME"]
+            return [
+                f"models[{cfg['id']}].path: an hf model needs a local folder, hub id or embedded:NAME"
+            ]
         if embedded.is_embedded(cfg["path"]):
             try:
                 embedded.resolve(embedded.embedded_name(cfg["path"]))
@@ -158,7 +160,9 @@ class Backend(BaseBackend):
         self.model.eval()
         self.device = next(self.model.parameters()).device
         self.batch_size = int(cfg.get("batch_size", 8))
-        log.info("loaded %s in %.1f s on %s", self.model_id, time.perf_counter() - started, self.device)
+        log.info(
+            "loaded %s in %.1f s on %s", self.model_id, time.perf_counter() - started, self.device
+        )
 
     def _prompt_ids(self, request: Request) -> list[int]:
         ids = self.tokenizer.apply_chat_template(
@@ -248,14 +252,18 @@ class Backend(BaseBackend):
                 except Exception as exc:  # noqa: BLE001 (one bad batch must not lose the others)
                     log.exception("batch failed")
                     for r, _ in chunk:
-                        yield Response(r.request_id, self.model_id, None, error=f"{type(exc).__name__}: {exc}")
+                        yield Response(
+                            r.request_id, self.model_id, None, error=f"{type(exc).__name__}: {exc}"
+                        )
         for request, ids in sampled:
             # One at a time with its own seed: the draw must not depend on its batch-mates.
             try:
                 yield from self._run_batch([(request, ids)])
             except Exception as exc:  # noqa: BLE001
                 log.exception("sampled request failed")
-                yield Response(request.request_id, self.model_id, None, error=f"{type(exc).__name__}: {exc}")
+                yield Response(
+                    request.request_id, self.model_id, None, error=f"{type(exc).__name__}: {exc}"
+                )
 
     def close(self) -> None:
         self.model = None

@@ -1,0 +1,1 @@
+"""Benchmarks (never part of the test run): ``python -m bench [NAME ...]``."""

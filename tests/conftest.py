@@ -1,0 +1,102 @@
+"""Shared test helpers: a throwaway workflow directory and a Snakemake runner."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+# Parts of the repository a workflow run needs; linked into each test's own directory so that
+# results/, logs/, cache/ and .snakemake/ stay private to the test.
+WORKFLOW_PARTS = (
+    "Snakefile",
+    "rules",
+    "scripts",
+    "config",
+    "resources",
+    "envs",
+    "profiles",
+    "report",
+)
+# GGUF conversions are slow and identical everywhere: share one store between tests and runs.
+SHARED_MODEL_STORE = REPO / "cache" / "models"
+
+
+def workflow_env(extra: dict | None = None) -> dict:
+    env = dict(os.environ)
+    env.update(
+        PYTHONPATH=str(REPO) + os.pathsep + env.get("PYTHONPATH", ""),
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+        ONCOEVAL_MODEL_STORE=str(SHARED_MODEL_STORE),
+    )
+    env.update(extra or {})
+    return env
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """A fresh directory that looks like the repository to Snakemake."""
+    for part in WORKFLOW_PARTS:
+        if (REPO / part).exists():
+            (tmp_path / part).symlink_to(REPO / part)
+    return tmp_path
+
+
+def write_config(workdir: Path, config: dict, name: str = "test-config.yaml") -> Path:
+    path = workdir / name
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def run_snakemake(
+    workdir: Path,
+    *args: str,
+    configfile: Path | None = None,
+    env: dict | None = None,
+    check: bool = True,
+    timeout: float = 1200,
+) -> subprocess.CompletedProcess:
+    """Run ``snakemake`` in ``workdir`` (no workflow profile, two cores unless told otherwise)."""
+    cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", "none", "--cores", "2"]
+    if configfile is not None:
+        cmd += ["--configfile", str(configfile)]
+    cmd += list(args)
+    proc = subprocess.run(
+        cmd,
+        cwd=workdir,
+        env=workflow_env(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
+        )
+    return proc
+
+
+def dry_run_jobs(workdir: Path, *args: str, configfile: Path | None = None) -> dict[str, int]:
+    """Rule name -> job count of a dry run (from Snakemake's job stats table)."""
+    proc = run_snakemake(workdir, "-n", "--quiet", "rules", *args, configfile=configfile)
+    counts: dict[str, int] = {}
+    in_table = False
+    for line in (proc.stdout + proc.stderr).splitlines():
+        parts = line.split()
+        if parts[:2] == ["job", "count"]:
+            in_table = True
+            continue
+        if in_table:
+            if len(parts) == 2 and parts[1].isdigit():
+                if parts[0] != "total":
+                    counts[parts[0]] = int(parts[1])
+            elif parts and not set(parts[0]) <= {"-"}:
+                in_table = False
+    return counts
