@@ -91,3 +91,34 @@ def paired_bootstrap_diff(a, b, settings: BootstrapSettings = BootstrapSettings(
         rng=np.random.default_rng(settings.seed),
     )
     return diff, float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def bootstrap_mean_cis(matrix, settings: BootstrapSettings = BootstrapSettings()):
+    """Means and percentile CIs for many rows at once (rows: models or metrics; columns: units).
+
+    Every row is resampled with the *same* resampled units, as a paired analysis needs, and the
+    work is one matrix product: each resample is a vector of multinomial counts over the units,
+    so a resampled mean is ``counts @ values / counts @ present``. NaN cells (a unit without a
+    value in that row) are left out of that row's means. Returns three arrays: mean, low, high.
+    Agrees with ``scipy.stats.bootstrap(method="percentile")`` up to resampling noise
+    (tests/spine/test_stats.py checks this).
+    """
+    x = np.atleast_2d(np.asarray(matrix, dtype=float))
+    present = ~np.isnan(x)
+    filled = np.where(present, x, 0.0)
+    n_units = x.shape[1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = filled.sum(axis=1) / present.sum(axis=1)
+    if n_units < 2:
+        nan = np.full(x.shape[0], np.nan)
+        return mean, nan, nan
+    rng = np.random.default_rng(settings.seed)
+    counts = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=settings.n_resamples)
+    counts = counts.astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        resampled = (counts @ filled.T) / (counts @ present.T)
+    alpha = (1 - settings.ci) / 2
+    low, high = np.nanpercentile(resampled, [100 * alpha, 100 * (1 - alpha)], axis=0)
+    too_few = present.sum(axis=1) < 2
+    low[too_few], high[too_few] = np.nan, np.nan
+    return mean, low, high
