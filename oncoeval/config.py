@@ -137,9 +137,13 @@ def generate_resources(cfg: dict) -> dict:
             "mem_mb": int(res.get("mem_mb", 4000)),
             "runtime": int(res.get("runtime", 120)),
         }
-        for key in ("gpu_model", "constraint", "slurm_partition", "slurm_extra"):
+        for key in ("constraint", "slurm_partition", "slurm_extra"):
             if res.get(key):
                 out[key] = res[key]
+        # The SLURM plugin turns gpu_model into --gpus=MODEL:N; without a GPU count it would
+        # ask for MODEL:0, so a model only counts when GPUs are asked for.
+        if res.get("gpu_model") and out["gpu"] > 0:
+            out["gpu_model"] = res["gpu_model"]
         return out
     if cfg["backend"] == "openai":
         return {

@@ -54,6 +54,11 @@ def model_cfg(model_id):
     return MODELS[model_id]
 
 
+def generate_resource(wildcards, key, default=None):
+    """One scheduler resource of the `generate` job for this model (None: not requested)."""
+    return oc.generate_resources(model_cfg(wildcards.model)).get(key, default)
+
+
 def responses_path(study, model, requestset):
     return f"results/{study}/responses/{model}/{requestset}.jsonl"
 
