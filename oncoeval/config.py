@@ -154,6 +154,13 @@ def generate_resources(cfg: dict) -> dict:
     return {"mem_mb": 1000, "runtime": 30}
 
 
+def put_first_on_pythonpath(folder: str, env: dict | None = None) -> None:
+    """Make ``folder`` the first PYTHONPATH entry of this process and every job it starts."""
+    env = os.environ if env is None else env
+    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != folder]
+    env["PYTHONPATH"] = os.pathsep.join([folder, *parts])
+
+
 def generate_threads(cfg: dict) -> int:
     if cfg["backend"] in ("hf", "vllm"):
         return int(cfg.get("threads") or 2)

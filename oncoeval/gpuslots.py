@@ -60,7 +60,9 @@ def local_devices(env: dict | None = None) -> list[str]:
 
 def default_lock_dir(env: dict | None = None) -> Path:
     env = os.environ if env is None else env
-    return Path(env.get("ONCOEVAL_GPU_LOCK_DIR") or Path(tempfile.gettempdir(), "oncoeval-gpu-slots"))
+    return Path(
+        env.get("ONCOEVAL_GPU_LOCK_DIR") or Path(tempfile.gettempdir(), "oncoeval-gpu-slots")
+    )
 
 
 def _try_lock(path: Path):

@@ -21,6 +21,10 @@ except ConfigError as exc:
 # The GGUF conversion store is shared by every hf job of the run.
 os.environ.setdefault("ONCOEVAL_MODEL_STORE", config["model_store"])
 
+# Scripts import the oncoeval package of this checkout, in the venv, in `--sdm conda` envs (which
+# do not install it) and in SLURM jobs (sbatch --export=ALL passes the variable on).
+oc.put_first_on_pythonpath(workflow.basedir)
+
 STUDY_NAMES = list(oc.STUDIES) + ["adhoc"]
 
 # Study modules register a function returning their final targets here.
