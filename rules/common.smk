@@ -58,9 +58,25 @@ def model_cfg(model_id):
     return MODELS[model_id]
 
 
+def profile_default_resource(key):
+    """The `default-resources` entry for `key` (profile or command line) as written, else None."""
+    defaults = workflow.resource_settings.default_resources
+    if not defaults or key not in defaults:
+        return None
+    value = defaults[key]
+    return getattr(value, "raw", value)
+
+
 def generate_resource(wildcards, key, default=None):
-    """One scheduler resource of the `generate` job for this model (None: not requested)."""
-    return oc.generate_resources(model_cfg(wildcards.model)).get(key, default)
+    """One scheduler resource of the `generate` job for this model.
+
+    Keys the model does not set fall back to `default`, else to the profile's default-resources
+    (a rule resource, even None, would otherwise hide the profile's partition or constraint).
+    """
+    value = oc.generate_resources(model_cfg(wildcards.model)).get(key)
+    if value is None:
+        value = default if default is not None else profile_default_resource(key)
+    return value
 
 
 def responses_path(study, model, requestset):

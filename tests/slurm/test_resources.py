@@ -96,7 +96,7 @@ def test_plugin_asks_no_gpu_for_a_cpu_job():
     assert "--gpus" not in call and "--gres" not in call and " -C " not in call
 
 
-def test_dry_run_shows_generate_resources_per_model(workdir, tmp_path):
+def test_dry_run_gives_each_model_its_resources_and_keeps_profile_defaults(workdir, tmp_path):
     requests = tmp_path / "req.jsonl"
     requests.write_text(
         '{"request_id": "q1", "messages": [{"role": "user", "content": "hi"}], "params": {}}\n'
@@ -110,7 +110,10 @@ def test_dry_run_shows_generate_resources_per_model(workdir, tmp_path):
         "adhoc": {"try": str(requests)},
     }
     cfg = write_config(workdir, config)
-    proc = run_snakemake(workdir, "-n", configfile=cfg)
+    # As a profile would set it: the site's default partition for every job.
+    proc = run_snakemake(
+        workdir, "-n", "--default-resources", "slurm_partition=cpu", configfile=cfg
+    )
     jobs, model = {}, None
     for line in (proc.stdout + proc.stderr).splitlines():
         if m := re.search(r"wildcards: .*model=(\w+)", line):
@@ -120,4 +123,5 @@ def test_dry_run_shows_generate_resources_per_model(workdir, tmp_path):
     assert "gpu=2" in jobs["big"] and "gpu_model=a100" in jobs["big"]
     assert "slurm_partition=gpu" in jobs["big"] and "constraint=a100|h100" in jobs["big"]
     assert "gpu=0" in jobs["rep"] and "gpu_model" not in jobs["rep"]
-    assert "slurm_partition" not in jobs["rep"]
+    # A model without its own partition keeps the profile's default (not "no partition").
+    assert "slurm_partition=cpu" in jobs["rep"] and "constraint" not in jobs["rep"]
