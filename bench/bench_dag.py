@@ -103,7 +103,9 @@ def run(out_dir: Path) -> dict:
     by = {(r["models"], r["items"]): r for r in rows}
     one, ten, fifty = (by[(n, 10)] for n in SIZES)
     per_model = (fifty["jobs"] - ten["jobs"]) / 40
-    linear = ten["jobs"] + per_model * 40 == fifty["jobs"] and one["jobs"] + per_model * 9 == ten["jobs"]
+    linear = (
+        ten["jobs"] + per_model * 40 == fifty["jobs"] and one["jobs"] + per_model * 9 == ten["jobs"]
+    )
     same_for_items = by[(10, 1000)]["jobs"] == ten["jobs"]
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     summary = [
@@ -111,10 +113,7 @@ def run(out_dir: Path) -> dict:
         "",
         "| models | items | jobs | `snakemake -n` s (min of 2) |",
         "|---:|---:|---:|---:|",
-        *[
-            f"| {r['models']} | {r['items']} | {r['jobs']} | {r['seconds_min']} |"
-            for r in rows
-        ],
+        *[f"| {r['models']} | {r['items']} | {r['jobs']} | {r['seconds_min']} |" for r in rows],
         "",
         f"Jobs per added model: {per_model:g}; exactly linear in models: {linear}; "
         f"job count unchanged with 100x items: {same_for_items}.",

@@ -154,6 +154,25 @@ def generate_resources(cfg: dict) -> dict:
     return {"mem_mb": 1000, "runtime": 30}
 
 
+def sort_mappings_in_place(config: dict) -> None:
+    """Order every mapping of ``config`` by key, recursively (lists keep their order).
+
+    Snakemake compares ``params`` by their text; a dict passed as a param would otherwise rerun
+    its job when the YAML lists the same keys in another order.
+    """
+
+    def ordered(value):
+        if isinstance(value, dict):
+            return {k: ordered(value[k]) for k in sorted(value, key=str)}
+        if isinstance(value, list):
+            return [ordered(v) for v in value]
+        return value
+
+    items = ordered(dict(config))
+    config.clear()
+    config.update(items)
+
+
 def put_first_on_pythonpath(folder: str, env: dict | None = None) -> None:
     """Make ``folder`` the first PYTHONPATH entry of this process and every job it starts."""
     env = os.environ if env is None else env

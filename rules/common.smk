@@ -11,6 +11,9 @@ min_version("9.0")
 
 
 validate(config, "../config/config.schema.yaml")
+# Mappings in key order, at every level: params built from config blocks then do not change
+# (and rerun jobs) when a config file lists the same keys in another order.
+oc.sort_mappings_in_place(config)
 
 try:
     oc.check_config(config)

@@ -125,3 +125,23 @@ def test_dry_run_gives_each_model_its_resources_and_keeps_profile_defaults(workd
     assert "gpu=0" in jobs["rep"] and "gpu_model" not in jobs["rep"]
     # A model without its own partition keeps the profile's default (not "no partition").
     assert "slurm_partition=cpu" in jobs["rep"] and "constraint" not in jobs["rep"]
+
+
+@pytest.mark.parametrize("profile", ["slurm", "slurm-noaccounting"])
+def test_slurm_profiles_are_valid_and_set_site_defaults(workdir, tmp_path, profile):
+    requests = tmp_path / "req.jsonl"
+    requests.write_text(
+        '{"request_id": "q1", "messages": [{"role": "user", "content": "hi"}], "params": {}}\n'
+    )
+    config = {
+        "models": [{"id": "rep", "backend": "replay", "path": str(tmp_path)}],
+        "evaluate": ["rep"],
+        "adhoc": {"try": str(requests)},
+    }
+    cfg = write_config(workdir, config)
+    proc = run_snakemake(workdir, "-n", "--workflow-profile", f"profiles/{profile}", configfile=cfg)
+    out = proc.stdout + proc.stderr
+    assert f"profiles/{profile} for setting default command line arguments" in out
+    generate = out[out.index("rule generate:") :].split("\n\n")[0]
+    assert "slurm_partition=cpu" in generate and "slurm_account=" in generate
+    assert "gpu=0" in generate

@@ -43,7 +43,9 @@ def sh(cmd: list[str], timeout_s: float, **kw) -> subprocess.CompletedProcess:
             child.kill()
         proc.kill()
         out, err = proc.communicate()
-        pytest.fail(f"{' '.join(cmd[:4])} ... still running after {timeout_s} s; killed\n{err[-3000:]}")
+        pytest.fail(
+            f"{' '.join(cmd[:4])} ... still running after {timeout_s} s; killed\n{err[-3000:]}"
+        )
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
@@ -127,10 +129,7 @@ def small_config(tmp_path: Path) -> dict:
 
 def comparable(path: Path) -> list[dict]:
     keep = ("request_id", "model", "text", "finish_reason", "completion_tokens", "error")
-    return [
-        {k: row.get(k) for k in keep}
-        for row in map(json.loads, path.read_text().splitlines())
-    ]
+    return [{k: row.get(k) for k in keep} for row in map(json.loads, path.read_text().splitlines())]
 
 
 def slurm_jobs(workdir: Path) -> dict[str, str]:

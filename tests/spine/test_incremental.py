@@ -158,8 +158,14 @@ def test_adding_a_model_schedules_only_its_chain_and_the_aggregates(complete_run
     jobs = planned_jobs(root, new, "add-model.yaml")
     old = [m["id"] for m in config["models"]]
     for job in jobs:
-        assert concerns(job, NEW) or not per_model(job, old), f"old model's job reruns: {describe(job)}"
-    generated = {(j["wildcards"]["study"], j["wildcards"]["requestset"]) for j in jobs if j["rule"] == "generate" and j["wildcards"]["model"] == NEW}
+        assert concerns(job, NEW) or not per_model(job, old), (
+            f"old model's job reruns: {describe(job)}"
+        )
+    generated = {
+        (j["wildcards"]["study"], j["wildcards"]["requestset"])
+        for j in jobs
+        if j["rule"] == "generate" and j["wildcards"]["model"] == NEW
+    }
     # The newcomer answers the ad-hoc set and every enabled study's requests ...
     assert ("adhoc", ADHOC_SET) in generated
     for study in oc.enabled_studies(new):
@@ -187,7 +193,11 @@ def test_changing_one_models_decoding_reruns_only_its_chain(complete_run):
     others = [m["id"] for m in config["models"] if m["id"] != PEER]
     for job in jobs:
         assert concerns(job, PEER) or not per_model(job, others), f"reruns: {describe(job)}"
-    reruns = {j["wildcards"].get("study") for j in jobs if j["rule"] == "generate" and j["wildcards"]["model"] == PEER}
+    reruns = {
+        j["wildcards"].get("study")
+        for j in jobs
+        if j["rule"] == "generate" and j["wildcards"]["model"] == PEER
+    }
     assert {"adhoc", *oc.enabled_studies(changed)} <= reruns
     # Only the decoding settings changed: the rerun is because of the generate params.
     assert all(
