@@ -19,6 +19,8 @@
 #   LOCAL_SLURM_GPUS        fake GPUs (gres/gpu) to declare, 0-5 (default 1)
 #   LOCAL_SLURM_ACCOUNT     account created with slurmdbd (default ci)
 #   LOCAL_SLURM_DB_PASS     MariaDB password of user slurm (default slurmci; socket-only DB)
+# Packages it installs are listed in $LOCAL_SLURM_BASE/packages-installed; the stop script removes
+# them again with LOCAL_SLURM_REMOVE_PACKAGES=1.
 set -euo pipefail
 
 BASE=${LOCAL_SLURM_BASE:-${TMPDIR:-/tmp}/oncoeval-slurm/state}
@@ -51,9 +53,15 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   say "installing ${need_pkgs[*]}"
   export DEBIAN_FRONTEND=noninteractive
   mkdir -p "$BASE"
+  installed() { dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' | awk '$2 == "ii" {print $1}' | sort; }
+  installed > "$BASE/packages-before"
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >"$BASE/apt.log" 2>&1 \
     || { tail -30 "$BASE/apt.log"; die "apt-get install failed"; }
+  # What this run installed (dependencies included), so that the stop script can remove exactly
+  # that: with the SLURM client installed and no controller up, `scontrol` waits ~10 s, and the
+  # SLURM executor plugin calls it whenever Snakemake starts.
+  installed | comm -13 "$BASE/packages-before" - > "$BASE/packages-installed"
   say "packages installed ($(dpkg-query -W -f='${Version}' slurmctld))"
 fi
 

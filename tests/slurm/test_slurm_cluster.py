@@ -78,7 +78,10 @@ def slurm_cluster(tmp_path_factory):
             pytest.fail(f"could not start SLURM:\n{start.stdout[-3000:]}\n{start.stderr[-3000:]}")
         yield "started"
     finally:
-        stop = sh([str(SCRIPTS / "stop_local_slurm.sh")], 180, env=env)
+        # Stop our daemons and remove the packages the start script installed (if it did):
+        # the SLURM client without a controller slows every later `snakemake` call by ~10 s.
+        env["LOCAL_SLURM_REMOVE_PACKAGES"] = "1"
+        stop = sh([str(SCRIPTS / "stop_local_slurm.sh")], 400, env=env)
         print(stop.stdout)
 
 
