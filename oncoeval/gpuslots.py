@@ -66,7 +66,10 @@ def default_lock_dir(env: dict | None = None) -> Path:
 
 
 def _try_lock(path: Path):
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    # Read-only is enough for flock, and lets another user's job lock a file this user created.
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, 0o666)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
