@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup run test test-fast lint bench report clean
+.PHONY: setup run test test-fast test-slurm lint bench report clean
 
 setup: $(VENV)/.installed
 
@@ -31,6 +31,11 @@ test: setup
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow" tests
+
+# The workflow on a real single-node SLURM cluster (needs root; installs Debian's SLURM and starts
+# its daemons, stopping them afterwards). CI runs it after `make test`.
+test-slurm: setup
+	ONCOEVAL_SLURM_TESTS=1 $(BIN)/python -m pytest -q -m slurm tests/slurm
 
 lint: setup
 	$(BIN)/ruff check oncoeval scripts tests bench

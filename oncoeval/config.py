@@ -137,9 +137,13 @@ def generate_resources(cfg: dict) -> dict:
             "mem_mb": int(res.get("mem_mb", 4000)),
             "runtime": int(res.get("runtime", 120)),
         }
-        for key in ("gpu_model", "constraint", "slurm_partition", "slurm_extra"):
+        for key in ("constraint", "slurm_partition", "slurm_extra"):
             if res.get(key):
                 out[key] = res[key]
+        # The SLURM plugin turns gpu_model into --gpus=MODEL:N; without a GPU count it would
+        # ask for MODEL:0, so a model only counts when GPUs are asked for.
+        if res.get("gpu_model") and out["gpu"] > 0:
+            out["gpu_model"] = res["gpu_model"]
         return out
     if cfg["backend"] == "openai":
         return {
@@ -148,6 +152,32 @@ def generate_resources(cfg: dict) -> dict:
             "runtime": int((cfg.get("resources") or {}).get("runtime", 240)),
         }
     return {"mem_mb": 1000, "runtime": 30}
+
+
+def sort_mappings_in_place(config: dict) -> None:
+    """Order every mapping of ``config`` by key, recursively (lists keep their order).
+
+    Snakemake compares ``params`` by their text; a dict passed as a param would otherwise rerun
+    its job when the YAML lists the same keys in another order.
+    """
+
+    def ordered(value):
+        if isinstance(value, dict):
+            return {k: ordered(value[k]) for k in sorted(value, key=str)}
+        if isinstance(value, list):
+            return [ordered(v) for v in value]
+        return value
+
+    items = ordered(dict(config))
+    config.clear()
+    config.update(items)
+
+
+def put_first_on_pythonpath(folder: str, env: dict | None = None) -> None:
+    """Make ``folder`` the first PYTHONPATH entry of this process and every job it starts."""
+    env = os.environ if env is None else env
+    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != folder]
+    env["PYTHONPATH"] = os.pathsep.join([folder, *parts])
 
 
 def generate_threads(cfg: dict) -> int:

@@ -11,6 +11,9 @@ min_version("9.0")
 
 
 validate(config, "../config/config.schema.yaml")
+# Mappings in key order, at every level: params built from config blocks then do not change
+# (and rerun jobs) when a config file lists the same keys in another order.
+oc.sort_mappings_in_place(config)
 
 try:
     oc.check_config(config)
@@ -20,6 +23,10 @@ except ConfigError as exc:
 
 # The GGUF conversion store is shared by every hf job of the run.
 os.environ.setdefault("ONCOEVAL_MODEL_STORE", config["model_store"])
+
+# Scripts import the oncoeval package of this checkout, in the venv, in `--sdm conda` envs (which
+# do not install it) and in SLURM jobs (sbatch --export=ALL passes the variable on).
+oc.put_first_on_pythonpath(workflow.basedir)
 
 STUDY_NAMES = list(oc.STUDIES) + ["adhoc"]
 
@@ -52,6 +59,27 @@ def judge_model(study, role):
 
 def model_cfg(model_id):
     return MODELS[model_id]
+
+
+def profile_default_resource(key):
+    """The `default-resources` entry for `key` (profile or command line) as written, else None."""
+    defaults = workflow.resource_settings.default_resources
+    if not defaults or key not in defaults:
+        return None
+    value = defaults[key]
+    return getattr(value, "raw", value)
+
+
+def generate_resource(wildcards, key, default=None):
+    """One scheduler resource of the `generate` job for this model.
+
+    Keys the model does not set fall back to `default`, else to the profile's default-resources
+    (a rule resource, even None, would otherwise hide the profile's partition or constraint).
+    """
+    value = oc.generate_resources(model_cfg(wildcards.model)).get(key)
+    if value is None:
+        value = default if default is not None else profile_default_resource(key)
+    return value
 
 
 def responses_path(study, model, requestset):

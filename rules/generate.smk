@@ -16,12 +16,19 @@ rule generate:
         "../envs/inference.yaml"
     threads: lambda wc: oc.generate_threads(model_cfg(wc.model))
     resources:
-        gpu=lambda wc: oc.generate_resources(model_cfg(wc.model)).get("gpu", 0),
-        mem_mb=lambda wc: oc.generate_resources(model_cfg(wc.model))["mem_mb"],
-        runtime=lambda wc: oc.generate_resources(model_cfg(wc.model))["runtime"],
-        api_calls=lambda wc: oc.generate_resources(model_cfg(wc.model)).get(
-            "api_calls", 0
-        ),
+        # Portable needs from the model's config entry (oncoeval.config.generate_resources):
+        # hf/vllm models ask for gpu/mem_mb/runtime and, when given, the SLURM plugin's
+        # gpu_model (--gpus=MODEL:N), constraint (-C), slurm_partition (-p) and slurm_extra;
+        # API models ask for one `api_calls` slot and no GPU; replay asks for nothing special.
+        # Unset keys are None, which Snakemake treats as "not requested".
+        gpu=lambda wc: generate_resource(wc, "gpu", 0),
+        mem_mb=lambda wc: generate_resource(wc, "mem_mb"),
+        runtime=lambda wc: generate_resource(wc, "runtime"),
+        api_calls=lambda wc: generate_resource(wc, "api_calls", 0),
+        gpu_model=lambda wc: generate_resource(wc, "gpu_model"),
+        constraint=lambda wc: generate_resource(wc, "constraint"),
+        slurm_partition=lambda wc: generate_resource(wc, "slurm_partition"),
+        slurm_extra=lambda wc: generate_resource(wc, "slurm_extra"),
     params:
         model=lambda wc: oc.model_signature(model_cfg(wc.model)),
     script:

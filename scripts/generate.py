@@ -2,15 +2,18 @@
 
 from oncoeval.config import models_by_id
 from oncoeval.generate import run_generate
+from oncoeval.gpuslots import local_gpu_slot
 from oncoeval.io import setup_script_logging
 
 setup_script_logging(snakemake.log[0])
-run_generate(
-    requests_path=snakemake.input.requests,
-    out_path=snakemake.output.responses,
-    model_cfg=models_by_id(snakemake.config)[snakemake.wildcards.model],
-    cache_dir=snakemake.config["cache_dir"],
-    study=snakemake.wildcards.study,
-    requestset=snakemake.wildcards.requestset,
-    threads=snakemake.threads,
-)
+# A local job that asks for GPUs gets its own card(s); SLURM jobs keep what SLURM gave them.
+with local_gpu_slot(int(snakemake.resources.get("gpu", 0) or 0)):
+    run_generate(
+        requests_path=snakemake.input.requests,
+        out_path=snakemake.output.responses,
+        model_cfg=models_by_id(snakemake.config)[snakemake.wildcards.model],
+        cache_dir=snakemake.config["cache_dir"],
+        study=snakemake.wildcards.study,
+        requestset=snakemake.wildcards.requestset,
+        threads=snakemake.threads,
+    )
