@@ -135,6 +135,9 @@ class FakeOpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as the real API
+            # Headers and body go out in two writes; with Nagle on, the body waits for the
+            # client's delayed ACK (40 ms per call on Linux). Real servers set TCP_NODELAY too.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args):  # quiet
                 pass

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import secrets
+import threading
 import time
 
 import pytest
 from fake_openai_server import FakeOpenAIServer, answer_text
 
-from oncoeval.backends.openai_api import Backend, cost_usd, request_kwargs
+from oncoeval.backends.openai_api import Backend, Slots, cost_usd, request_kwargs
 from oncoeval.errors import ConfigError
 from oncoeval.generate import effective_params
 from oncoeval.records import Request
@@ -212,3 +213,25 @@ def test_rejected_key_is_not_quoted_in_the_error_row(server, monkeypatch):
     error = out["r0"].error
     assert error.startswith("AuthenticationError")
     assert wrong not in error and wrong[8:] not in error
+
+
+def test_a_waiting_retry_gets_the_next_free_slot_before_a_first_attempt():
+    slots = Slots(1)
+    slots.acquire()
+    order = []
+
+    def take(name, retry):
+        slots.acquire(retry)
+        order.append(name)
+        slots.release()
+
+    fresh = threading.Thread(target=take, args=("fresh", False))
+    fresh.start()
+    time.sleep(0.05)  # the first attempt queues first...
+    retry = threading.Thread(target=take, args=("retry", True))
+    retry.start()
+    time.sleep(0.05)
+    slots.release()  # ...but the retry goes first
+    fresh.join(2)
+    retry.join(2)
+    assert order == ["retry", "fresh"]
