@@ -91,30 +91,42 @@ class Slots:
     """At most ``n`` holders at once; a waiting retry goes before waiting first attempts.
 
     A retry has already waited (its backoff or Retry-After); letting it queue behind fresh
-    requests again would stretch the end of a run by a whole round of calls.
+    requests again would stretch the end of a run by a whole round of calls. Each release wakes
+    one waiter (not all: with dozens of threads waiting, waking every one per release costs more
+    CPU than the calls themselves); whoever takes a slot passes the wake-up on while slots remain.
     """
 
     def __init__(self, n: int):
         self._free = n
         self._retries_waiting = 0
-        self._cond = threading.Condition()
+        lock = threading.Lock()
+        self._lock = lock
+        self._retry = threading.Condition(lock)
+        self._fresh = threading.Condition(lock)
+
+    def _wake_one(self) -> None:
+        if self._free > 0:
+            (self._retry if self._retries_waiting else self._fresh).notify()
 
     def acquire(self, retry: bool = False) -> None:
-        with self._cond:
+        with self._lock:
             if retry:
                 self._retries_waiting += 1
-            try:
-                while self._free == 0 or (not retry and self._retries_waiting):
-                    self._cond.wait()
-            finally:
-                if retry:
+                try:
+                    while self._free == 0:
+                        self._retry.wait()
+                finally:
                     self._retries_waiting -= 1
+            else:
+                while self._free == 0 or self._retries_waiting:
+                    self._fresh.wait()
             self._free -= 1
+            self._wake_one()
 
     def release(self) -> None:
-        with self._cond:
+        with self._lock:
             self._free += 1
-            self._cond.notify_all()
+            self._wake_one()
 
 
 def _bounded_client_class():
