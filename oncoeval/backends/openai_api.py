@@ -1,0 +1,295 @@
+"""`openai` backend: the official ``openai`` client, for OpenAI, Azure OpenAI, or any
+OpenAI-compatible server (vLLM, llama.cpp server) through ``base_url``.
+
+- The key is read from the environment variable named by ``api_key_env`` (never from the config)
+  and never written anywhere: error messages are scrubbed of it before they reach a response row.
+  ``azure: {endpoint_env, api_version}`` switches to ``AzureOpenAI`` (``model`` is then the
+  deployment name).
+- Up to ``concurrency`` requests are in flight at once; responses are yielded as they finish.
+- Retries are the client's own (``max_retries``): 408/409/429/5xx, timeouts and connection errors,
+  with exponential backoff, or the wait the server asks for in ``Retry-After``/``retry-after-ms``
+  (up to two minutes; the client refuses longer waits). A retry that is sleeping does not hold a
+  concurrency slot: the slots guard the HTTP exchange itself (see ``_BoundedHttpClient``), and the
+  pool has more threads than slots, so one rate-limited request does not idle the others.
+- Reasoning models (``reasoning: true``) get no ``temperature``/``top_p`` and
+  ``max_completion_tokens`` instead of ``max_tokens``.
+- A request that fails for good becomes a Response with ``error`` ("ErrorType: message") while
+  the others complete. Token usage, ``cost_usd`` (from ``price``), ``finish_reason`` and
+  ``latency_s`` (first attempt to answer, retries included) are recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+from ..errors import ConfigError
+from ..records import Request, Response
+from .base import BaseBackend
+
+log = logging.getLogger(__name__)
+
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_AZURE_ENDPOINT_ENV = "AZURE_OPENAI_ENDPOINT"
+DEFAULT_AZURE_API_VERSION = "2024-10-21"
+# Things that look like API keys (OpenAI's own error messages quote a masked key).
+_KEYLIKE = re.compile(r"\bsk-[A-Za-z0-9_*\-]{4,}")
+
+
+def key_env(cfg: dict) -> str:
+    return cfg.get("api_key_env") or DEFAULT_KEY_ENV
+
+
+def request_kwargs(request: Request, cfg: dict) -> dict:
+    """Keyword arguments of ``chat.completions.create`` for one request.
+
+    ``request.params`` are the effective parameters (see oncoeval.generate.effective_params): the
+    request's own plus the model's ``generation`` block. Parameters the Chat Completions API has
+    no field for (``top_k``, a server's own sampling knobs) travel in ``extra_body``, which
+    OpenAI-compatible servers such as vLLM read.
+    """
+    params = dict(request.params)
+    reasoning = bool(cfg.get("reasoning", False))
+    kwargs: dict = {"model": cfg["model"], "messages": request.messages}
+    extra: dict = {}
+    max_new = params.pop("max_new_tokens", None)
+    if max_new is not None:
+        kwargs["max_completion_tokens" if reasoning else "max_tokens"] = int(max_new)
+    temperature = params.pop("temperature", None)
+    top_p = params.pop("top_p", None)
+    if not reasoning:  # reasoning models reject sampling settings
+        if temperature is not None:
+            kwargs["temperature"] = float(temperature)
+        if top_p is not None:
+            kwargs["top_p"] = float(top_p)
+    for name in ("seed", "stop"):
+        if name in params:
+            kwargs[name] = params.pop(name)
+    extra.update(params)
+    if extra:
+        kwargs["extra_body"] = extra
+    return kwargs
+
+
+def cost_usd(price: dict | None, prompt_tokens: int | None, completion_tokens: int | None):
+    """USD for one call from ``price: {prompt_per_1k, completion_per_1k}``; None when unknown."""
+    if not price or prompt_tokens is None or completion_tokens is None:
+        return None
+    return round(
+        prompt_tokens / 1000 * float(price.get("prompt_per_1k", 0))
+        + completion_tokens / 1000 * float(price.get("completion_per_1k", 0)),
+        8,
+    )
+
+
+class Slots:
+    """At most ``n`` holders at once; a waiting retry goes before waiting first attempts.
+
+    A retry has already waited (its backoff or Retry-After); letting it queue behind fresh
+    requests again would stretch the end of a run by a whole round of calls. Each release wakes
+    one waiter (not all: with dozens of threads waiting, waking every one per release costs more
+    CPU than the calls themselves); whoever takes a slot passes the wake-up on while slots remain.
+    """
+
+    def __init__(self, n: int):
+        self._free = n
+        self._retries_waiting = 0
+        lock = threading.Lock()
+        self._lock = lock
+        self._retry = threading.Condition(lock)
+        self._fresh = threading.Condition(lock)
+
+    def _wake_one(self) -> None:
+        if self._free > 0:
+            (self._retry if self._retries_waiting else self._fresh).notify()
+
+    def acquire(self, retry: bool = False) -> None:
+        with self._lock:
+            if retry:
+                self._retries_waiting += 1
+                try:
+                    while self._free == 0:
+                        self._retry.wait()
+                finally:
+                    self._retries_waiting -= 1
+            else:
+                while self._free == 0 or self._retries_waiting:
+                    self._fresh.wait()
+            self._free -= 1
+            self._wake_one()
+
+    def release(self) -> None:
+        with self._lock:
+            self._free += 1
+            self._wake_one()
+
+
+def _bounded_client_class():
+    import openai
+
+    class _BoundedHttpClient(openai.DefaultHttpxClient):
+        """The SDK's default HTTP client with at most ``slots`` exchanges in flight.
+
+        The slot is held for one HTTP exchange (request sent to body read), not across the
+        client's retry sleeps. Waiting for a slot does not count against the request timeout.
+        The SDK numbers its attempts in the ``x-stainless-retry-count`` header; retries get
+        the next free slot.
+        """
+
+        def __init__(self, slots: int, **kwargs):
+            super().__init__(**kwargs)
+            self._slots = Slots(slots)
+
+        def send(self, request, **kwargs):
+            retry = request.headers.get("x-stainless-retry-count", "0") not in ("", "0")
+            self._slots.acquire(retry)
+            try:
+                return super().send(request, **kwargs)
+            finally:
+                self._slots.release()
+
+    return _BoundedHttpClient
+
+
+class Backend(BaseBackend):
+    name = "openai"
+    operational_keys = BaseBackend.operational_keys | {
+        "concurrency",
+        "timeout_s",
+        "max_retries",
+        "price",
+        "api_key_env",
+        "resources",
+    }
+
+    #: Pool threads per concurrency slot. Above 1, a request sleeping before a retry leaves its
+    #: slot to another request (the HTTP client enforces the bound); bench_api compares with 1.
+    threads_per_slot = 2
+
+    @classmethod
+    def identity(cls, cfg: dict) -> dict:
+        ident = super().identity(cfg)
+        if ident.get("azure"):
+            # Which variable holds the endpoint is operational; the API version is not.
+            ident["azure"] = {
+                "api_version": ident["azure"].get("api_version", DEFAULT_AZURE_API_VERSION)
+            }
+        return ident
+
+    @classmethod
+    def config_problems(cls, cfg: dict, env=None) -> list[str]:
+        env = os.environ if env is None else env
+        mid = cfg["id"]
+        problems = []
+        var = key_env(cfg)
+        if not env.get(var):
+            problems.append(
+                f"models[{mid}].api_key_env: model {mid!r} reads its API key from the environment "
+                f"variable {var}, which is not set. Export {var} before running (keys never go "
+                "in the config)."
+            )
+        azure = cfg.get("azure")
+        if azure:
+            evar = azure.get("endpoint_env") or DEFAULT_AZURE_ENDPOINT_ENV
+            if not env.get(evar):
+                problems.append(
+                    f"models[{mid}].azure.endpoint_env: model {mid!r} reads its Azure endpoint "
+                    f"from the environment variable {evar}, which is not set."
+                )
+        return problems
+
+    def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
+        super().__init__(cfg, threads, context)
+        import openai
+
+        problems = self.config_problems(cfg)
+        if problems:
+            raise ConfigError(problems[0])
+        self._key = os.environ[key_env(cfg)]
+        self.concurrency = int(cfg.get("concurrency", 8))
+        self.price = cfg.get("price")
+        timeout = float(cfg.get("timeout_s", 120))
+        # The SDK's default connection pool (1000 connections, 100 kept alive) covers any slots.
+        http_client = _bounded_client_class()(slots=self.concurrency)
+        common = dict(
+            api_key=self._key,
+            timeout=timeout,
+            max_retries=int(cfg.get("max_retries", 6)),
+            http_client=http_client,
+        )
+        azure = cfg.get("azure")
+        if azure:
+            self.client = openai.AzureOpenAI(
+                azure_endpoint=os.environ[azure.get("endpoint_env") or DEFAULT_AZURE_ENDPOINT_ENV],
+                api_version=azure.get("api_version") or DEFAULT_AZURE_API_VERSION,
+                **common,
+            )
+        else:
+            self.client = openai.OpenAI(base_url=cfg.get("base_url") or None, **common)
+        # One INFO line per HTTP request drowns the job log; retries are still logged by openai.
+        for name in ("httpx", "httpx2"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+        self._pool: ThreadPoolExecutor | None = None
+
+    def _scrub(self, text: str) -> str:
+        if self._key:
+            text = text.replace(self._key, "***")
+        return _KEYLIKE.sub("sk-***", text)
+
+    def _call(self, request: Request) -> Response:
+        started = time.perf_counter()
+        try:
+            completion = self.client.chat.completions.create(**request_kwargs(request, self.cfg))
+            if not completion.choices:
+                raise ValueError("the server returned no choices")
+        except Exception as exc:  # one failed request must not stop the others
+            message = self._scrub(f"{type(exc).__name__}: {exc}")
+            log.warning("request %s failed for good: %s", request.request_id, message)
+            return Response(
+                request.request_id,
+                self.model_id,
+                None,
+                latency_s=round(time.perf_counter() - started, 4),
+                error=message,
+            )
+        choice = completion.choices[0]
+        message = choice.message
+        text = message.content
+        if text is None:  # a refusal (or a tool call) has no content
+            text = getattr(message, "refusal", None) or ""
+        usage = completion.usage
+        prompt_tokens = getattr(usage, "prompt_tokens", None)
+        completion_tokens = getattr(usage, "completion_tokens", None)
+        return Response(
+            request.request_id,
+            self.model_id,
+            text,
+            finish_reason=choice.finish_reason,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            latency_s=round(time.perf_counter() - started, 4),
+            cost_usd=cost_usd(self.price, prompt_tokens, completion_tokens),
+        )
+
+    def generate(self, requests: list[Request]) -> Iterator[Response]:
+        if not requests:
+            return
+        workers = min(len(requests), self.threads_per_slot * self.concurrency)
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai")
+        try:
+            futures = [self._pool.submit(self._call, r) for r in requests]
+            for future in as_completed(futures):
+                yield future.result()
+        finally:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        self.client.close()

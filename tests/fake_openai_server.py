@@ -1,0 +1,275 @@
+"""An OpenAI-compatible HTTP server for tests and benchmarks (a test double for the paid API).
+
+It serves ``POST /v1/chat/completions`` with usage counts, answering each prompt (the last user
+message) with a deterministic text. Behaviour is scriptable per prompt, one step per call:
+
+- ``"ok"``: answer after the server's latency (the default once a prompt's steps are used up);
+- ``"429:S"``: HTTP 429 at once with ``Retry-After: S``;
+- ``"500"``: HTTP 500 at once;
+- ``"stall:S"``: wait S seconds before answering (longer than the client's timeout, it times out);
+- ``always="500"`` (or any status): every call for that prompt fails with that status.
+
+``rate_429`` makes a seeded random share of all calls answer 429 with ``Retry-After:
+retry_after_429``. The server counts calls per prompt (``calls``), successful answers
+(``answered``), records arrival times and request bodies per prompt, and the largest number of
+requests in flight at once (``max_in_flight``). With ``api_key`` set, a request without
+``Authorization: Bearer <api_key>`` gets 401 quoting the key it was given, as the real API does.
+
+In-process: ``with FakeOpenAIServer(latency=0.1) as server: ... server.url``.
+As a process (benchmarks keep the client's CPU apart from the server's):
+``python tests/fake_openai_server.py --latency 0.1`` prints ``PORT <n>``; ``GET /stats`` returns
+the counters as JSON and ``POST /reset`` clears them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import threading
+import time
+from collections import defaultdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def answer_text(prompt: str, model: str) -> str:
+    """The text the server answers a prompt with (deterministic, so reruns compare equal)."""
+    return f"[{model}] answer to: {prompt}"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # many clients connect at once; a short backlog would drop SYNs
+
+    def handle_error(self, request, client_address):
+        # A client killed mid-connection (the cache tests kill jobs) is expected, not news.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class FakeOpenAIServer:
+    def __init__(
+        self,
+        latency: float = 0.0,
+        api_key: str | None = None,
+        rate_429: float = 0.0,
+        retry_after_429: float = 0.2,
+        seed: int = 0,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ):
+        self.latency = latency
+        self.api_key = api_key
+        self.rate_429 = rate_429
+        self.retry_after_429 = retry_after_429
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self._steps: dict[str, list[str]] = {}
+        self._always: dict[str, int] = {}
+        self.reset()
+        self._httpd = _Server((host, port), self._handler_class())
+        self._thread: threading.Thread | None = None
+
+    # -- control ---------------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def script(self, prompt: str, steps: list[str] | None = None, always: int | None = None):
+        with self._lock:
+            self._steps[prompt] = list(steps or [])
+            if always is not None:
+                self._always[prompt] = int(always)
+
+    def reset(self) -> None:
+        """Clear the counters (not the scripts)."""
+        with getattr(self, "_lock", threading.Lock()):
+            self.calls: dict[str, int] = defaultdict(int)
+            self.answered: dict[str, int] = defaultdict(int)
+            self.arrivals: dict[str, list[float]] = defaultdict(list)
+            self.bodies: dict[str, list[dict]] = defaultdict(list)
+            self.statuses: dict[int, int] = defaultdict(int)
+            self.in_flight = 0
+            self.max_in_flight = 0
+
+    def stats(self) -> dict:
+        with self._lock:
+            return {
+                "calls": dict(self.calls),
+                "answered": dict(self.answered),
+                "statuses": {str(k): v for k, v in self.statuses.items()},
+                "max_in_flight": self.max_in_flight,
+                "total_calls": sum(self.calls.values()),
+                "total_answered": sum(self.answered.values()),
+            }
+
+    def start(self) -> FakeOpenAIServer:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # -- serving ---------------------------------------------------------------------------
+    def _next_step(self, prompt: str) -> str:
+        with self._lock:
+            if prompt in self._always:
+                return str(self._always[prompt])
+            steps = self._steps.get(prompt)
+            if steps:
+                return steps.pop(0)
+            if self.rate_429 and self._rng.random() < self.rate_429:
+                return f"429:{self.retry_after_429}"
+            return "ok"
+
+    def _handler_class(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as the real API
+            # Headers and body go out in two writes; with Nagle on, the body waits for the
+            # client's delayed ACK (40 ms per call on Linux). Real servers set TCP_NODELAY too.
+            disable_nagle_algorithm = True
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def _send(self, status: int, payload: dict, headers: dict | None = None) -> bool:
+                body = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return True
+                except (BrokenPipeError, ConnectionResetError):
+                    return False  # the client gave up (timeout) before the answer
+
+            def do_GET(self):
+                if self.path.rstrip("/") == "/stats":
+                    self._send(200, server.stats())
+                else:
+                    self._send(404, {"error": {"message": "not found"}})
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if self.path.rstrip("/") == "/reset":
+                    server.reset()
+                    self._send(200, {"ok": True})
+                    return
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                if server.api_key is not None:
+                    given = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                    if given != server.api_key:
+                        # Like the real API, the message quotes the key it was given.
+                        message = f"Incorrect API key provided: {given}"
+                        self._send(401, {"error": {"message": message, "type": "auth"}})
+                        return
+                body = json.loads(raw or b"{}")
+                users = [m["content"] for m in body.get("messages", []) if m["role"] == "user"]
+                prompt = users[-1] if users else ""
+                with server._lock:
+                    server.calls[prompt] += 1
+                    server.arrivals[prompt].append(time.monotonic())
+                    server.bodies[prompt].append(body)
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    self._serve(prompt, body)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _serve(self, prompt: str, body: dict):
+                step = server._next_step(prompt)
+                kind, _, arg = step.partition(":")
+                if kind == "429":
+                    self._status(429, "rate limited", {"Retry-After": arg or "1"})
+                    return
+                if kind.isdigit():
+                    self._status(int(kind), "scripted failure")
+                    return
+                time.sleep(float(arg) if kind == "stall" else server.latency)
+                model = body.get("model", "")
+                text = answer_text(prompt, model)
+                n_prompt = sum(len(m["content"].split()) for m in body.get("messages", []))
+                cap = body.get("max_completion_tokens") or body.get("max_tokens")
+                words = text.split()
+                finish = "stop"
+                if cap is not None and len(words) > cap:
+                    words, finish = words[:cap], "length"
+                payload = {
+                    "id": f"chatcmpl-{server.calls[prompt]}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": model,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": " ".join(words)},
+                            "finish_reason": finish,
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": n_prompt,
+                        "completion_tokens": len(words),
+                        "total_tokens": n_prompt + len(words),
+                    },
+                }
+                if self._send(200, payload):
+                    with server._lock:
+                        server.answered[prompt] += 1
+                        server.statuses[200] += 1
+
+            def _status(self, status: int, message: str, headers: dict | None = None):
+                with server._lock:
+                    server.statuses[status] += 1
+                self._send(status, {"error": {"message": message, "type": "fake"}}, headers)
+
+        return Handler
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--rate-429", type=float, default=0.0)
+    parser.add_argument("--retry-after", type=float, default=0.2)
+    parser.add_argument("--api-key", default=None)
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    server = FakeOpenAIServer(
+        latency=args.latency,
+        api_key=args.api_key,
+        rate_429=args.rate_429,
+        retry_after_429=args.retry_after,
+        port=args.port,
+    )
+    print(f"PORT {server.port}", flush=True)
+    try:
+        server._httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
