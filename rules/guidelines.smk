@@ -7,7 +7,9 @@ from pathlib import Path
 
 from oncoeval.studies.guidelines import rules_support as GLS
 
-GL = GLS.settings(config, Path(workflow.basedir) / "config/schemas/guidelines.schema.yaml")
+GL = GLS.settings(
+    config, Path(workflow.basedir) / "config/schemas/guidelines.schema.yaml"
+)
 GLR = "results/guidelines"
 
 
@@ -266,7 +268,9 @@ rule guidelines_consistency_accuracy:
         table_md=f"{GLR}/tables/consistency_accuracy.md",
         bins=f"{GLR}/tables/accuracy_by_consistency.tsv",
         bins_md=f"{GLR}/tables/accuracy_by_consistency.md",
-        figure=report(f"{GLR}/figures/accuracy_by_consistency.png", category="guidelines"),
+        figure=report(
+            f"{GLR}/figures/accuracy_by_consistency.png", category="guidelines"
+        ),
     log:
         "logs/guidelines/consistency_accuracy.log",
     conda:

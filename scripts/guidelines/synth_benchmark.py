@@ -7,8 +7,8 @@ setup_script_logging(snakemake.log[0])
 synth_benchmark(
     snakemake.input.tree,
     snakemake.input.notes,
-    snakemake.input.predict,
-    snakemake.input.choose,
+    snakemake.input.predict[0],
+    snakemake.input.choose[0],
     snakemake.params.trim,
     snakemake.output.table,
     snakemake.output.table_md,

@@ -7,7 +7,7 @@ setup_script_logging(snakemake.log[0])
 synth_choose(
     snakemake.input.tree,
     snakemake.input.notes,
-    snakemake.input.predict,
+    snakemake.input.predict[0],
     snakemake.params.trim,
     snakemake.params.synth,
     snakemake.input.template,

@@ -8,7 +8,7 @@ synth_structured_notes(
     snakemake.input.tree,
     snakemake.input.notes,
     snakemake.input.targets,
-    snakemake.input.records,
+    snakemake.input.records[0],
     snakemake.params.synth,
     snakemake.input.template,
     snakemake.output[0],

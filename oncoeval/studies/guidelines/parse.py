@@ -64,8 +64,7 @@ def split_path(value: str) -> tuple[str, ...]:
 
 
 def _json_candidates(text: str):
-    for block in _FENCE.findall(text):
-        yield block
+    yield from _FENCE.findall(text)
     # bare objects: from each "{" to its matching "}"
     for start in [m.start() for m in re.finditer(r"\{", text)]:
         depth = 0
