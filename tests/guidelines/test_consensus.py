@@ -50,5 +50,8 @@ def test_labels_per_note_for_paths_and_treatments():
 
 
 def test_single_model_has_no_agreement_feature():
-    modal = pd.DataFrame([("m1", "p1", "N-1-1 -> N-2-1", "N-2-1")], columns=["model", "patient_id", "modal_path", "modal_treatment"])
+    modal = pd.DataFrame(
+        [("m1", "p1", "N-1-1 -> N-2-1", "N-2-1")],
+        columns=["model", "patient_id", "modal_path", "modal_treatment"],
+    )
     assert math.isnan(agreement_features(modal)["cross_path_agreement"].iloc[0])

@@ -23,9 +23,15 @@ def test_share_of_label_errors_at_top_rollout_divergences():
     modal = {"p1": A, "p2": A, "p3": A, "p4": A}
     # label errors: p2 leaves the label at N-1-2 (flagged with top-1), p4 at N-1-1 (not flagged)
     labels = {"p1": A, "p2": B, "p3": A, "p4": C}
-    summary, long, flagged = analyse("m", paths, modal, labels, 1, BootstrapSettings(n_resamples=100))
+    summary, long, flagged = analyse(
+        "m", paths, modal, labels, 1, BootstrapSettings(n_resamples=100)
+    )
     assert summary["top1_rollout_points"] == "N-1-2"
-    assert (summary["n_label_errors"], summary["n_flagged"], summary["share_flagged"]) == (2, 1, 0.5)
+    assert (summary["n_label_errors"], summary["n_flagged"], summary["share_flagged"]) == (
+        2,
+        1,
+        0.5,
+    )
     assert sorted(flagged) == [0.0, 1.0]
     assert {"source": "rollouts", "decision_node": "N-1-2", "count": 2}.items() <= long[0].items()
     summary2, _, _ = analyse("m", paths, modal, labels, 2, BootstrapSettings(n_resamples=100))

@@ -28,7 +28,7 @@ def tree():
         '```json\n{"final_path": "LUNG-1-1 > LUNG-1-2 > LUNG-4-1 > LUNG-4-3"}\n```',
         '<think>maybe LUNG-1-1 -> LUNG-1-3?</think>\n{"final_path": "LUNG-1-1 → LUNG-1-2 → LUNG-4-1 → LUNG-4-3"}',
         'Reasoning... </think> Answer: {"final_path": ["LUNG-1-1", "LUNG-1-2", "LUNG-4-1", "LUNG-4-3"]}',
-        'The path is lung-1-1 -> LUNG-1-2 -> LUNG-4-1 -> LUNG-4-3.',
+        "The path is lung-1-1 -> LUNG-1-2 -> LUNG-4-1 -> LUNG-4-3.",
         '{"final_path": "LUNG-1-1 -> LUNG-1-2 -> LUNG-4-1 -> LUNG-4-3", oops',
     ],
 )
@@ -56,7 +56,12 @@ def test_longest_chain_wins_over_a_mentioned_node():
 
 def test_split_path_accepts_each_arrow_and_commas():
     assert split_path("A-1-1 -> A-1-2 > A-2-1 → A-2-2 => A-3-1, A-3-2") == (
-        "A-1-1", "A-1-2", "A-2-1", "A-2-2", "A-3-1", "A-3-2"
+        "A-1-1",
+        "A-1-2",
+        "A-2-1",
+        "A-2-2",
+        "A-3-1",
+        "A-3-2",
     )
 
 

@@ -29,7 +29,7 @@ def test_sampled_targets_are_valid_distinct_and_seeded(tree):
 
 def test_parse_choice():
     assert parse_choice('{"choice": "A"}') == "A"
-    assert parse_choice("```json\n{\"choice\": \"B\"}\n```") == "B"
+    assert parse_choice('```json\n{"choice": "B"}\n```') == "B"
     assert parse_choice("Path B fits better.") == "B"
     assert parse_choice("A or B, hard to say") is None
     assert parse_choice(None) is None
@@ -38,11 +38,32 @@ def test_parse_choice():
 def test_pair_kept_when_regenerated_or_chosen_in_both_orders():
     t = "L-1-1 -> L-1-2"
     notes = [
-        {"item_id": f"s{i}|unstructured", "synth_id": f"s{i}", "variant": "unstructured", "target_path": t, "status": "ok", "note": "x"}
+        {
+            "item_id": f"s{i}|unstructured",
+            "synth_id": f"s{i}",
+            "variant": "unstructured",
+            "target_path": t,
+            "status": "ok",
+            "note": "x",
+        }
         for i in range(4)
-    ] + [{"item_id": "s9|structured", "synth_id": "s9", "variant": "structured", "target_path": t, "status": "empty_note", "note": ""}]
+    ] + [
+        {
+            "item_id": "s9|structured",
+            "synth_id": "s9",
+            "variant": "structured",
+            "target_path": t,
+            "status": "empty_note",
+            "note": "",
+        }
+    ]
     other = ("L-1-1", "L-1-3")
-    preds = {"s0|unstructured": ("L-1-1", "L-1-2"), "s1|unstructured": other, "s2|unstructured": other, "s3|unstructured": None}
+    preds = {
+        "s0|unstructured": ("L-1-1", "L-1-2"),
+        "s1|unstructured": other,
+        "s2|unstructured": other,
+        "s3|unstructured": None,
+    }
 
     def r(rid, text):
         return Response(rid, "judge", text)
@@ -57,8 +78,14 @@ def test_pair_kept_when_regenerated_or_chosen_in_both_orders():
     }
     rows = {x["item_id"]: x for x in benchmark_rows(notes, preds, choices)}
     assert rows["s0|unstructured"]["decision"] == "regenerated" and rows["s0|unstructured"]["kept"]
-    assert rows["s1|unstructured"]["decision"] == "chosen_both_orders" and rows["s1|unstructured"]["kept"]
-    assert rows["s2|unstructured"]["decision"] == "target_not_chosen" and not rows["s2|unstructured"]["kept"]
+    assert (
+        rows["s1|unstructured"]["decision"] == "chosen_both_orders"
+        and rows["s1|unstructured"]["kept"]
+    )
+    assert (
+        rows["s2|unstructured"]["decision"] == "target_not_chosen"
+        and not rows["s2|unstructured"]["kept"]
+    )
     assert rows["s3|unstructured"]["decision"] == "chooser_unparseable"
     assert rows["s9|structured"]["decision"] == "empty_note"
 
@@ -90,6 +117,10 @@ def test_unusable_labels_are_listed_and_non_compliant_is_a_label(tree, tmp_path)
 
 def test_bad_note_records_stop_in_prepare(tree, tmp_path):
     with pytest.raises(InputError, match="duplicate patient_id 'a'"):
-        load_labelled(write(tmp_path / "d.jsonl", [{"patient_id": "a", "note": "x", "label": ""}] * 2), tree, True)
+        load_labelled(
+            write(tmp_path / "d.jsonl", [{"patient_id": "a", "note": "x", "label": ""}] * 2),
+            tree,
+            True,
+        )
     with pytest.raises(InputError, match="record 1 \\(patient a\\): note is missing"):
         load_unlabelled(write(tmp_path / "u.jsonl", [{"patient_id": "a"}]))

@@ -16,8 +16,14 @@ SMALL = {
         {
             "page_id": "T-1",
             "nodes": [
-                {"id": "T-1-1", "text": "start", "branches": [
-                    {"condition": "a", "next": "T-1-2"}, {"condition": "b", "next": "T-2-1"}]},
+                {
+                    "id": "T-1-1",
+                    "text": "start",
+                    "branches": [
+                        {"condition": "a", "next": "T-1-2"},
+                        {"condition": "b", "next": "T-2-1"},
+                    ],
+                },
                 {"id": "T-1-2", "text": "treat a", "recommendation": "drug A"},
             ],
         },
@@ -26,7 +32,12 @@ SMALL = {
             "nodes": [
                 {"id": "T-2-1", "text": "b: more info?", "children": ["T-2-2", "T-2-3"]},
                 {"id": "T-2-2", "text": "unknown", "information_limited": True},
-                {"id": "T-2-3", "text": "treat b", "recommendation": "drug B", "children": ["T-2-4"]},
+                {
+                    "id": "T-2-3",
+                    "text": "treat b",
+                    "recommendation": "drug B",
+                    "children": ["T-2-4"],
+                },
                 {"id": "T-2-4", "text": "follow-up", "surveillance": True, "children": ["T-2-5"]},
                 {"id": "T-2-5", "text": "done", "recommendation": "stop"},
             ],
@@ -45,7 +56,11 @@ def test_small_tree_size_and_depth():
     stats = tree_from_dict(SMALL).stats()
     # 7 nodes; edges 1-1>1-2, 1-1>2-1, 2-1>2-2, 2-1>2-3, 2-3>2-4, 2-4>2-5; deepest 1-1,2-1,2-3,2-4,2-5
     assert (stats["nodes"], stats["edges"], stats["pages"], stats["max_depth"]) == (7, 6, 2, 5)
-    assert (stats["leaves"], stats["recommendation_nodes"], stats["information_limited_nodes"]) == (3, 3, 1)
+    assert (stats["leaves"], stats["recommendation_nodes"], stats["information_limited_nodes"]) == (
+        3,
+        3,
+        1,
+    )
 
 
 def test_cycle_is_refused_with_its_nodes():
@@ -61,7 +76,11 @@ def test_dangling_child_is_refused():
 
 
 def test_duplicate_id_is_refused():
-    data = broken(lambda d: d["pages"][0]["nodes"].append({"id": "T-1-2", "text": "again", "recommendation": "x"}))
+    data = broken(
+        lambda d: d["pages"][0]["nodes"].append(
+            {"id": "T-1-2", "text": "again", "recommendation": "x"}
+        )
+    )
     with pytest.raises(InputError, match=r"node T-1-2: duplicate node id"):
         tree_from_dict(data)
 

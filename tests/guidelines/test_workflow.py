@@ -6,15 +6,15 @@ import json
 import pandas as pd
 import pytest
 
-pytestmark = pytest.mark.slow  # a whole workflow run (about 30 jobs)
-
 from oncoeval.studies.guidelines.demo import answer
 from oncoeval.studies.guidelines.notes import load_labelled
 from oncoeval.studies.guidelines.synthetic import sample_targets
 from oncoeval.studies.guidelines.tree import load_tree
-
 from tests.conftest import REPO, WORKFLOW_PARTS, dry_run_jobs, run_snakemake, write_config
+
 from .conftest import DEMO
+
+pytestmark = pytest.mark.slow  # a whole workflow run (about 30 jobs)
 
 K = 2
 N_TARGETS = 2
@@ -36,17 +36,62 @@ def replay_answers(root):
     oracle, other = root / "oracle", root / "shuffled"
     # the oracle's rollouts are the labels; on unlabelled notes it answers the small-cell path
     small_cell = ["LUNG-1-1", "LUNG-1-3"]
-    write_set(oracle, "rollouts", [(f"{p}#r{i}", answer(labels.get(p, small_cell))) for p in ids + unlabelled for i in range(K)])
-    write_set(other, "rollouts", [(f"{p}#r{i}", answer(shuffled.get(p, small_cell))) for p in ids + unlabelled for i in range(K)])
+    write_set(
+        oracle,
+        "rollouts",
+        [
+            (f"{p}#r{i}", answer(labels.get(p, small_cell)))
+            for p in ids + unlabelled
+            for i in range(K)
+        ],
+    )
+    write_set(
+        other,
+        "rollouts",
+        [
+            (f"{p}#r{i}", answer(shuffled.get(p, small_cell)))
+            for p in ids + unlabelled
+            for i in range(K)
+        ],
+    )
     targets = sample_targets(tree, N_TARGETS, seed=0)
-    write_set(oracle, "synth_record", [(f"{t['synth_id']}|structured", '{"age": 60}') for t in targets])
+    write_set(
+        oracle, "synth_record", [(f"{t['synth_id']}|structured", '{"age": 60}') for t in targets]
+    )
     for variant in ("structured", "unstructured"):
-        write_set(oracle, f"synth_note_{variant}", [(f"{t['synth_id']}|{variant}", f"Synthetic note for {t['synth_id']}.") for t in targets])
-    items = [(f"{t['synth_id']}|{v}", t["target_path"]) for t in targets for v in ("structured", "unstructured")]
+        write_set(
+            oracle,
+            f"synth_note_{variant}",
+            [
+                (f"{t['synth_id']}|{variant}", f"Synthetic note for {t['synth_id']}.")
+                for t in targets
+            ],
+        )
+    items = [
+        (f"{t['synth_id']}|{v}", t["target_path"])
+        for t in targets
+        for v in ("structured", "unstructured")
+    ]
     # the generator regenerates every target but the first, where the chooser then picks it twice
-    write_set(oracle, "synth_predict", [(f"{i}#r0", "no idea" if n == 0 else answer(p.split(" -> "))) for n, (i, p) in enumerate(items)])
-    write_set(oracle, "synth_choose", [(f"{items[0][0]}|target_first", '{"choice": "A"}'), (f"{items[0][0]}|target_second", '{"choice": "B"}')])
-    write_set(other, "synth_predict", [(f"{i}#r0", answer(["LUNG-1-1", "LUNG-1-3"])) for i, _ in items])
+    write_set(
+        oracle,
+        "synth_predict",
+        [
+            (f"{i}#r0", "no idea" if n == 0 else answer(p.split(" -> ")))
+            for n, (i, p) in enumerate(items)
+        ],
+    )
+    write_set(
+        oracle,
+        "synth_choose",
+        [
+            (f"{items[0][0]}|target_first", '{"choice": "A"}'),
+            (f"{items[0][0]}|target_second", '{"choice": "B"}'),
+        ],
+    )
+    write_set(
+        other, "synth_predict", [(f"{i}#r0", answer(["LUNG-1-1", "LUNG-1-3"])) for i, _ in items]
+    )
     return oracle, other
 
 
@@ -100,12 +145,23 @@ def test_oracle_scores_one_and_shuffled_scores_less(finished):
     assert 0 < t1.loc["shuffled", "path_overlap"] < 1
     assert t1.loc["oracle", "n_patients"] == 11  # p12 has no usable label
     rollouts = tsv(res / "rollouts" / "oracle.tsv")
-    assert list(rollouts.columns[:5]) == ["patient_id", "rollout", "path", "valid", "invalid_reason"]
+    assert list(rollouts.columns[:5]) == [
+        "patient_id",
+        "rollout",
+        "path",
+        "valid",
+        "invalid_reason",
+    ]
     assert len(rollouts) == (11 + 3) * K and rollouts["valid"].all()
     scores = tsv(res / "scores" / "shuffled.tsv")
     assert list(scores.columns[:7]) == [
-        "patient_id", "path_overlap", "treatment_match", "self_path_overlap",
-        "self_treatment_share", "modal_path", "modal_treatment",
+        "patient_id",
+        "path_overlap",
+        "treatment_match",
+        "self_path_overlap",
+        "self_treatment_share",
+        "modal_path",
+        "modal_treatment",
     ]
     excluded = tsv(res / "prepared" / "excluded_labels.tsv")
     assert excluded["patient_id"].tolist() == ["p12"]
@@ -127,10 +183,20 @@ def test_proxies_meta_classifier_and_error_analysis_are_written(finished):
     # the oracle is always right, so the classifier cannot train when the shuffled one is held out
     assert "single class" in meta[meta.held_out_model == "shuffled"]["status"].iloc[0]
     errors = tsv(res / "tables" / "error_analysis.tsv").set_index("model")
-    assert errors.loc["oracle", "n_label_errors"] == 0 and errors.loc["shuffled", "n_label_errors"] == 11
+    assert (
+        errors.loc["oracle", "n_label_errors"] == 0
+        and errors.loc["shuffled", "n_label_errors"] == 11
+    )
     for fig in ("roc_base", "roc_feature_sets", "proxy_heatmap", "accuracy_by_consistency"):
         assert (res / "figures" / f"{fig}.png").stat().st_size > 1000
-    for table in ("table1_expert", "proxy_agreement", "consistency_accuracy", "meta_classifier", "clustering", "error_analysis"):
+    for table in (
+        "table1_expert",
+        "proxy_agreement",
+        "consistency_accuracy",
+        "meta_classifier",
+        "clustering",
+        "error_analysis",
+    ):
         assert (res / "tables" / f"{table}.md").read_text().startswith("# ")
 
 
@@ -140,5 +206,7 @@ def test_adding_a_model_reruns_only_its_jobs_and_the_aggregates(finished):
     cfg = write_config(workdir, config(oracle, other, [extra]), name="more.yaml")
     jobs = dry_run_jobs(workdir, configfile=cfg)
     assert jobs["generate"] == 2  # its rollouts and its synthetic predictions
-    assert jobs["guidelines_parse"] == jobs["guidelines_score"] == jobs["guidelines_proxy_scores"] == 1
+    assert (
+        jobs["guidelines_parse"] == jobs["guidelines_score"] == jobs["guidelines_proxy_scores"] == 1
+    )
     assert "guidelines_synth_benchmark" not in jobs and "guidelines_prepare" not in jobs

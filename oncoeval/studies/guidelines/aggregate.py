@@ -289,7 +289,7 @@ def meta_classifier(
         "accuracy",
         "f1",
     ]
-    df = df[cols + [c for c in df.columns if c not in cols]]
+    df = df.reindex(columns=cols + [c for c in df.columns if c not in cols])
     write_table(
         df,
         out["table"],

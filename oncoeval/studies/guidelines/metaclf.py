@@ -61,7 +61,8 @@ class Settings:
 
 def build_rows(scores: pd.DataFrame, cross: pd.DataFrame, proxy: pd.DataFrame) -> pd.DataFrame:
     """One row per (model, labelled patient): target ``correct`` and every feature column."""
-    rows = scores[scores["note_set"] == "labelled"].copy()
+    rows = scores[(scores["note_set"] == "labelled") & scores["modal_treatment_correct"].notna()]
+    rows = rows.copy()
     rows["patient_id"] = rows["patient_id"].astype(str)
     rows["correct"] = rows["modal_treatment_correct"].astype(int)
     if len(cross):
