@@ -216,7 +216,8 @@ rule guidelines_proxy_scores:
         "../envs/cpu.yaml"
     params:
         trim=GL["trim_surveillance"],
-        consistency=GLS.consistency_settings(GL),
+        delta=GLS.consistency_settings(GL)["delta"],
+        pool=GLS.consistency_settings(GL)["pool"],
         bootstrap=config["bootstrap"],
     script:
         "../scripts/guidelines/proxy_scores.py"

@@ -6,15 +6,14 @@ from oncoeval.studies.guidelines.stages import proxy_scores_model
 
 setup_script_logging(snakemake.log[0])
 inp = snakemake.input
-cons = snakemake.params.consistency
 proxy_scores_model(
     snakemake.wildcards.model,
     inp.tree,
     inp.scores,
     inp.rollouts,
     {"benchmark": inp.benchmark, "predict": inp.predict} if "benchmark" in inp.keys() else None,
-    pool=cons["pool"],
-    delta=cons["delta"],
+    pool=snakemake.params.pool,
+    delta=snakemake.params.delta,
     trim=snakemake.params.trim,
     boot=BootstrapSettings.from_config({"bootstrap": snakemake.params.bootstrap}),
     out=snakemake.output[0],
