@@ -18,11 +18,11 @@ import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from ...io import write_table  # noqa: E402
-from ...stats import BootstrapSettings, bootstrap_mean_ci  # noqa: E402
+from ...stats import bootstrap_mean_ci  # noqa: E402
 from . import divergence, metaclf, proxies  # noqa: E402
 from .consensus import agreement_features, consensus_labels  # noqa: E402
 from .parse import INVALID_KINDS  # noqa: E402
-from .stages import paths_by_patient, read_rollouts, read_scores  # noqa: E402
+from .stages import paths_by_patient, read_scores  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -415,6 +415,3 @@ def settings_from(block: dict) -> metaclf.Settings:
         seed=int(mc.get("seed", 0)),
         repeats=int(mc.get("repeats", 1)),
     )
-
-
-__all__ = ["BootstrapSettings", "read_rollouts"]

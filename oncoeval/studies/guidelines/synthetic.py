@@ -18,7 +18,7 @@ import re
 
 from ...records import Request, Response
 from .parse import format_path, parse_answer, trim_surveillance
-from .prompts import describe_path, fill, sampling_params
+from .prompts import describe_path, fill
 from .tree import GuidelineTree, serialise_compact
 
 VARIANTS = ("structured", "unstructured")
@@ -156,9 +156,6 @@ def choose_requests(tree, notes, predictions: dict, template, params) -> list[Re
     return out
 
 
-_CHOICE = re.compile(r"\b(?:choice|answer|path)?\W*([AB])\b")
-
-
 def parse_choice(text: str | None) -> str | None:
     """'A' or 'B' from a chooser answer (JSON ``{"choice": "A"}`` or free text), else None."""
     if not text:
@@ -196,17 +193,3 @@ def benchmark_rows(notes, predictions: dict, choices: dict[str, Response]) -> li
 
 def _text(resp: Response | None) -> str | None:
     return None if resp is None or resp.error else resp.text
-
-
-__all__ = [
-    "VARIANTS",
-    "benchmark_rows",
-    "choose_requests",
-    "collect_notes",
-    "note_requests",
-    "parse_choice",
-    "predicted_path",
-    "record_requests",
-    "sample_targets",
-    "sampling_params",
-]
