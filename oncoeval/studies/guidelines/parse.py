@@ -1,0 +1,172 @@
+"""From a model's answer (or an expert's label) to a validated guideline path.
+
+:func:`parse_answer` finds the path in free text: reasoning blocks (``<think>...</think>``) are
+dropped, a JSON object (bare or in a code fence) is read for ``final_path``, and failing that
+the longest chain of node ids joined by arrows (``->``, ``>``, ``→``, ``=>``) is taken. The
+answer ``NOT_GUIDELINE_COMPLIANT`` is a valid one-node path. :func:`check_path` validates a path
+against the tree and names what is wrong. Every failure is a reason string, never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from .tree import NOT_COMPLIANT, GuidelineTree
+
+# Kinds of invalid predictions, counted in the tables (order = order of the checks).
+INVALID_KINDS = (
+    "generation_error",  # the model call failed (response.error)
+    "no_answer",  # no path and no NOT_GUIDELINE_COMPLIANT found in the text
+    "unknown_node",  # a node id that is not in the tree
+    "broken_edge",  # two consecutive nodes that are not parent -> child
+    "repeated_node",  # a node visited twice
+    "not_terminal",  # the path stops before a recommendation or information-limited node
+)
+
+_THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+_ARROW = r"\s*(?:->|=>|→|⟶|—>|–>|>)\s*"
+_NODE = r"[A-Za-z][A-Za-z0-9]*-\d+-\d+"
+_CHAIN = re.compile(rf"{_NODE}(?:{_ARROW}{_NODE})*")
+_NC = re.compile(r"NOT[\s_-]*GUIDELINE[\s_-]*COMPLIANT", re.I)
+_SPLIT = re.compile(_ARROW + r"|\s*,\s*")
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A parsed answer: ``path`` (node ids, or ``[NOT_COMPLIANT]``) or ``None`` with ``reason``."""
+
+    path: tuple[str, ...] | None
+    reason: str | None = None
+    method: str = ""  # json | text | label
+    explanation: str = ""  # the reason given with NOT_GUIDELINE_COMPLIANT, if any
+
+    @property
+    def ok(self) -> bool:
+        return self.path is not None
+
+
+def strip_reasoning(text: str) -> str:
+    """Drop closed reasoning blocks; with an unclosed one keep only what follows its last close."""
+    text = _THINK.sub(" ", text)
+    for tag in ("</think>", "</thinking>", "</reasoning>"):
+        if tag in text:
+            text = text.rsplit(tag, 1)[1]
+    return text
+
+
+def split_path(value: str) -> tuple[str, ...]:
+    """``"A -> B > C → D"`` (or a comma list) -> ``("A", "B", "C", "D")``; ids upper-cased."""
+    parts = [p.strip().strip("\"'[]`.") for p in _SPLIT.split(value.strip())]
+    return tuple(p.upper() for p in parts if p)
+
+
+def _json_candidates(text: str):
+    yield from _FENCE.findall(text)
+    # bare objects: from each "{" to its matching "}"
+    for start in [m.start() for m in re.finditer(r"\{", text)]:
+        depth = 0
+        for i in range(start, len(text)):
+            if text[i] == "{":
+                depth += 1
+            elif text[i] == "}":
+                depth -= 1
+                if depth == 0:
+                    yield text[start : i + 1]
+                    break
+
+
+def _from_json(obj) -> Parsed | None:
+    if not isinstance(obj, dict):
+        return None
+    keys = {k.lower(): k for k in obj}
+    value = None
+    for name in ("final_path", "path", "answer"):
+        if name in keys:
+            value = obj[keys[name]]
+            break
+    explanation = str(obj.get(keys.get("reason", ""), "") or "")
+    if value is None:
+        for key, val in obj.items():
+            if _NC.fullmatch(str(key).strip()) or (isinstance(val, str) and _NC.search(val)):
+                return Parsed((NOT_COMPLIANT,), method="json", explanation=explanation)
+        return None
+    if isinstance(value, list):
+        value = " -> ".join(str(v) for v in value)
+    value = str(value)
+    if _NC.search(value):
+        return Parsed((NOT_COMPLIANT,), method="json", explanation=explanation)
+    path = split_path(value)
+    if not path:
+        return Parsed(None, "no_answer", method="json")
+    return Parsed(path, method="json")
+
+
+def parse_answer(text: str | None) -> Parsed:
+    """Parse a model's answer; ``Parsed.path`` is None and ``reason`` says why when it fails."""
+    if text is None or not text.strip():
+        return Parsed(None, "no_answer")
+    body = strip_reasoning(text)
+    for candidate in _json_candidates(body):
+        try:
+            obj = json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        parsed = _from_json(obj)
+        if parsed is not None:
+            return parsed
+    # a "final_path": "..." line inside broken JSON, then any chain of node ids
+    m = re.search(r"final_path\W*[:=]\s*\"?([^\"\n}]*)", body, re.I)
+    if m and _NC.search(m.group(1)):
+        return Parsed((NOT_COMPLIANT,), method="text")
+    if m and re.search(_NODE, m.group(1)):
+        return Parsed(split_path(m.group(1)), method="text")
+    chains = [c.group(0) for c in _CHAIN.finditer(body)]
+    if chains:
+        best = max(chains, key=lambda c: len(split_path(c)))  # first longest
+        return Parsed(split_path(best), method="text")
+    if _NC.search(body):
+        return Parsed((NOT_COMPLIANT,), method="text")
+    return Parsed(None, "no_answer")
+
+
+def parse_label(value: str | None) -> Parsed:
+    """An expert label: a path ``A -> B -> ...`` or ``NOT_GUIDELINE_COMPLIANT``."""
+    if value is None or not str(value).strip():
+        return Parsed(None, "no_answer", method="label")
+    value = str(value)
+    if _NC.fullmatch(value.strip()):
+        return Parsed((NOT_COMPLIANT,), method="label")
+    path = split_path(value)
+    return Parsed(path, method="label") if path else Parsed(None, "no_answer", method="label")
+
+
+def trim_surveillance(tree: GuidelineTree, path: tuple[str, ...]) -> tuple[str, ...]:
+    """Drop trailing surveillance nodes (the study scores the path up to the treatment)."""
+    path = tuple(path)
+    while len(path) > 1 and path[-1] in tree and tree.nodes[path[-1]].surveillance:
+        path = path[:-1]
+    return path
+
+
+def check_path(tree: GuidelineTree, path: tuple[str, ...]) -> str | None:
+    """None when ``path`` is a valid guideline path, else the kind of problem (INVALID_KINDS)."""
+    if not path:
+        return "no_answer"
+    if tuple(path) == (NOT_COMPLIANT,):
+        return None
+    if any(n not in tree for n in path):
+        return "unknown_node"
+    if len(set(path)) != len(path):
+        return "repeated_node"
+    if any(not tree.is_edge(a, b) for a, b in zip(path, path[1:], strict=False)):
+        return "broken_edge"
+    if not tree.nodes[path[-1]].terminal:
+        return "not_terminal"
+    return None
+
+
+def format_path(path) -> str:
+    return "" if not path else " -> ".join(path)

@@ -1,0 +1,9 @@
+"""One model's rollouts: parse, trim and validate every path (logic: stages.parse_rollouts)."""
+
+from oncoeval.io import setup_script_logging
+from oncoeval.studies.guidelines.stages import parse_rollouts
+
+setup_script_logging(snakemake.log[0])
+parse_rollouts(
+    snakemake.input.tree, snakemake.input.responses, snakemake.params.trim, snakemake.output[0]
+)

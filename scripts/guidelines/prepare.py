@@ -1,0 +1,13 @@
+"""Validate the guideline tree and the notes; write the canonical inputs (logic: stages.prepare)."""
+
+from oncoeval.io import setup_script_logging
+from oncoeval.studies.guidelines.stages import prepare
+
+setup_script_logging(snakemake.log[0])
+prepare(
+    snakemake.input.tree,
+    snakemake.input.labelled,
+    snakemake.input.unlabelled[0] if snakemake.input.unlabelled else None,
+    trim=snakemake.params.trim,
+    out=dict(snakemake.output.items()),
+)

@@ -1,0 +1,20 @@
+"""One model's self-consistency and synthetic proxy scores (logic: stages.proxy_scores_model)."""
+
+from oncoeval.io import setup_script_logging
+from oncoeval.stats import BootstrapSettings
+from oncoeval.studies.guidelines.stages import proxy_scores_model
+
+setup_script_logging(snakemake.log[0])
+inp = snakemake.input
+proxy_scores_model(
+    snakemake.wildcards.model,
+    inp.tree,
+    inp.scores,
+    inp.rollouts,
+    {"benchmark": inp.benchmark, "predict": inp.predict} if "benchmark" in inp.keys() else None,
+    pool=snakemake.params.pool,
+    delta=snakemake.params.delta,
+    trim=snakemake.params.trim,
+    boot=BootstrapSettings.from_config({"bootstrap": snakemake.params.bootstrap}),
+    out=snakemake.output[0],
+)

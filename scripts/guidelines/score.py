@@ -1,0 +1,7 @@
+"""One model's per-note scores and self-consistency (logic: stages.score_model)."""
+
+from oncoeval.io import setup_script_logging
+from oncoeval.studies.guidelines.stages import score_model
+
+setup_script_logging(snakemake.log[0])
+score_model(snakemake.input.notes, snakemake.input.rollouts, snakemake.output[0])

@@ -1,0 +1,15 @@
+"""Keep or drop each synthetic note (regenerated, or chosen in both orders) (logic: stages)."""
+
+from oncoeval.io import setup_script_logging
+from oncoeval.studies.guidelines.stages import synth_benchmark
+
+setup_script_logging(snakemake.log[0])
+synth_benchmark(
+    snakemake.input.tree,
+    snakemake.input.notes,
+    snakemake.input.predict[0],
+    snakemake.input.choose[0],
+    snakemake.params.trim,
+    snakemake.output.table,
+    snakemake.output.table_md,
+)

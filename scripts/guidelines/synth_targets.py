@@ -1,0 +1,13 @@
+"""Sample target paths; request structured records and unstructured notes (logic: stages)."""
+
+from oncoeval.io import setup_script_logging
+from oncoeval.studies.guidelines.stages import synth_targets
+
+setup_script_logging(snakemake.log[0])
+synth_targets(
+    snakemake.input.tree,
+    snakemake.input.notes,
+    snakemake.params.synth,
+    {"record": snakemake.input.record, "unstructured": snakemake.input.unstructured},
+    dict(snakemake.output.items()),
+)

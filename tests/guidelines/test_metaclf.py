@@ -1,0 +1,114 @@
+"""Meta-classifier: disjoint splits, known AUROCs, ROC averaging on a common FPR grid, k-means."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from oncoeval.stats import BootstrapSettings
+from oncoeval.studies.guidelines import metaclf
+from oncoeval.studies.guidelines.metaclf import (
+    FPR_GRID,
+    Settings,
+    held_out_split,
+    interpolated_roc,
+    mean_roc,
+    split_patients,
+)
+
+BOOT = BootstrapSettings(n_resamples=200, seed=0)
+
+
+def constructed_rows(n_models=4, n_patients=40, seed=0):
+    """Correct exactly when self-consistency is high: a perfectly separable problem."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for m in range(n_models):
+        for p in range(n_patients):
+            correct = int((p + m) % 3 != 0)
+            cons = rng.uniform(0.7, 1.0) if correct else rng.uniform(0.0, 0.3)
+            rows.append(
+                {
+                    "model": f"m{m}",
+                    "patient_id": f"p{p:02d}",
+                    "correct": correct,
+                    "self_path_overlap": cons,
+                    "self_treatment_share": cons,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_split_is_model_and_patient_disjoint():
+    rows = constructed_rows()
+    for r in range(3):
+        train_p, test_p = split_patients(rows["patient_id"], 0.7, seed=0, repeat=r)
+        assert train_p.isdisjoint(test_p) and len(train_p) == 28 and len(test_p) == 12
+        train, test = held_out_split(rows, "m2", train_p, test_p)
+        assert set(rows.loc[train, "model"]) == {"m0", "m1", "m3"}
+        assert set(rows.loc[test, "model"]) == {"m2"}
+        assert set(rows.loc[train, "patient_id"]).isdisjoint(rows.loc[test, "patient_id"])
+    assert split_patients(rows["patient_id"], 0.7, 0) == split_patients(rows["patient_id"], 0.7, 0)
+
+
+def test_separable_data_gives_auroc_one_for_every_held_out_model():
+    rows = constructed_rows()
+    table, curves, preds = metaclf.run_grid(rows, ["base"], Settings(), BOOT)
+    assert [t["auroc"] for t in table] == [1.0] * 4
+    assert all(t["accuracy"] == 1.0 and t["f1"] == 1.0 for t in table)
+    assert np.allclose(mean_roc(list(curves["base"].values()))[1:], 1.0)
+    assert len(preds) == 4 * 12
+
+
+def test_uninformative_feature_gives_chance_auroc_on_average():
+    rows = constructed_rows(n_models=6, n_patients=60)
+    rng = np.random.default_rng(1)
+    rows["self_path_overlap"] = rng.uniform(size=len(rows))
+    rows["self_treatment_share"] = rng.uniform(size=len(rows))
+    table, _, _ = metaclf.run_grid(rows, ["base"], Settings(), BOOT)
+    assert abs(np.mean([t["auroc"] for t in table]) - 0.5) < 0.15
+
+
+def test_roc_is_interpolated_on_the_common_grid():
+    # y = 0,0,1,1 scored 0.1,0.6,0.4,0.9: ROC (0,0) (0,.5) (.5,.5) (.5,1) (1,1), AUROC 0.75
+    tpr = interpolated_roc([0, 0, 1, 1], [0.1, 0.6, 0.4, 0.9])
+    assert tpr[0] == 0.0
+    assert tpr[np.isclose(FPR_GRID, 0.25)][0] == pytest.approx(0.5)
+    assert tpr[np.isclose(FPR_GRID, 0.75)][0] == pytest.approx(1.0)
+    assert np.trapezoid(tpr, FPR_GRID) == pytest.approx(0.75, abs=0.01)
+    # averaging with a perfect classifier: the mean curve is the pointwise mean, not a subsample
+    perfect = interpolated_roc([0, 1], [0.2, 0.8])
+    mean = mean_roc([tpr, perfect])
+    assert mean[np.isclose(FPR_GRID, 0.25)][0] == pytest.approx(0.75)
+    assert interpolated_roc([1, 1], [0.2, 0.8]) is None
+
+
+def test_one_model_gives_a_clear_row_not_a_crash():
+    rows = constructed_rows(n_models=1)
+    table, curves, _ = metaclf.run_grid(rows, ["base", "aggregated"], Settings(), BOOT)
+    assert {t["status"] for t in table} == {"needs >= 2 models"}
+
+
+def test_kmeans_separates_well_separated_groups():
+    rows = constructed_rows()
+    for col in metaclf.CROSS:
+        rows[col] = rows["self_path_overlap"]
+    out = metaclf.clustering_rows(rows, seed=0, boot=BOOT)
+    assert out[0]["scope"] == "all" and out[0]["f1"] == 1.0 and out[0]["fp"] == 0
+
+
+def test_vectorised_bootstrap_cis_match_the_one_at_a_time_definition():
+    from sklearn.metrics import f1_score, roc_auc_score
+
+    from oncoeval.studies.guidelines.metaclf import auroc_bootstrap_ci, f1_bootstrap_ci
+
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 30)
+    p = np.round(rng.uniform(size=30), 1)  # ties on purpose
+    boot = BootstrapSettings(n_resamples=300, seed=5)
+    idx = np.random.default_rng(5).integers(0, 30, (300, 30))
+    aucs = [roc_auc_score(y[i], p[i]) for i in idx if len(set(y[i])) == 2]
+    f1s = [f1_score(y[i], (p[i] >= 0.5).astype(int), zero_division=0) for i in idx]
+    assert auroc_bootstrap_ci(y, p, boot) == pytest.approx(tuple(np.quantile(aucs, [0.025, 0.975])))
+    assert f1_bootstrap_ci(y, (p >= 0.5).astype(int), boot) == pytest.approx(
+        tuple(np.quantile(f1s, [0.025, 0.975]))
+    )
