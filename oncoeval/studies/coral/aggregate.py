@@ -1,0 +1,175 @@
+"""Tables and figures from per-unit scores: views, means with note-level bootstrap CIs,
+cancer-type strata, and Kruskal-Wallis tests across demographic groups with BH q-values.
+
+Views (the ``view`` column):
+
+- ``published``: every unit, as the study counted them; units without gold, where an empty
+  answer scores 1, and units whose gold is only ``unknown`` pairs are included.
+- ``gold_present``: units with at least one gold tuple.
+- ``informative``: units whose gold has at least one pair with a known value (drops the
+  unknown-only units, which are also all the units without gold).
+
+Means are over notes: each note's units are averaged first, and the percentile bootstrap
+(``oncoeval.stats``) resamples notes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+from statsmodels.stats.multitest import multipletests
+
+from ...stats import BootstrapSettings, bootstrap_mean_ci
+from .tasks import SUBTYPES
+
+METRICS = ("bleu4", "rouge1", "em_f1")
+METRIC_NAMES = {"bleu4": "BLEU4", "rouge1": "ROUGE1", "em_f1": "EM_F1"}
+VIEWS = {
+    "published": lambda df: df,
+    "gold_present": lambda df: df[df["n_gold"] > 0],
+    "informative": lambda df: df[~df["gold_unknown_only"].astype(bool)],
+}
+VIEW_NOTES = [
+    "View `published` counts every unit as the study's code did (an empty side is 'unknown', so "
+    "a unit without gold that the model leaves empty scores 1); it is the view that matches the "
+    "paper's numbers.",
+    "View `gold_present` drops units without any gold tuple; view `informative` also drops units "
+    "whose gold pairs are all 'unknown'. Both are stricter than the paper.",
+    "Means are over notes (each note's units averaged first); 95% CIs: percentile bootstrap over "
+    "notes.",
+]
+
+
+def with_labels(scores: pd.DataFrame) -> pd.DataFrame:
+    df = scores.copy()
+    df["task"] = df["subtype"].map(lambda s: SUBTYPES[s].task)
+    df["label"] = [SUBTYPES[s].pair_label(f) for s, f in zip(df["subtype"], df["field"], strict=True)]
+    return df
+
+
+def _note_means(df: pd.DataFrame, metric: str) -> np.ndarray:
+    return df.groupby("doc_id")[metric].mean().to_numpy(dtype=float)
+
+
+def _summary(df: pd.DataFrame, settings: BootstrapSettings) -> dict:
+    row = {"n_units": len(df), "n_notes": df["doc_id"].nunique()}
+    for metric in METRICS:
+        mean, low, high = bootstrap_mean_ci(_note_means(df, metric), settings)
+        row.update({metric: mean, f"{metric}_ci_low": low, f"{metric}_ci_high": high})
+    return row
+
+
+def summarise(
+    scores: dict[str, pd.DataFrame], by: list[str], settings: BootstrapSettings
+) -> pd.DataFrame:
+    """One row per model, view and group of ``by`` columns."""
+    rows = []
+    for model, df in scores.items():
+        df = with_labels(df)
+        for view, select in VIEWS.items():
+            sub = select(df)
+            groups = sub.groupby(by, sort=False) if by else [((), sub)]
+            for key, group in groups:
+                if len(group) == 0:
+                    continue
+                key = key if isinstance(key, tuple) else (key,)
+                rows.append(
+                    {"model": model, "view": view, **dict(zip(by, key, strict=True)),
+                     **_summary(group, settings)}
+                )
+    cols = ["model", "view", *by, "n_units", "n_notes"]
+    for metric in METRICS:
+        cols += [metric, f"{metric}_ci_low", f"{metric}_ci_high"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def kruskal_table(
+    scores: dict[str, pd.DataFrame], metadata: pd.DataFrame, column: str
+) -> pd.DataFrame:
+    """Kruskal-Wallis H across the groups of ``column`` per pair label, model and metric.
+
+    Units of the published view are grouped by their note's ``column`` value (notes without a
+    value are left out). A test needs two groups with data and not all values equal; otherwise its
+    statistic and p are NaN and the ``note`` says why. q-values: Benjamini-Hochberg over every
+    test of the table that has a p-value.
+    """
+    rows = []
+    meta = metadata.set_index("doc_id")[column] if column in metadata else pd.Series(dtype=str)
+    for model, df in scores.items():
+        df = with_labels(df)
+        df = df.assign(group=df["doc_id"].map(meta)).dropna(subset=["group"])
+        df = df[df["group"].astype(str).str.strip() != ""]
+        for (subtype, field, label), unit in df.groupby(["subtype", "field", "label"], sort=False):
+            samples = {g: s for g, s in unit.groupby("group")}
+            for metric in METRICS:
+                values = [s[metric].to_numpy(dtype=float) for s in samples.values()]
+                row = {
+                    "label": label,
+                    "subtype": subtype,
+                    "field": field,
+                    "model": model,
+                    "metric": METRIC_NAMES[metric],
+                    "groups": ";".join(f"{g}:{len(s)}" for g, s in samples.items()),
+                    "statistic": np.nan,
+                    "p_value": np.nan,
+                    "note": "",
+                }
+                if len(values) < 2:
+                    row["note"] = "fewer than two groups"
+                elif len(np.unique(np.concatenate(values))) < 2:
+                    row["note"] = "all values equal"
+                else:
+                    res = sps.kruskal(*values)
+                    row["statistic"], row["p_value"] = float(res.statistic), float(res.pvalue)
+                rows.append(row)
+    table = pd.DataFrame(
+        rows,
+        columns=["label", "subtype", "field", "model", "metric", "groups", "statistic",
+                 "p_value", "note"],
+    )
+    table["q_value"] = bh_qvalues(table["p_value"].to_numpy(dtype=float))
+    return table
+
+
+def bh_qvalues(pvalues: np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg q-values (statsmodels ``fdr_bh``); NaN p-values stay NaN."""
+    q = np.full(len(pvalues), np.nan)
+    ok = ~np.isnan(pvalues)
+    if ok.any():
+        q[ok] = multipletests(pvalues[ok], method="fdr_bh")[1]
+    return q
+
+
+def figure3(by_field: pd.DataFrame, metric: str, path, title: str) -> None:
+    """One Figure 3 panel: mean per pair label (grouped by task), one bar per model."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    df = by_field[by_field["view"] == "published"]
+    order = [s.pair_label(f) for s in SUBTYPES.values() for f in s.fields]
+    labels = [lab for lab in order if lab in set(df["label"])]
+    models = list(dict.fromkeys(df["model"]))
+    fig, ax = plt.subplots(figsize=(6, 0.32 * max(len(labels), 3) + 1.2))
+    height = 0.8 / max(len(models), 1)
+    for i, model in enumerate(models):
+        sub = df[df["model"] == model].set_index("label")
+        y = np.arange(len(labels)) + i * height
+        means = [sub[metric].get(lab, np.nan) for lab in labels]
+        low = [sub[f"{metric}_ci_low"].get(lab, np.nan) for lab in labels]
+        high = [sub[f"{metric}_ci_high"].get(lab, np.nan) for lab in labels]
+        err = np.array(
+            [np.nan_to_num(np.subtract(means, low)), np.nan_to_num(np.subtract(high, means))]
+        )
+        ax.barh(y, np.nan_to_num(means), height=height, xerr=err, label=model, capsize=2)
+    ax.set_yticks(np.arange(len(labels)) + 0.4 - height / 2, labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.05)
+    ax.set_xlabel(f"mean {METRIC_NAMES[metric]} (published view, 95% CI over notes)")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
