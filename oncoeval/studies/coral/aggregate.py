@@ -173,3 +173,53 @@ def figure3(by_field: pd.DataFrame, metric: str, path, title: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def metadata_from_items(items: list[dict]) -> pd.DataFrame:
+    cols = ["doc_id", "cancer_type", "gender", "race_ethnicity", "age_group"]
+    return pd.DataFrame([{c: item.get(c, "") for c in cols} for item in items], columns=cols)
+
+
+def build_tables(
+    scores: dict[str, pd.DataFrame], metadata: pd.DataFrame, settings: BootstrapSettings
+) -> dict[str, tuple[pd.DataFrame, str, list[str]]]:
+    """Table name -> (table, title, notes), for every table of the study."""
+    with_type = {
+        m: df.merge(metadata[["doc_id", "cancer_type"]], on="doc_id", how="left").fillna(
+            {"cancer_type": ""}
+        )
+        for m, df in scores.items()
+    }
+    kw_note = (
+        "Kruskal-Wallis H across groups of unit scores (published view); q: Benjamini-Hochberg "
+        "over all tests of the table; tests with fewer than two groups or constant values have "
+        "no p-value."
+    )
+    return {
+        "overall": (summarise(scores, [], settings), "Overall scores per model", VIEW_NOTES),
+        "by_field": (
+            summarise(scores, ["task", "subtype", "field", "label"], settings),
+            "Scores per (entity, related entity) pair (Figure 3)",
+            VIEW_NOTES,
+        ),
+        "by_task": (
+            summarise(scores, ["task", "subtype"], settings),
+            "Scores per prompt subtype (all its pairs)",
+            VIEW_NOTES,
+        ),
+        "by_cancer_type": (
+            summarise(with_type, ["cancer_type", "subtype", "field", "label"], settings),
+            "Scores per pair and cancer type (Figure S2)",
+            VIEW_NOTES,
+        ),
+        "kruskal_gender": (
+            kruskal_table(scores, metadata, "gender"),
+            "Kruskal-Wallis tests across gender (Table S2)",
+            [kw_note],
+        ),
+        "kruskal_race": (
+            kruskal_table(scores, metadata, "race_ethnicity"),
+            "Kruskal-Wallis tests across race/ethnicity (Table S3)",
+            [kw_note],
+        ),
+    }
