@@ -30,13 +30,13 @@ rule coral_prepare:
             caption="../report/coral_sections.rst",
         ),
         gold="results/coral/gold/gold.tsv",
-    params:
-        notes_dir=CORAL["notes_dir"],
-        sections=CORAL["sections"],
     log:
         "logs/coral/prepare.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        notes_dir=CORAL["notes_dir"],
+        sections=CORAL["sections"],
     script:
         "../scripts/coral/prepare.py"
 
@@ -49,14 +49,14 @@ rule coral_requests:
         tasks=coral_wf.prompt_files(CORAL["subtypes"])["tasks"],
     output:
         "results/coral/requests/extraction.jsonl",
-    params:
-        subtypes=CORAL["subtypes"],
-        max_new_tokens=CORAL["max_new_tokens"],
-        temperature=CORAL["temperature"],
     log:
         "logs/coral/requests.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        subtypes=CORAL["subtypes"],
+        max_new_tokens=CORAL["max_new_tokens"],
+        temperature=CORAL["temperature"],
     script:
         "../scripts/coral/requests.py"
 
@@ -113,13 +113,13 @@ rule coral_aggregate:
             category="coral",
             caption="../report/coral_figure3.rst",
         ),
-    params:
-        models=lambda wc: evaluated_models("coral"),
-        bootstrap=config["bootstrap"],
     log:
         "logs/coral/aggregate.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        models=lambda wc: evaluated_models("coral"),
+        bootstrap=config["bootstrap"],
     script:
         "../scripts/coral/aggregate.py"
 
@@ -155,6 +155,4 @@ rule coral_review_table:
         "../scripts/coral/review_table.py"
 
 
-STUDY_TARGETS["coral"] = lambda: coral_wf.targets(
-    CORAL, evaluated_models("coral")
-)
+STUDY_TARGETS["coral"] = lambda: coral_wf.targets(CORAL, evaluated_models("coral"))

@@ -16,6 +16,4 @@ for row in missing.itertuples():
 write_jsonl(snakemake.output.notes_items, items)
 write_table(sections, snakemake.output.sections)
 write_table(gold, snakemake.output.gold)
-log.info(
-    "%d notes, %d sections missing, %d gold rows", len(items), len(missing), len(gold)
-)
+log.info("%d notes, %d sections missing, %d gold rows", len(items), len(missing), len(gold))

@@ -58,16 +58,22 @@ def test_replay_of_gold_tuples_scores_exact_match_one(workdir):
         "results/coral/gold/gold.tsv",
         configfile=cfg,
     )
-    gold = pd.read_csv(workdir / "results/coral/gold/gold.tsv", sep="\t", dtype=str,
-                       keep_default_na=False)
-    requests = [json.loads(x) for x in
-                (workdir / "results/coral/requests/extraction.jsonl").read_text().splitlines()]
+    gold = pd.read_csv(
+        workdir / "results/coral/gold/gold.tsv", sep="\t", dtype=str, keep_default_na=False
+    )
+    requests = [
+        json.loads(x)
+        for x in (workdir / "results/coral/requests/extraction.jsonl").read_text().splitlines()
+    ]
     assert len(requests) == 4 * 2 * 14  # four notes, two sections each, 14 subtypes
     answers = []
     for req in requests:
         m = req["meta"]
-        rows = gold[(gold["doc_id"] == m["doc_id"]) & (gold["section"] == m["section"])
-                    & (gold["subtype"] == m["subtype"])]
+        rows = gold[
+            (gold["doc_id"] == m["doc_id"])
+            & (gold["section"] == m["section"])
+            & (gold["subtype"] == m["subtype"])
+        ]
         answers.append({"request_id": req["request_id"], "text": gold_answer(rows, m["subtype"])})
     (workdir / "replay" / "coral" / "extraction.jsonl").write_text(
         "\n".join(json.dumps(a) for a in answers) + "\n"
@@ -80,8 +86,19 @@ def test_replay_of_gold_tuples_scores_exact_match_one(workdir):
 
     scores = pd.read_csv(workdir / "results/coral/scores/gold.tsv", sep="\t")
     assert list(scores.columns) == [
-        "doc_id", "section", "subtype", "field", "bleu4", "rouge1", "em_precision",
-        "em_recall", "em_f1", "n_pred", "n_gold", "gold_unknown_only", "parse_failures",
+        "doc_id",
+        "section",
+        "subtype",
+        "field",
+        "bleu4",
+        "rouge1",
+        "em_precision",
+        "em_recall",
+        "em_f1",
+        "n_pred",
+        "n_gold",
+        "gold_unknown_only",
+        "parse_failures",
     ]
     assert len(scores) == 4 * 2 * sum(len(s.fields) for s in SUBTYPES.values())
     assert (scores["em_f1"] == 1).all()
@@ -92,8 +109,14 @@ def test_replay_of_gold_tuples_scores_exact_match_one(workdir):
     overall = pd.read_csv(workdir / "results/coral/tables/overall.tsv", sep="\t")
     assert set(overall["view"]) == {"published", "gold_present", "informative"}
     assert overall["em_f1"].round(9).eq(1).all()
-    for table in ("by_field", "by_task", "by_cancer_type", "kruskal_gender", "kruskal_race",
-                  "expert_review"):
+    for table in (
+        "by_field",
+        "by_task",
+        "by_cancer_type",
+        "kruskal_gender",
+        "kruskal_race",
+        "expert_review",
+    ):
         assert (workdir / f"results/coral/tables/{table}.md").exists()
     kw = pd.read_csv(workdir / "results/coral/tables/kruskal_gender.tsv", sep="\t")
     assert (kw["note"] == "all values equal").all()  # a perfect model leaves nothing to test

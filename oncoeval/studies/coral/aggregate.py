@@ -44,7 +44,9 @@ VIEW_NOTES = [
 def with_labels(scores: pd.DataFrame) -> pd.DataFrame:
     df = scores.copy()
     df["task"] = df["subtype"].map(lambda s: SUBTYPES[s].task)
-    df["label"] = [SUBTYPES[s].pair_label(f) for s, f in zip(df["subtype"], df["field"], strict=True)]
+    df["label"] = [
+        SUBTYPES[s].pair_label(f) for s, f in zip(df["subtype"], df["field"], strict=True)
+    ]
     return df
 
 
@@ -75,8 +77,12 @@ def summarise(
                     continue
                 key = key if isinstance(key, tuple) else (key,)
                 rows.append(
-                    {"model": model, "view": view, **dict(zip(by, key, strict=True)),
-                     **_summary(group, settings)}
+                    {
+                        "model": model,
+                        "view": view,
+                        **dict(zip(by, key, strict=True)),
+                        **_summary(group, settings),
+                    }
                 )
     cols = ["model", "view", *by, "n_units", "n_notes"]
     for metric in METRICS:
@@ -125,8 +131,17 @@ def kruskal_table(
                 rows.append(row)
     table = pd.DataFrame(
         rows,
-        columns=["label", "subtype", "field", "model", "metric", "groups", "statistic",
-                 "p_value", "note"],
+        columns=[
+            "label",
+            "subtype",
+            "field",
+            "model",
+            "metric",
+            "groups",
+            "statistic",
+            "p_value",
+            "note",
+        ],
     )
     table["q_value"] = bh_qvalues(table["p_value"].to_numpy(dtype=float))
     return table

@@ -302,7 +302,9 @@ def metastasis(g):
         dates = _unique(d for t in tests for d in g.datetimes(t)) or g.datetimes(e)
         out.append(
             GoldTuple(
-                "", norm(e.text), {"Site": g.sites(e), "Procedure": _texts(tests), "Datetime": dates}
+                "",
+                norm(e.text),
+                {"Site": g.sites(e), "Procedure": _texts(tests), "Datetime": dates},
             )
         )
     return out

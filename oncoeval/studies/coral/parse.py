@@ -141,9 +141,7 @@ def parse_response(text: str | None, allowed: dict[str, tuple[str, ...]]) -> Par
     if not text:
         return result
     by_lower = {n.lower(): n for n in allowed}
-    names = re.compile(
-        r"\b(" + "|".join(map(re.escape, allowed)) + r")\s*\(", re.IGNORECASE
-    )
+    names = re.compile(r"\b(" + "|".join(map(re.escape, allowed)) + r")\s*\(", re.IGNORECASE)
     lines = [ln for ln in text.replace("\r\n", "\n").split("\n")]
     for line_no, line in _join_wrapped(lines, names):
         stripped = line.strip()

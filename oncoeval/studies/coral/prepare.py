@@ -96,8 +96,7 @@ def load_prompts(prompt_dir: str | Path, subtypes) -> tuple[str, str, dict[str, 
     if TASK_PLACEHOLDER not in template:
         raise InputError(prompt_dir / "user_template.txt", None, f"needs {TASK_PLACEHOLDER}")
     tasks = {
-        s: (prompt_dir / "tasks" / f"{s}.txt").read_text(encoding="utf-8").strip()
-        for s in subtypes
+        s: (prompt_dir / "tasks" / f"{s}.txt").read_text(encoding="utf-8").strip() for s in subtypes
     }
     return system, template, tasks
 

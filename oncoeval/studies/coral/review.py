@@ -55,8 +55,12 @@ def review_sheet(parsed: pd.DataFrame) -> pd.DataFrame:
             shown = "; ".join(values.astype(str))
             if primary:
                 rows.append(
-                    {**base, "kind": "Relation", "item": f"{label} - {field}",
-                     "output": f"{primary} | {shown}"}
+                    {
+                        **base,
+                        "kind": "Relation",
+                        "item": f"{label} - {field}",
+                        "output": f"{primary} | {shown}",
+                    }
                 )
             else:
                 rows.append({**base, "kind": "Entity", "item": label, "output": shown})

@@ -24,6 +24,7 @@ DEFAULT_HEADINGS = {
     "hpi": r"(?im)^[ \t]*(history of present illness|hpi|interval history)[ \t]*:?[ \t]*$",
     "ap": r"(?im)^[ \t]*(assessment and plan|assessment & plan|a&p|impression and plan)[ \t]*:?[ \t]*$",
 }
+DEFAULT_MARKERS = {"hpi": "HistoryOfPresentIllness", "ap": "AssessmentAndPlan"}
 DEFAULT_HEADING_ANY = r"(?m)^[ \t]*[A-Z][A-Z0-9 &/()'-]{1,80}:[ \t]*$"
 
 
@@ -80,7 +81,7 @@ def find_sections(doc: Document, settings: dict) -> dict[str, Section]:
     names = list(settings.get("names") or ["hpi", "ap"])
     source = settings.get("source", "headings")
     if source == "entities":
-        marker_types = settings.get("marker_types") or {}
+        marker_types = {**DEFAULT_MARKERS, **(settings.get("marker_types") or {})}
         found = sections_from_entities(doc, {n: marker_types[n] for n in names})
     elif source == "headings":
         headings = {**DEFAULT_HEADINGS, **(settings.get("headings") or {})}
