@@ -182,3 +182,30 @@ def test_gold_rows_pair_the_primary_with_every_field_value(subtype):
         for row in rows:
             assert row["value"] == f"{row['primary']} {row['field_value']}"
             assert row["field"] in SUBTYPES[subtype].fields
+
+
+def test_prepare_reports_a_missing_section_and_reads_metadata(tmp_path):
+    from oncoeval.errors import InputError
+    from oncoeval.studies.coral.prepare import build_requests, prepare
+
+    (tmp_path / "n1.txt").write_text("HISTORY OF PRESENT ILLNESS:\nA lump.\n")
+    (tmp_path / "n1.ann").write_text("T1\tSymptom 30 34\tlump\n")
+    meta = tmp_path / "meta.tsv"
+    meta.write_text("doc_id\tcancer_type\tgender\nn1\tbreast\tFemale\n")
+    conf = REPO / "resources" / "coral" / "annotation.conf"
+    items, report, gold = prepare(tmp_path, conf, meta, {"source": "headings"})
+    assert report[["section", "found"]].values.tolist() == [["hpi", True], ["ap", False]]
+    assert items[0]["gender"] == "Female" and items[0]["race_ethnicity"] == ""
+    assert gold[gold["subtype"] == "symptoms"]["value"].tolist() == ["lump unknown"]
+    requests = build_requests(
+        items, ["symptoms"], REPO / "config" / "prompts" / "coral", {"temperature": 0}
+    )
+    assert [r.request_id for r in requests] == ["n1|hpi|symptoms"]  # no request for the A&P
+    system, user = requests[0].messages
+    assert system["content"].startswith("Pretend you are an oncologist.")
+    assert user["content"].startswith("A lump.\n\nFor this note, please return all symptoms")
+    assert user["content"].endswith("Do not return any explanation.")
+
+    meta.write_text("doc_id\tcancer_type\nn9\tbreast\n")
+    with pytest.raises(InputError, match="doc_id values without a note"):
+        prepare(tmp_path, conf, meta, {"source": "headings"})

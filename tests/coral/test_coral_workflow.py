@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from oncoeval.studies.coral.tasks import SUBTYPES
-from tests.conftest import REPO, run_snakemake, write_config
+from tests.conftest import REPO, dry_run_jobs, run_snakemake, write_config
 
 DEMO = REPO / "resources" / "demo" / "coral"
 
@@ -124,3 +124,18 @@ def test_replay_of_gold_tuples_scores_exact_match_one(workdir):
         assert (workdir / f"results/coral/figures/figure3_{metric}.png").stat().st_size > 0
     sheet = pd.read_excel(workdir / "results/coral/review/gold_sheet.xlsx", dtype=str)
     assert {"Entity", "Relation"} == set(sheet["kind"])
+
+    # adding a model reruns only its own jobs and the aggregate that combines models
+    cfg_dict = coral_config(
+        workdir / "replay", subtypes, sheet=str(DEMO / "review_sheet_filled.tsv")
+    )
+    cfg_dict["models"].append({"id": "gold2", "backend": "replay", "path": str(workdir / "replay")})
+    cfg_dict["evaluate"] = ["gold", "gold2"]
+    jobs = dry_run_jobs(workdir, configfile=write_config(workdir, cfg_dict, "two-models.yaml"))
+    assert jobs == {
+        "generate": 1,
+        "coral_parse": 1,
+        "coral_score": 1,
+        "coral_aggregate": 1,
+        "all": 1,
+    }
