@@ -23,4 +23,11 @@ fig_dir = Path(snakemake.output.figures[0]).parent
 fig_dir.mkdir(parents=True, exist_ok=True)
 for metric, name in (("bleu4", "BLEU-4"), ("rouge1", "ROUGE-1"), ("em_f1", "exact-match F1")):
     figure3(tables["by_field"][0], metric, fig_dir / f"figure3_{metric}.png", f"CORAL: {name}")
+    figure3(
+        tables["by_cancer_type"][0],
+        metric,
+        fig_dir / f"figureS2_{metric}.png",
+        f"CORAL: {name} by cancer type",
+        series=("model", "cancer_type"),
+    )
 log.info("tables and figures for %d models", len(scores))

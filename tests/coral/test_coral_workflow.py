@@ -121,7 +121,8 @@ def test_replay_of_gold_tuples_scores_exact_match_one(workdir):
     kw = pd.read_csv(workdir / "results/coral/tables/kruskal_gender.tsv", sep="\t")
     assert (kw["note"] == "all values equal").all()  # a perfect model leaves nothing to test
     for metric in ("bleu4", "rouge1", "em_f1"):
-        assert (workdir / f"results/coral/figures/figure3_{metric}.png").stat().st_size > 0
+        for figure in ("figure3", "figureS2"):
+            assert (workdir / f"results/coral/figures/{figure}_{metric}.png").stat().st_size > 0
     sheet = pd.read_excel(workdir / "results/coral/review/gold_sheet.xlsx", dtype=str)
     assert {"Entity", "Relation"} == set(sheet["kind"])
 

@@ -37,7 +37,8 @@ VIEW_NOTES = [
     "View `gold_present` drops units without any gold tuple; view `informative` also drops units "
     "whose gold pairs are all 'unknown'. Both are stricter than the paper.",
     "Means are over notes (each note's units averaged first); 95% CIs: percentile bootstrap over "
-    "notes.",
+    "notes. `parse_failures`: answer lines that named a tuple but could not be read, plus failed "
+    "calls, counted once per answer.",
 ]
 
 
@@ -55,7 +56,13 @@ def _note_means(df: pd.DataFrame, metric: str) -> np.ndarray:
 
 
 def _summary(df: pd.DataFrame, settings: BootstrapSettings) -> dict:
-    row = {"n_units": len(df), "n_notes": df["doc_id"].nunique()}
+    # parse failures are per answer (note, section, subtype): count each answer once
+    answers = df.drop_duplicates(["doc_id", "section", "subtype"])
+    row = {
+        "n_units": len(df),
+        "n_notes": df["doc_id"].nunique(),
+        "parse_failures": int(answers["parse_failures"].sum()) if "parse_failures" in df else 0,
+    }
     for metric in METRICS:
         mean, low, high = bootstrap_mean_ci(_note_means(df, metric), settings)
         row.update({metric: mean, f"{metric}_ci_low": low, f"{metric}_ci_high": high})
@@ -84,7 +91,7 @@ def summarise(
                         **_summary(group, settings),
                     }
                 )
-    cols = ["model", "view", *by, "n_units", "n_notes"]
+    cols = ["model", "view", *by, "n_units", "n_notes", "parse_failures"]
     for metric in METRICS:
         cols += [metric, f"{metric}_ci_low", f"{metric}_ci_high"]
     return pd.DataFrame(rows, columns=cols)
@@ -156,29 +163,32 @@ def bh_qvalues(pvalues: np.ndarray) -> np.ndarray:
     return q
 
 
-def figure3(by_field: pd.DataFrame, metric: str, path, title: str) -> None:
-    """One Figure 3 panel: mean per pair label (grouped by task), one bar per model."""
+def figure3(by_field: pd.DataFrame, metric: str, path, title: str, series=("model",)) -> None:
+    """One Figure 3 panel: mean per pair label (grouped by task), one bar per series.
+
+    ``series`` are the columns whose values make one bar (``model``; ``model`` and
+    ``cancer_type`` for Figure S2).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    df = by_field[by_field["view"] == "published"]
+    df = by_field[by_field["view"] == "published"].copy()
+    df["series"] = df[list(series)].astype(str).agg(" / ".join, axis=1)
     order = [s.pair_label(f) for s in SUBTYPES.values() for f in s.fields]
     labels = [lab for lab in order if lab in set(df["label"])]
-    models = list(dict.fromkeys(df["model"]))
-    fig, ax = plt.subplots(figsize=(6, 0.32 * max(len(labels), 3) + 1.2))
-    height = 0.8 / max(len(models), 1)
-    for i, model in enumerate(models):
-        sub = df[df["model"] == model].set_index("label")
+    names = list(dict.fromkeys(df["series"]))
+    fig, ax = plt.subplots(figsize=(6, 0.32 * max(len(labels), 3) * max(1, len(names) / 2) + 1.2))
+    height = 0.8 / max(len(names), 1)
+    for i, name in enumerate(names):
+        sub = df[df["series"] == name].set_index("label")
         y = np.arange(len(labels)) + i * height
-        means = [sub[metric].get(lab, np.nan) for lab in labels]
-        low = [sub[f"{metric}_ci_low"].get(lab, np.nan) for lab in labels]
-        high = [sub[f"{metric}_ci_high"].get(lab, np.nan) for lab in labels]
-        err = np.array(
-            [np.nan_to_num(np.subtract(means, low)), np.nan_to_num(np.subtract(high, means))]
-        )
-        ax.barh(y, np.nan_to_num(means), height=height, xerr=err, label=model, capsize=2)
+        means = np.array([sub[metric].get(lab, np.nan) for lab in labels], dtype=float)
+        low = np.array([sub[f"{metric}_ci_low"].get(lab, np.nan) for lab in labels], dtype=float)
+        high = np.array([sub[f"{metric}_ci_high"].get(lab, np.nan) for lab in labels], dtype=float)
+        err = np.nan_to_num(np.array([means - low, high - means]))
+        ax.barh(y, np.nan_to_num(means), height=height, xerr=err, label=name, capsize=2)
     ax.set_yticks(np.arange(len(labels)) + 0.4 - height / 2, labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlim(0, 1.05)

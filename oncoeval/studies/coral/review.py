@@ -39,7 +39,8 @@ EXTRA_LABELS = {"CancerDiagnosis": "FirstCancerDiagnosis"}
 
 def review_sheet(parsed: pd.DataFrame) -> pd.DataFrame:
     """Sheet rows from one model's parsed rows (status ok)."""
-    ok = parsed[parsed["status"] == "ok"]
+    ok = parsed[parsed["status"] == "ok"].copy()
+    ok["tuple_index"] = ok["tuple_index"].astype(int)  # "10" must sort after "2"
     rows = []
     keys = ["doc_id", "section", "subtype", "tuple_index"]
     for (doc_id, section, subtype, index), tup in ok.groupby(keys, sort=True):

@@ -8,7 +8,14 @@ from .tasks import SUBTYPES
 
 PROMPT_DIR = "config/prompts/coral"
 TABLES = ("overall", "by_field", "by_task", "by_cancer_type", "kruskal_gender", "kruskal_race")
-FIGURES = ("figure3_bleu4", "figure3_rouge1", "figure3_em_f1")
+FIGURES = (
+    "figure3_bleu4",
+    "figure3_rouge1",
+    "figure3_em_f1",
+    "figureS2_bleu4",
+    "figureS2_rouge1",
+    "figureS2_em_f1",
+)
 
 
 def note_files(notes_dir: str) -> list[str]:
