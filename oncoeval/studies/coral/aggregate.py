@@ -36,6 +36,9 @@ VIEW_NOTES = [
     "paper's numbers.",
     "View `gold_present` drops units without any gold tuple; view `informative` also drops units "
     "whose gold pairs are all 'unknown'. Both are stricter than the paper.",
+    "BLEU-4 smooths every order by add-one, as the study did: a prediction too short to have "
+    "3- or 4-grams gets precision 1 on those orders, so short answers (such as 'unknown') score "
+    "well above 0 against any gold.",
     "Means are over notes (each note's units averaged first); 95% CIs: percentile bootstrap over "
     "notes. `parse_failures`: answer lines that named a tuple but could not be read, plus failed "
     "calls, counted once per answer.",
