@@ -209,3 +209,14 @@ def test_prepare_reports_a_missing_section_and_reads_metadata(tmp_path):
     meta.write_text("doc_id\tcancer_type\nn9\tbreast\n")
     with pytest.raises(InputError, match="doc_id values without a note"):
         prepare(tmp_path, conf, meta, {"source": "headings"})
+
+
+SHARED = REPO.parent.parent / "shared" / "data" / "coral"
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="no CORAL corpus under ../shared/data/coral")
+def test_shared_corpus_reads_and_derives_gold_when_present():
+    from oncoeval.studies.coral.prepare import prepare
+
+    items, report, gold = prepare(SHARED, REPO / "resources/coral/annotation.conf", None, {})
+    assert items and set(gold["subtype"]) <= set(SUBTYPES)
