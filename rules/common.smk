@@ -11,6 +11,11 @@ min_version("9.0")
 
 
 validate(config, "../config/config.schema.yaml")
+# Snakemake's default-filling validator does not follow the $ref into each study's schema, so
+# each study block is validated (and its defaults filled) against its own schema as well.
+for _study in oc.STUDIES:
+    config["studies"].setdefault(_study, {})
+    validate(config["studies"][_study], f"../config/schemas/{_study}.schema.yaml")
 # Mappings in key order, at every level: params built from config blocks then do not change
 # (and rerun jobs) when a config file lists the same keys in another order.
 oc.sort_mappings_in_place(config)

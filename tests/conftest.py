@@ -65,9 +65,10 @@ def run_snakemake(
 ) -> subprocess.CompletedProcess:
     """Run ``snakemake`` in ``workdir`` (no workflow profile, two cores unless told otherwise)."""
     cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", "none", "--cores", "2"]
-    if configfile is not None:
-        cmd += ["--configfile", str(configfile)]
     cmd += list(args)
+    if configfile is not None:
+        # Last: --configfile takes several values and would swallow targets that follow it.
+        cmd += ["--configfile", str(configfile)]
     proc = subprocess.run(
         cmd,
         cwd=workdir,

@@ -1,0 +1,126 @@
+"""Prepare and prompt stages: BRAT notes -> items, section report and gold; items -> requests."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pandas as pd
+
+from ...errors import InputError
+from ...records import Request
+from .brat import find_documents, read_document, read_schema
+from .gold import derive, gold_rows
+from .sections import find_sections
+from .tasks import SUBTYPES
+
+log = logging.getLogger(__name__)
+
+METADATA_COLUMNS = ["doc_id", "cancer_type", "gender", "race_ethnicity", "age_group"]
+GOLD_COLUMNS = [
+    "doc_id",
+    "section",
+    "subtype",
+    "field",
+    "value",
+    "tuple_index",
+    "primary",
+    "field_value",
+]
+TASK_PLACEHOLDER = "{task-specific-prompt}"
+
+
+def read_metadata(path: str | Path | None, doc_ids: list[str]) -> pd.DataFrame:
+    """Per-note metadata; missing file or columns give empty values, unknown doc ids stop."""
+    if not path:
+        return pd.DataFrame({"doc_id": doc_ids}).reindex(columns=METADATA_COLUMNS, fill_value="")
+    meta = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+    if "doc_id" not in meta.columns:
+        raise InputError(path, "header", "metadata needs a doc_id column")
+    dupes = meta["doc_id"][meta["doc_id"].duplicated()].tolist()
+    if dupes:
+        raise InputError(path, None, f"duplicate doc_id rows: {dupes[:5]}")
+    unknown = sorted(set(meta["doc_id"]) - set(doc_ids))
+    if unknown:
+        raise InputError(path, None, f"doc_id values without a note: {unknown[:5]}")
+    meta = meta.reindex(columns=METADATA_COLUMNS, fill_value="")
+    full = pd.DataFrame({"doc_id": doc_ids}).merge(meta, on="doc_id", how="left")
+    return full.fillna("")
+
+
+def prepare(notes_dir, conf_path, metadata_path, section_settings: dict):
+    """(items, section report, gold) for every note under ``notes_dir``."""
+    schema = read_schema(conf_path)
+    docs = [read_document(t, a, schema) for t, a in find_documents(notes_dir)]
+    ids = [d.doc_id for d in docs]
+    meta = read_metadata(metadata_path, ids).set_index("doc_id")
+    names = list(section_settings.get("names") or ["hpi", "ap"])
+    items, report, gold = [], [], []
+    for doc in docs:
+        sections = find_sections(doc, section_settings)
+        item = {"doc_id": doc.doc_id, **meta.loc[doc.doc_id].to_dict(), "sections": {}}
+        for name in names:
+            section = sections.get(name)
+            report.append(
+                {
+                    "doc_id": doc.doc_id,
+                    "section": name,
+                    "found": section is not None,
+                    "start": section.start if section else "",
+                    "end": section.end if section else "",
+                    "n_chars": len(section.text) if section else 0,
+                }
+            )
+            if section is None:
+                log.warning("%s: section %s not found", doc.doc_id, name)
+                continue
+            item["sections"][name] = {
+                "start": section.start,
+                "end": section.end,
+                "text": section.text,
+            }
+            for subtype in SUBTYPES:
+                gold += gold_rows(doc.doc_id, name, subtype, derive(doc, section, subtype))
+        items.append(item)
+    return (
+        items,
+        pd.DataFrame(report, columns=["doc_id", "section", "found", "start", "end", "n_chars"]),
+        pd.DataFrame(gold, columns=GOLD_COLUMNS),
+    )
+
+
+def load_prompts(prompt_dir: str | Path, subtypes) -> tuple[str, str, dict[str, str]]:
+    prompt_dir = Path(prompt_dir)
+    system = (prompt_dir / "system.txt").read_text(encoding="utf-8").strip()
+    template = (prompt_dir / "user_template.txt").read_text(encoding="utf-8").strip()
+    if TASK_PLACEHOLDER not in template:
+        raise InputError(prompt_dir / "user_template.txt", None, f"needs {TASK_PLACEHOLDER}")
+    tasks = {
+        s: (prompt_dir / "tasks" / f"{s}.txt").read_text(encoding="utf-8").strip() for s in subtypes
+    }
+    return system, template, tasks
+
+
+def build_requests(items, subtypes, prompt_dir, params: dict) -> list[Request]:
+    """One request per note, section and subtype: section text first, then the prompt."""
+    unknown = [s for s in subtypes if s not in SUBTYPES]
+    if unknown:
+        raise ValueError(f"unknown subtypes {unknown}; known: {list(SUBTYPES)}")
+    system, template, tasks = load_prompts(prompt_dir, subtypes)
+    requests = []
+    for item in items:
+        for section, sec in item["sections"].items():
+            for subtype in subtypes:
+                user = sec["text"] + "\n\n" + template.replace(TASK_PLACEHOLDER, tasks[subtype])
+                requests.append(
+                    Request(
+                        request_id=f"{item['doc_id']}|{section}|{subtype}",
+                        messages=[
+                            {"role": "system", "content": system},
+                            {"role": "user", "content": user},
+                        ],
+                        params=dict(params),
+                        meta={"doc_id": item["doc_id"], "section": section, "subtype": subtype},
+                    )
+                )
+    return requests

@@ -1,0 +1,154 @@
+"""Parsed responses -> rows, and per-unit scores against gold.
+
+A unit is one (note, section, subtype, field) that the model was asked about (every response,
+including failed ones, gives units for all of its subtype's fields). Its predictions are the
+strings ``"<primary> <value>"`` of the parsed tuples, its gold the same strings from
+``gold.tsv``. Following the prompts' convention that missing information is ``unknown``, an
+empty side is the single string ``"unknown"``: a unit with no gold and no prediction then scores 1
+on every metric. That is how the published numbers count such units, so the published view keeps
+them; ``n_gold`` and ``gold_unknown_only`` let the cleaner views drop them (see aggregate).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ...records import Response
+from .gold import pair_string
+from .metrics import bleu4, exact_match, rouge1
+from .parse import parse_response
+from .tasks import SUBTYPES, UNKNOWN
+
+PARSED_COLUMNS = [
+    "doc_id",
+    "section",
+    "subtype",
+    "status",
+    "line_no",
+    "tuple_index",
+    "tuple_name",
+    "field",
+    "primary",
+    "field_value",
+    "value",
+    "method",
+    "reason",
+    "raw",
+]
+SCORE_COLUMNS = [
+    "doc_id",
+    "section",
+    "subtype",
+    "field",
+    "bleu4",
+    "rouge1",
+    "em_precision",
+    "em_recall",
+    "em_f1",
+    "n_pred",
+    "n_gold",
+    "gold_unknown_only",
+    "parse_failures",
+]
+
+
+def allowed_tuples(subtype: str) -> dict[str, tuple[str, ...]]:
+    st = SUBTYPES[subtype]
+    return {st.tuple_name: st.all_fields, **st.extra_tuples}
+
+
+def parsed_rows(response: Response) -> list[dict]:
+    """Rows of parsed/{model}.tsv for one response: tuples, failures, or one status row."""
+    meta = response.meta
+    base = {k: meta[k] for k in ("doc_id", "section", "subtype")}
+    blank = dict.fromkeys(PARSED_COLUMNS, "")
+    if response.error is not None or response.text is None:
+        return [{**blank, **base, "status": "error", "reason": response.error or "no text"}]
+    st = SUBTYPES[base["subtype"]]
+    result = parse_response(response.text, allowed_tuples(base["subtype"]))
+    rows = []
+    for index, tup in enumerate(result.tuples):
+        if tup.name == st.tuple_name:
+            primary = ", ".join(tup.fields[st.primary])
+            fields = st.fields
+        else:  # extra tuples (CancerDiagnosis): no primary entity, shown but not scored
+            primary, fields = "", tuple(st.extra_tuples[tup.name])
+        for f in fields:
+            for v in tup.fields.get(f) or [UNKNOWN]:
+                rows.append(
+                    {
+                        **blank,
+                        **base,
+                        "status": "ok",
+                        "line_no": tup.line_no,
+                        "tuple_index": index,
+                        "tuple_name": tup.name,
+                        "field": f,
+                        "primary": primary,
+                        "field_value": v,
+                        "value": pair_string(primary, v) if primary else v,
+                        "method": tup.method,
+                        "raw": tup.raw,
+                    }
+                )
+    for fail in result.failures:
+        rows.append(
+            {
+                **blank,
+                **base,
+                "status": "failed",
+                "line_no": fail.line_no,
+                "reason": fail.reason,
+                "raw": fail.raw,
+            }
+        )
+    if not rows:
+        rows.append({**blank, **base, "status": "empty", "reason": "no tuples in the answer"})
+    return rows
+
+
+def score_unit(predictions: list[str], golds: list[str], gold_values=None) -> dict:
+    """Scores of one unit; ``gold_values`` are the gold field values (to spot unknown-only)."""
+    gold_unknown_only = all(v == UNKNOWN for v in (gold_values or []))
+    preds = predictions or [UNKNOWN]
+    refs = golds or [UNKNOWN]
+    precision, recall, f1 = exact_match(preds, refs)
+    return {
+        "bleu4": bleu4(preds, refs),
+        "rouge1": rouge1(preds, refs),
+        "em_precision": precision,
+        "em_recall": recall,
+        "em_f1": f1,
+        "n_pred": len(predictions),
+        "n_gold": len(golds),
+        "gold_unknown_only": gold_unknown_only,
+    }
+
+
+def score_model(parsed: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
+    """Per-unit scores of one model (columns SCORE_COLUMNS)."""
+    keys = ["doc_id", "section", "subtype"]
+    gold_by = {
+        k: g for k, g in gold.groupby(keys + ["field"], sort=False)
+    }  # (doc, section, subtype, field) -> rows
+    rows = []
+    for (doc_id, section, subtype), group in parsed.groupby(keys, sort=True):
+        st = SUBTYPES[subtype]
+        failures = int((group["status"] == "failed").sum() + (group["status"] == "error").sum())
+        ok = group[(group["status"] == "ok") & (group["tuple_name"] == st.tuple_name)]
+        for f in st.fields:
+            preds = ok.loc[ok["field"] == f, "value"].astype(str).tolist()
+            g = gold_by.get((doc_id, section, subtype, f))
+            golds = g["value"].astype(str).tolist() if g is not None else []
+            values = g["field_value"].astype(str).tolist() if g is not None else []
+            rows.append(
+                {
+                    "doc_id": doc_id,
+                    "section": section,
+                    "subtype": subtype,
+                    "field": f,
+                    **score_unit(preds, golds, values),
+                    "parse_failures": failures,
+                }
+            )
+    return pd.DataFrame(rows, columns=SCORE_COLUMNS)
