@@ -32,6 +32,8 @@ def coral_config(replay_dir: Path, subtypes, sheet=None) -> dict:
         "models": [{"id": "gold", "backend": "replay", "path": str(replay_dir)}],
         "evaluate": ["gold"],
         "studies": {
+            # Only this study: the default config enables the others.
+            **{s: {"enabled": False} for s in ("side_effects", "cancer_myth", "guidelines")},
             "coral": {
                 "enabled": True,
                 "notes_dir": str(DEMO / "notes"),

@@ -105,6 +105,8 @@ def config(oracle, other, extra_models=()):
         "models": models,
         "evaluate": [m["id"] for m in models],
         "studies": {
+            # Only this study: the default config enables the others.
+            **{s: {"enabled": False} for s in ("side_effects", "cancer_myth", "coral")},
             "guidelines": {
                 "enabled": True,
                 "evaluate": [m["id"] for m in models],
