@@ -6,13 +6,8 @@ import json
 import logging
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 from ...io import read_jsonl, write_jsonl, write_table
 from ...records import read_requests, read_responses, write_requests
-from ...stats import BootstrapSettings
-from . import figures, metrics
 from .balance import balance_by_model
 from .construct import (
     ConstructSettings,
@@ -99,8 +94,10 @@ def score(items_path, answers_path, first_path, retry_path, verifier, scores_pat
     )
 
 
-def tables(score_paths: dict, out: dict, settings: BootstrapSettings, correction: str) -> None:
+def tables(score_paths: dict, out: dict, settings, correction: str) -> None:
     """pcs_pcr, pcs_by_category, pcs_by_generator, pairwise (TSV + MD) and the three figures."""
+    from . import figures, metrics  # heavy imports only where tables are made
+
     scores = {model: read_scores(path) for model, path in score_paths.items()}
     note = (
         "PCS: mean verifier score (-1/0/1); PCR: share of score 1; over scored questions only. "
@@ -143,6 +140,10 @@ def tables(score_paths: dict, out: dict, settings: BootstrapSettings, correction
 def judge_validation(
     human_path, first_path, retry_path, verifier, settings, tsv, md, confusion_tsv, confusion_md
 ):
+    import numpy as np
+
+    from . import metrics
+
     rows = load_human_scores(human_path)
     first, retry = _by_id(first_path), _by_id(retry_path)
     from .verify import judge
@@ -370,6 +371,8 @@ def construct_dataset(
     )
     dataset = [{k: c[k] for k in keys} for c in selected]
     write_json(out_dataset, dataset)
+    import pandas as pd
+
     summary = pd.DataFrame(
         [
             {

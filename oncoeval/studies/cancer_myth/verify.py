@@ -11,11 +11,9 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
-
-import pandas as pd
 
 from ...errors import InputError
+from ...io import atomic_write
 from ...records import Request, Response
 from .data import read_records
 from .parse import VALID_SCORES, parse_verifier
@@ -157,6 +155,8 @@ def judge(rid: str, answer: Response | None, first: Response | None, retry: Resp
 
 def score_items(items, answers, first, retry, verifier: str):
     """Per-item judged records (everything needed to audit) and the scores table."""
+    import pandas as pd
+
     judged, rows = [], []
     for it in items:
         qid = it["question_id"]
@@ -189,7 +189,9 @@ def score_items(items, answers, first, retry, verifier: str):
     return judged, df
 
 
-def read_scores(path: str | os.PathLike) -> pd.DataFrame:
+def read_scores(path: str | os.PathLike):
+    import pandas as pd
+
     df = pd.read_csv(path, sep="\t", dtype={"question_id": str}, keep_default_na=False)
     df["score"] = pd.to_numeric(df["score"].replace("", None), errors="coerce")
     return df
@@ -222,5 +224,5 @@ def load_human_scores(path) -> list[dict]:
 
 
 def write_json(path, obj) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    with atomic_write(path) as handle:
+        handle.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
