@@ -2,6 +2,8 @@
 # validation; and, with `construct: true`, the generator / responder / verifier construction loop.
 # Logic: oncoeval/studies/cancer_myth/.
 
+import re
+
 from oncoeval.studies.cancer_myth import workflow as cm
 
 CM = cm.settings(config)
@@ -9,12 +11,7 @@ CM_R = cm.R
 CM_P = cm.PROMPTS
 CM_VERIFIER = judge_model("cancer_myth", "verifier") or "NO_VERIFIER"
 CM_CLASSIFIER = judge_model("cancer_myth", "classifier") or "NO_CLASSIFIER"
-CM_GENERATORS = CM["construction"]["generators"]
-
-
-wildcard_constraints:
-    generator="|".join(sorted(MODELS)) or "NO_MODELS",
-    index=r"\d+",
+CM_GENERATOR_PATTERN = "|".join(re.escape(m) for m in sorted(MODELS)) or "NO_MODELS"
 
 
 localrules:
@@ -253,6 +250,8 @@ rule cancer_myth_construct_init:
         f"{CM_R}/construction/{{generator}}/pools/init.json",
     log:
         "logs/cancer_myth/construct/{generator}/init.log",
+    wildcard_constraints:
+        generator=CM_GENERATOR_PATTERN,
     conda:
         "../envs/cpu.yaml"
     script:
@@ -268,6 +267,9 @@ rule cancer_myth_construct_generate_requests:
         f"{CM_R}/requests/construct-{{generator}}-m{{index}}-generate.jsonl",
     log:
         "logs/cancer_myth/construct/{generator}/m{index}-generate.log",
+    wildcard_constraints:
+        generator=CM_GENERATOR_PATTERN,
+        index=r"\d+",
     conda:
         "../envs/cpu.yaml"
     params:
@@ -283,6 +285,9 @@ rule cancer_myth_construct_respond_requests:
         f"{CM_R}/requests/construct-{{generator}}-m{{index}}-respond.jsonl",
     log:
         "logs/cancer_myth/construct/{generator}/m{index}-respond.log",
+    wildcard_constraints:
+        generator=CM_GENERATOR_PATTERN,
+        index=r"\d+",
     conda:
         "../envs/cpu.yaml"
     params:
@@ -303,6 +308,9 @@ rule cancer_myth_construct_verify_requests:
         f"{CM_R}/requests/construct-{{generator}}-m{{index}}-verify.jsonl",
     log:
         "logs/cancer_myth/construct/{generator}/m{index}-verify.log",
+    wildcard_constraints:
+        generator=CM_GENERATOR_PATTERN,
+        index=r"\d+",
     conda:
         "../envs/cpu.yaml"
     params:
@@ -323,6 +331,9 @@ rule cancer_myth_construct_update:
         steps=f"{CM_R}/construction/{{generator}}/steps/m{{index}}.jsonl",
     log:
         "logs/cancer_myth/construct/{generator}/m{index}-update.log",
+    wildcard_constraints:
+        generator=CM_GENERATOR_PATTERN,
+        index=r"\d+",
     conda:
         "../envs/cpu.yaml"
     params:
