@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 from ...io import read_jsonl, write_jsonl, write_table
-from ...records import read_requests, read_responses, write_requests
+from ...records import Request, Response, read_requests, read_responses, write_requests
 from .balance import balance_by_model
 from .construct import (
     ConstructSettings,
@@ -18,7 +18,7 @@ from .construct import (
     question_id,
     update_pools,
 )
-from .data import CATEGORIES, load_myths, load_questions, read_items, to_published, write_items
+from .data import CATEGORIES, load_myths, load_questions, read_items, read_records, write_items
 from .parse import parse_category
 from .prompts import read_template, render_classifier
 from .verify import (
@@ -27,6 +27,7 @@ from .verify import (
     build_answer_requests,
     build_retry_requests,
     build_verify_requests,
+    judge,
     load_human_scores,
     read_scores,
     score_items,
@@ -146,7 +147,6 @@ def judge_validation(
 
     rows = load_human_scores(human_path)
     first, retry = _by_id(first_path), _by_id(retry_path)
-    from .verify import judge
 
     verdicts = [judge(r["id"], _answer(r), first.get(r["id"]), retry.get(r["id"])) for r in rows]
     human = [r["human_score"] for r in rows]
@@ -168,8 +168,6 @@ def judge_validation(
 
 
 def _answer(row):
-    from ...records import Response
-
     return Response(row["id"], "human-scored", row["answer"])
 
 
@@ -303,9 +301,6 @@ def construct_collect(step_paths, out_generated, out_candidates) -> None:
 def construct_categorize_requests(
     candidates_path, template, example_template, examples_path, max_new_tokens, out_path
 ):
-    from ...records import Request
-    from .data import read_records
-
     examples = read_records(examples_path)
     tpl, ex_tpl = read_template(template), read_template(example_template)
     requests = []
@@ -399,6 +394,3 @@ def construct_dataset(
     log.info(
         "%d candidates, %d uncategorised, %d selected", len(categorized), n_uncat, len(dataset)
     )
-
-
-__all__ = ["to_published"]
