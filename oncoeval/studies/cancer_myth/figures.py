@@ -75,8 +75,8 @@ def generator_figure(table: pd.DataFrame, path) -> None:
         for i in range(len(matrix)):
             for j in range(matrix.shape[1]):
                 value = matrix.iat[i, j]
-                if pd.notna(value):
-                    ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=9)
+                label = f"{value:.2f}" if pd.notna(value) else "unscored"
+                ax.text(j, i, label, ha="center", va="center", fontsize=9)
         fig.colorbar(image, ax=ax, label="PCS")
     else:
         ax.text(0.5, 0.5, "no generator-tagged questions", ha="center", va="center")
