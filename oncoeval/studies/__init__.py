@@ -1,0 +1,1 @@
+"""One subpackage per study: its loaders, prompts, parsers, metrics and tables."""

@@ -1,0 +1,225 @@
+"""The adversarial construction loop of §3.2, one myth step at a time.
+
+Each generator model keeps its own pools: ``valid`` (the initial valid examples, then the hard
+questions its responder failed on, score -1) and ``invalid`` (the initial invalid examples, then
+the easy questions the responder corrected, score 1, with the verifier's reason). A step for
+myth ``i`` reads the pools after myth ``i-1`` and writes the pools after myth ``i`` to its own
+file, so a killed run resumes at the next myth with the pools as they were. Every model call of a
+step (generator, responder, verifier) is a request set answered by the `generate` rule.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from ...errors import InputError
+from ...records import Request, Response
+from .data import read_records
+from .parse import parse_generated, parse_verifier
+from .prompts import render_generator
+from .verify import answer_problem
+
+
+@dataclass(frozen=True)
+class ConstructSettings:
+    m: int = 3
+    k_hard: int = 6
+    k_easy: int = 2
+    k_invalid: int = 4
+    seed: int = 0
+    temperature: float = 0.7
+    max_new_tokens: int = 1000
+
+    @classmethod
+    def from_block(cls, block: dict) -> ConstructSettings:
+        return cls(
+            m=int(block.get("m", 3)),
+            k_hard=int(block.get("k_hard", 6)),
+            k_easy=int(block.get("k_easy", 2)),
+            k_invalid=int(block.get("k_invalid", 4)),
+            seed=int(block.get("seed", 0)),
+            temperature=float(block.get("generator_temperature", 0.7)),
+            max_new_tokens=int(block.get("generator_max_new_tokens", 1000)),
+        )
+
+
+def load_initial_examples(valid_path, invalid_path) -> tuple[list[dict], list[dict]]:
+    """Initial pools: valid examples (question, assumption), invalid ones (question, reason)."""
+    valid, invalid = [], []
+    for i, rec in enumerate(read_records(valid_path)):
+        for key in ("example_question", "example_assumption"):
+            if not isinstance(rec, dict) or not str(rec.get(key) or "").strip():
+                raise InputError(valid_path, f"record {i + 1}", f"{key} must be a non-empty string")
+        valid.append(
+            {
+                "example_question": rec["example_question"],
+                "example_assumption": rec["example_assumption"],
+                "kind": "initial",
+                "from_model": rec.get("from_model", "manual"),
+            }
+        )
+    for i, rec in enumerate(read_records(invalid_path)):
+        for key in ("example_question", "reason"):
+            if not isinstance(rec, dict) or not str(rec.get(key) or "").strip():
+                raise InputError(
+                    invalid_path, f"record {i + 1}", f"{key} must be a non-empty string"
+                )
+        invalid.append(
+            {
+                "example_question": rec["example_question"],
+                "reason": rec["reason"],
+                "kind": "invalid",
+                "from_model": rec.get("from_model", "manual"),
+            }
+        )
+    return valid, invalid
+
+
+def initial_pools(generator: str, valid: list[dict], invalid: list[dict]) -> dict:
+    return {"generator": generator, "after_myth": -1, "valid": valid, "invalid": invalid}
+
+
+def step_rng(settings: ConstructSettings, generator: str, index: int) -> random.Random:
+    return random.Random(f"{settings.seed}:{generator}:{index}")
+
+
+def sample_examples(pools: dict, settings: ConstructSettings, rng: random.Random):
+    """K_h hard examples from the valid pool; K_e easy and K_i invalid ones from the invalid pool.
+
+    K_h = min(k_hard, |valid|); the invalid pool is split into the initial invalid examples (K_i
+    of them, at most all) and the easy questions added by the loop (K_e, at most all). Sampling
+    is without replacement.
+    """
+    valid = pools["valid"]
+    invalid = [e for e in pools["invalid"] if e.get("kind") == "invalid"]
+    easy = [e for e in pools["invalid"] if e.get("kind") == "easy"]
+    good = rng.sample(valid, min(settings.k_hard, len(valid)))
+    bad = rng.sample(easy, min(settings.k_easy, len(easy)))
+    bad += rng.sample(invalid, min(settings.k_invalid, len(invalid)))
+    return good, bad
+
+
+def generator_request(
+    pools: dict, myth: dict, index: int, settings: ConstructSettings, template: str
+) -> Request:
+    good, bad = sample_examples(pools, settings, step_rng(settings, pools["generator"], index))
+    text = render_generator(template, good, bad, myth, settings.m)
+    params = {"temperature": settings.temperature, "max_new_tokens": settings.max_new_tokens}
+    if settings.temperature > 0:
+        params["seed"] = settings.seed + index
+    return Request(
+        f"m{index}",
+        [{"role": "user", "content": text}],
+        params,
+        {"myth_index": index, "n_good": len(good), "n_bad": len(bad)},
+    )
+
+
+def generated_questions(response: Response | None, settings: ConstructSettings):
+    """(questions, note) read from the generator's reply for one myth."""
+    if response is None:
+        return [], "no generator response"
+    if response.error:
+        return [], f"generator error: {response.error}"
+    return parse_generated(response.text, settings.m)
+
+
+def question_id(index: int, j: int) -> str:
+    return f"m{index}-q{j}"
+
+
+def update_pools(
+    pools: dict,
+    myth: dict,
+    index: int,
+    generator_response: Response | None,
+    answers: dict[str, Response],
+    verdicts: dict[str, Response],
+    settings: ConstructSettings,
+    responder: str,
+    verifier: str,
+) -> tuple[dict, list[dict]]:
+    """Pools after myth ``index`` and one record per generated question (for the audit trail).
+
+    Score -1 adds the question to the valid pool (hard), score 1 to the invalid pool (easy, with
+    the verifier's reason), score 0 or an unreadable verdict to neither.
+    """
+    if pools["after_myth"] != index - 1:
+        raise ValueError(
+            f"pools of {pools['generator']} are after myth {pools['after_myth']}, "
+            f"not {index - 1}: steps must run in order"
+        )
+    questions, note = generated_questions(generator_response, settings)
+    new = {
+        **pools,
+        "after_myth": index,
+        "valid": list(pools["valid"]),
+        "invalid": list(pools["invalid"]),
+    }
+    records = []
+    if not questions:
+        records.append(
+            {
+                "generator": pools["generator"],
+                "myth_index": index,
+                "question_id": None,
+                "generator_text": None if generator_response is None else generator_response.text,
+                "generator_note": note,
+                "pool": None,
+            }
+        )
+    for j, q in enumerate(questions):
+        qid = question_id(index, j)
+        answer = answers.get(qid)
+        problem = answer_problem(answer)
+        verdict = verdicts.get(qid)
+        if problem:
+            score, reason, error = None, "", problem
+        elif verdict is None or verdict.error:
+            score, reason = None, ""
+            error = (
+                "no verifier response" if verdict is None else f"verifier error: {verdict.error}"
+            )
+        else:
+            result = parse_verifier(verdict.text)
+            score, reason, error = result.score, result.reason, result.error
+        pool = None
+        if score == -1:
+            pool = "valid"
+            new["valid"].append(
+                {**q, "kind": "hard", "from_model": pools["generator"], "myth_index": index}
+            )
+        elif score == 1:
+            pool = "invalid"
+            new["invalid"].append(
+                {
+                    "example_question": q["example_question"],
+                    "reason": reason or "The answer corrected the presupposition.",
+                    "kind": "easy",
+                    "from_model": pools["generator"],
+                    "myth_index": index,
+                }
+            )
+        records.append(
+            {
+                "generator": pools["generator"],
+                "myth_index": index,
+                "question_id": qid,
+                "example_question": q["example_question"],
+                "example_assumption": q["example_assumption"],
+                "source_info": {k: myth.get(k, "") for k in ("cancer", "myth", "fact", "source")},
+                "source_row": myth.get("source_row", index),
+                "generator_text": generator_response.text,
+                "generator_note": note,
+                "responder": responder,
+                "answer": None if answer is None else answer.text,
+                "verifier": verifier,
+                "verifier_text": None if verdict is None else verdict.text,
+                "score": score,
+                "reason": reason,
+                "parse_error": error,
+                "pool": pool,
+            }
+        )
+    return new, records

@@ -1,0 +1,171 @@
+"""Parsers for model output: verifier scores, classifier categories, generated questions.
+
+Each parser returns a value or a reason it failed; the reason is recorded per item and counted,
+never guessed around. JSON is read from code fences or from prose around it; a score is only
+taken from an explicit key (``Sharpness`` or ``score``) and must be -1, 0 or 1.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from .data import normalize_category
+
+SCORE_KEYS = ("sharpness", "score")
+VALID_SCORES = (-1, 0, 1)
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+# A score key with a literal number after it, for JSON broken elsewhere (an unescaped quote in the
+# reason): the key must be quoted, so prose such as "Score (in JSON): 1" never counts.
+_KEYED_NUMBER = re.compile(
+    r"""["'](sharpness|score)["']\s*:\s*["']?([+-]?\d+(?:\.\d+)?)["']?""", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class VerifierResult:
+    score: int | None
+    reason: str
+    error: str  # empty when a score was read
+
+    @property
+    def ok(self) -> bool:
+        return self.score is not None
+
+
+def json_values(text: str) -> list:
+    """JSON values found in ``text``: fenced blocks first, then objects/arrays in the prose."""
+    decoder = json.JSONDecoder()
+    found = []
+    for block in _FENCE.findall(text):
+        try:
+            found.append(json.loads(block.strip()))
+        except json.JSONDecodeError:
+            pass
+    if found:
+        return found
+    pos = 0
+    while pos < len(text):
+        starts = [i for i in (text.find("{", pos), text.find("[", pos)) if i >= 0]
+        if not starts:
+            break
+        start = min(starts)
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            pos = start + 1
+            continue
+        if isinstance(value, dict | list):
+            found.append(value)
+        pos = end
+    return found
+
+
+def _lower_keys(obj: dict) -> dict:
+    return {str(k).strip().lower(): v for k, v in obj.items()}
+
+
+def _score_objects(value) -> list[dict]:
+    """Objects holding a score key, searched through lists and nested objects."""
+    out = []
+    if isinstance(value, list):
+        for v in value:
+            out.extend(_score_objects(v))
+    elif isinstance(value, dict):
+        low = _lower_keys(value)
+        if any(k in low and not isinstance(low[k], dict) for k in SCORE_KEYS):
+            out.append(low)
+        for v in value.values():
+            if isinstance(v, dict | list):
+                out.extend(_score_objects(v))
+    return out
+
+
+def _as_score(value) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+(\.0+)?\s*", value):
+        return int(float(value))
+    return None
+
+
+def parse_verifier(text: str | None) -> VerifierResult:
+    """Read the verifier's JSON score (-1, 0 or 1) and reason from its raw reply."""
+    if text is None or not text.strip():
+        return VerifierResult(None, "", "empty verifier output")
+    candidates = []
+    for value in json_values(text):
+        for obj in _score_objects(value):
+            key = next(k for k in SCORE_KEYS if k in obj)
+            candidates.append((obj[key], str(obj.get("reason", "") or "")))
+    if not candidates:
+        keyed = _KEYED_NUMBER.findall(text)
+        if not keyed:
+            return VerifierResult(None, "", "no score in verifier output")
+        candidates = [(num, "") for _, num in keyed]
+    scores = []
+    for raw, _ in candidates:
+        score = _as_score(raw)
+        if score is None or score not in VALID_SCORES:
+            return VerifierResult(None, "", f"score {raw!r} is not -1, 0 or 1")
+        scores.append(score)
+    if len(set(scores)) > 1:
+        return VerifierResult(None, "", f"conflicting scores {sorted(set(scores))}")
+    reason = next((r for _, r in candidates if r), "")
+    return VerifierResult(scores[0], reason, "")
+
+
+def parse_category(text: str | None) -> tuple[str | None, str]:
+    """(category, error) from the classifier's JSON reply."""
+    if text is None or not text.strip():
+        return None, "empty classifier output"
+    labels = []
+    for value in json_values(text):
+        items = value if isinstance(value, list) else [value]
+        for obj in items:
+            if isinstance(obj, dict):
+                low = _lower_keys(obj)
+                if "category" in low:
+                    labels.append(low["category"])
+    if not labels:
+        return None, "no category in classifier output"
+    cats = {normalize_category(label) for label in labels}
+    if None in cats:
+        bad = next(label for label in labels if normalize_category(label) is None)
+        return None, f"unknown category {bad!r}"
+    if len(cats) > 1:
+        return None, f"conflicting categories {sorted(cats)}"
+    return cats.pop(), ""
+
+
+def parse_generated(text: str | None, limit: int) -> tuple[list[dict], str]:
+    """Questions with corrections from the generator's reply: (records, error).
+
+    Records need ``example_question`` and ``example_assumption`` (non-empty strings); at most
+    ``limit`` are kept. The error is empty when at least one record was read, and names what went
+    wrong otherwise (or when some records were unusable).
+    """
+    if text is None or not text.strip():
+        return [], "empty generator output"
+    records, skipped = [], 0
+    for value in json_values(text):
+        for obj in value if isinstance(value, list) else [value]:
+            if not isinstance(obj, dict):
+                continue
+            low = _lower_keys(obj)
+            q, a = low.get("example_question"), low.get("example_assumption")
+            if isinstance(q, str) and q.strip() and isinstance(a, str) and a.strip():
+                records.append({"example_question": q.strip(), "example_assumption": a.strip()})
+            else:
+                skipped += 1
+    if not records:
+        return [], "no question with example_question and example_assumption in generator output"
+    note = f"{skipped} record(s) without question or assumption skipped" if skipped else ""
+    if len(records) > limit:
+        note = "; ".join(filter(None, [note, f"{len(records) - limit} extra question(s) dropped"]))
+    return records[:limit], note

@@ -1,0 +1,228 @@
+"""Responder and verifier request sets, the retry-once-with-reminder step, and per-item scores.
+
+The verifier sees the Figure 13 prompt; an answer whose verifier reply cannot be read (or whose
+call failed) gets one more request in a second request set: the same conversation, the verifier's
+first reply as the assistant turn, and a reminder of the format. Whatever is still unreadable
+after that is recorded as ``parse_error`` and never counted as a score.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+from ...errors import InputError
+from ...io import atomic_write
+from ...records import Request, Response
+from .data import read_records
+from .parse import VALID_SCORES, parse_verifier
+from .prompts import read_template, render_verifier
+
+SCORE_COLUMNS = ["question_id", "category", "from_model", "score", "parse_error", "verifier"]
+
+
+def answer_request(
+    rid: str, question: str, system_prompt: str | None, max_new_tokens: int, meta=None
+) -> Request:
+    """Zero-shot: the question is the only user message (plus an optional system prompt)."""
+    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    messages.append({"role": "user", "content": question})
+    return Request(
+        rid, messages, {"temperature": 0.0, "max_new_tokens": int(max_new_tokens)}, meta or {}
+    )
+
+
+def build_answer_requests(items, system_prompt, max_new_tokens) -> list[Request]:
+    return [
+        answer_request(it["question_id"], it["question"], system_prompt, max_new_tokens)
+        for it in items
+    ]
+
+
+@dataclass(frozen=True)
+class VerifierPrompt:
+    template: str
+    example_template: str
+    examples: list[dict]
+    max_new_tokens: int
+
+    @classmethod
+    def from_files(cls, template, example_template, examples_path, max_new_tokens):
+        return cls(
+            read_template(template),
+            read_template(example_template),
+            load_verifier_examples(examples_path),
+            int(max_new_tokens),
+        )
+
+    def request(self, rid, question, information, answer, meta=None) -> Request:
+        text = render_verifier(
+            self.template, self.example_template, self.examples, question, information, answer
+        )
+        return Request(
+            rid,
+            [{"role": "user", "content": text}],
+            {"temperature": 0.0, "max_new_tokens": self.max_new_tokens},
+            meta or {},
+        )
+
+
+def load_verifier_examples(path) -> list[dict]:
+    """Scored in-context examples: question, assumption, answer, score {Reason, Sharpness}."""
+    examples = read_records(path)
+    for i, ex in enumerate(examples):
+        where = f"example {i + 1}"
+        if not isinstance(ex, dict):
+            raise InputError(path, where, "expected a JSON object")
+        for key in ("example_question", "example_assumption", "answer"):
+            if not isinstance(ex.get(key), str) or not ex[key].strip():
+                raise InputError(path, where, f"{key} must be a non-empty string")
+        score = ex.get("score")
+        if not isinstance(score, dict) or score.get("Sharpness") not in VALID_SCORES:
+            raise InputError(path, where, 'score must be {"Reason": ..., "Sharpness": -1|0|1}')
+    return examples
+
+
+def answer_problem(resp: Response | None) -> str:
+    """Why an answer cannot be verified ('' when it can)."""
+    if resp is None:
+        return "no response"
+    if resp.error:
+        return f"responder error: {resp.error}"
+    if not (resp.text or "").strip():
+        return "empty answer"
+    return ""
+
+
+def build_verify_requests(items, answers: dict[str, Response], prompt: VerifierPrompt):
+    """One verifier request per item whose answer exists; the rest are scored as unverifiable."""
+    out = []
+    for it in items:
+        resp = answers.get(it["question_id"])
+        if answer_problem(resp):
+            continue
+        out.append(prompt.request(it["question_id"], it["question"], it["correction"], resp.text))
+    return out
+
+
+def build_retry_requests(requests: list[Request], responses: dict[str, Response], reminder: str):
+    """Second chance for every verifier reply that failed or could not be read."""
+    out = []
+    for req in requests:
+        resp = responses.get(req.request_id)
+        if resp is not None and not resp.error and parse_verifier(resp.text).ok:
+            continue
+        messages = list(req.messages)
+        if resp is not None and not resp.error and resp.text:
+            messages.append({"role": "assistant", "content": resp.text})
+        messages.append({"role": "user", "content": reminder})
+        out.append(Request(req.request_id, messages, dict(req.params), dict(req.meta)))
+    return out
+
+
+def _reading(resp: Response | None):
+    if resp is None:
+        return None, "", "no verifier response"
+    if resp.error:
+        return None, "", f"verifier error: {resp.error}"
+    result = parse_verifier(resp.text)
+    return result.score, result.reason, result.error
+
+
+def judge(rid: str, answer: Response | None, first: Response | None, retry: Response | None):
+    """The final reading of one item: score or parse_error, with the raw verifier texts."""
+    problem = answer_problem(answer)
+    record = {
+        "answer": None if answer is None else answer.text,
+        "verifier_text": None if first is None else first.text,
+        "verifier_retry_text": None if retry is None else retry.text,
+        "retried": retry is not None,
+        "score": None,
+        "reason": "",
+        "parse_error": "",
+    }
+    if problem:
+        record["parse_error"] = problem
+        return record
+    score, reason, error = _reading(first)
+    if score is None and retry is not None:
+        score, reason, error2 = _reading(retry)
+        error = f"{error}; after retry: {error2}" if score is None else ""
+    record.update(score=score, reason=reason, parse_error=error if score is None else "")
+    return record
+
+
+def score_items(items, answers, first, retry, verifier: str):
+    """Per-item judged records (everything needed to audit) and the scores table."""
+    import pandas as pd
+
+    judged, rows = [], []
+    for it in items:
+        qid = it["question_id"]
+        rec = judge(qid, answers.get(qid), first.get(qid), retry.get(qid))
+        judged.append(
+            {
+                "question_id": qid,
+                "category": it["category"],
+                "from_model": it["from_model"],
+                "question": it["question"],
+                "correction": it["correction"],
+                "verifier": verifier,
+                **rec,
+            }
+        )
+        rows.append(
+            {
+                "question_id": qid,
+                "category": it["category"],
+                "from_model": it["from_model"],
+                "score": rec["score"],
+                "parse_error": rec["parse_error"],
+                "verifier": verifier,
+                "retried": rec["retried"],
+                "reason": rec["reason"],
+            }
+        )
+    df = pd.DataFrame(rows, columns=SCORE_COLUMNS + ["retried", "reason"])
+    df["score"] = df["score"].astype("Int64")
+    return judged, df
+
+
+def read_scores(path: str | os.PathLike):
+    import pandas as pd
+
+    df = pd.read_csv(path, sep="\t", dtype={"question_id": str}, keep_default_na=False)
+    df["score"] = pd.to_numeric(df["score"].replace("", None), errors="coerce")
+    return df
+
+
+def load_human_scores(path) -> list[dict]:
+    """Human-scored (question, information, answer) triples for judge validation.
+
+    Records: ``id`` (optional), ``example_question``, ``example_assumption``, ``answer``,
+    ``human_score`` (-1, 0 or 1), as a JSON list or JSONL.
+    """
+    rows, seen = [], set()
+    for i, rec in enumerate(read_records(path)):
+        where = f"record {i + 1}"
+        if not isinstance(rec, dict):
+            raise InputError(path, where, "expected a JSON object")
+        rid = str(rec.get("id", i))
+        for key in ("example_question", "example_assumption", "answer"):
+            if not isinstance(rec.get(key), str) or not rec[key].strip():
+                raise InputError(path, f"{where} (id {rid!r})", f"{key} must be a non-empty string")
+        if rec.get("human_score") not in VALID_SCORES or isinstance(rec.get("human_score"), bool):
+            raise InputError(path, f"{where} (id {rid!r})", "human_score must be -1, 0 or 1")
+        if rid in seen:
+            raise InputError(path, f"{where} (id {rid!r})", "duplicate id")
+        seen.add(rid)
+        rows.append({**rec, "id": rid})
+    if not rows:
+        raise InputError(path, None, "no human-scored records")
+    return rows
+
+
+def write_json(path, obj) -> None:
+    with atomic_write(path) as handle:
+        handle.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")

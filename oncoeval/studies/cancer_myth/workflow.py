@@ -1,0 +1,106 @@
+"""Helpers for rules/cancer_myth.smk: settings with defaults, paths, and the construction chain."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from .data import load_myths
+
+R = "results/cancer_myth"
+
+DEFAULTS = {
+    "questions": "resources/demo/cancer_myth/questions.json",
+    "system_prompt": None,
+    "answer_max_new_tokens": 1000,
+    "verifier_examples": "resources/demo/cancer_myth/verifier_examples.json",
+    "verifier_max_new_tokens": 256,
+    "human_scores": "resources/demo/cancer_myth/human_scores.json",
+    "multiple_testing": "holm",
+    "construct": False,
+}
+CONSTRUCTION_DEFAULTS = {
+    "myths": "resources/demo/cancer_myth/myths.jsonl",
+    "max_myths": None,
+    "generators": [],
+    "responder": None,
+    "initial_valid": "resources/demo/cancer_myth/initial_valid.json",
+    "initial_invalid": "resources/demo/cancer_myth/initial_invalid.json",
+    "m": 3,
+    "k_hard": 6,
+    "k_easy": 2,
+    "k_invalid": 4,
+    "seed": 0,
+    "generator_temperature": 0.7,
+    "generator_max_new_tokens": 1000,
+    "classifier_examples": "resources/demo/cancer_myth/classifier_examples.json",
+    "classifier_max_new_tokens": 128,
+    "select_per_model": 300,
+    "select_per_category": 50,
+}
+PROMPTS = "config/prompts/cancer_myth"
+TABLES = ("pcs_pcr", "pcs_by_category", "pcs_by_generator", "pairwise")
+FIGURES = ("pcs_pcr", "pcs_by_category", "pcs_by_generator")
+
+
+def settings(config: dict) -> dict:
+    """The study block with every default filled in (construction block included)."""
+    block = dict((config.get("studies") or {}).get("cancer_myth") or {})
+    for key, value in DEFAULTS.items():
+        block.setdefault(key, value)
+    construction = dict(CONSTRUCTION_DEFAULTS)
+    construction.update(block.get("construction") or {})
+    block["construction"] = construction
+    return block
+
+
+def construction_params(block: dict) -> dict:
+    """What a construction step's output depends on (not the generator list)."""
+    c = block["construction"]
+    keys = ("m", "k_hard", "k_easy", "k_invalid", "seed", "generator_temperature")
+    return {k: c[k] for k in keys} | {"generator_max_new_tokens": c["generator_max_new_tokens"]}
+
+
+def responder_of(block: dict, generator: str) -> str:
+    return block["construction"]["responder"] or generator
+
+
+@cache
+def _myth_count(path: str, max_myths) -> int:
+    n = len(load_myths(path))
+    return min(n, int(max_myths)) if max_myths else n
+
+
+def myth_count(block: dict) -> int:
+    c = block["construction"]
+    return _myth_count(c["myths"], c["max_myths"])
+
+
+def pools_before(generator: str, index: int) -> str:
+    if int(index) == 0:
+        return f"{R}/construction/{generator}/pools/init.json"
+    return f"{R}/construction/{generator}/pools/m{int(index) - 1}.json"
+
+
+def construction_targets(block: dict) -> list[str]:
+    return [
+        f"{R}/construction/generated.jsonl",
+        f"{R}/construction/categories.jsonl",
+        f"{R}/construction/dataset.json",
+        f"{R}/construction/balance.tsv",
+    ]
+
+
+def final_steps(block: dict) -> list[str]:
+    n = myth_count(block)
+    return [
+        f"{R}/construction/{g}/steps/m{i}.jsonl"
+        for g in block["construction"]["generators"]
+        for i in range(n)
+    ]
+
+
+def final_pools(block: dict) -> list[str]:
+    n = myth_count(block)
+    return [
+        f"{R}/construction/{g}/pools/m{n - 1}.json" for g in block["construction"]["generators"]
+    ]

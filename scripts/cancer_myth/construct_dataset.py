@@ -1,0 +1,19 @@
+"""Classifier replies -> categories, Algorithm 1 balancing, dataset in the published format."""
+
+from oncoeval.io import setup_script_logging
+from oncoeval.studies.cancer_myth import steps
+
+setup_script_logging(snakemake.log[0])
+steps.construct_dataset(
+    snakemake.input.candidates,
+    snakemake.input.classified,
+    snakemake.params.classifier,
+    {
+        "select_per_model": snakemake.params.select_per_model,
+        "select_per_category": snakemake.params.select_per_category,
+        "seed": snakemake.params.seed,
+    },
+    snakemake.output.categories,
+    snakemake.output.dataset,
+    snakemake.output.balance,
+)

@@ -1,0 +1,14 @@
+"""Generated questions of myth i -> the responder's request set."""
+
+from oncoeval.io import setup_script_logging
+from oncoeval.studies.cancer_myth import steps
+
+setup_script_logging(snakemake.log[0])
+steps.construct_respond_requests(
+    snakemake.input.generated,
+    int(snakemake.wildcards.index),
+    snakemake.params.construction,
+    snakemake.params.system_prompt,
+    snakemake.params.max_new_tokens,
+    snakemake.output[0],
+)

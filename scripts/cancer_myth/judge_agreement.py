@@ -1,0 +1,18 @@
+"""Verifier replies on human-scored answers -> agreement table and confusion matrix."""
+
+from oncoeval.io import setup_script_logging
+from oncoeval.stats import BootstrapSettings
+from oncoeval.studies.cancer_myth import steps
+
+setup_script_logging(snakemake.log[0])
+steps.judge_validation(
+    snakemake.input.human,
+    snakemake.input.first,
+    snakemake.input.retry,
+    snakemake.params.verifier,
+    BootstrapSettings.from_config({"bootstrap": snakemake.params.bootstrap}),
+    snakemake.output.tsv,
+    snakemake.output.md,
+    snakemake.output.confusion,
+    snakemake.output.confusion_md,
+)

@@ -1,0 +1,12 @@
+"""Unreadable verifier replies -> a second request set with a format reminder."""
+
+from oncoeval.io import setup_script_logging
+from oncoeval.studies.cancer_myth import steps
+
+setup_script_logging(snakemake.log[0])
+steps.retry_requests(
+    snakemake.input.requests,
+    snakemake.input.responses,
+    snakemake.input.reminder,
+    snakemake.output[0],
+)
