@@ -1,0 +1,1 @@
+"""One subpackage per study: the logic behind its rules."""
