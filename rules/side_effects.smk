@@ -29,15 +29,15 @@ rule side_effects_prepare:
         profiles=f"{SE}/prepared/profiles.jsonl",
         reference=f"{SE}/prepared/reference.tsv",
         vocabulary=f"{SE}/prepared/vocabulary.txt",
+    log:
+        "logs/side_effects/prepare.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         form=SE_BLOCK.get("profiles_form"),
         site_assignment=SE_BLOCK.get("site_assignment"),
         site_phrases=SE_BLOCK.get("site_phrases"),
         specify_mentions=SE_BLOCK.get("specify_mentions"),
-    log:
-        "logs/side_effects/prepare.log",
-    conda:
-        "../envs/cpu.yaml"
     script:
         "../scripts/side_effects/prepare.py"
 
@@ -49,14 +49,14 @@ rule side_effects_requests:
         templates=lambda wc: list(sew.templates(config).values()),
     output:
         f"{SE}/requests/{sew.LISTS}.jsonl",
-    params:
-        regimes=SE_BLOCK.get("regimes"),
-        list_size=SE_BLOCK.get("list_size"),
-        max_new_tokens=SE_BLOCK.get("max_new_tokens"),
     log:
         "logs/side_effects/requests.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        regimes=SE_BLOCK.get("regimes"),
+        list_size=SE_BLOCK.get("list_size"),
+        max_new_tokens=SE_BLOCK.get("max_new_tokens"),
     script:
         "../scripts/side_effects/requests.py"
 
@@ -81,14 +81,14 @@ rule side_effects_judge_requests:
         template=f"{sew.PROMPTS}/match_llm.txt",
     output:
         f"{SE}/requests/match--{{model}}.jsonl",
-    params:
-        judge_max_new_tokens=lambda wc: sew.block(config)["matcher"][
-            "judge_max_new_tokens"
-        ],
     log:
         "logs/side_effects/judge_requests/{model}.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        judge_max_new_tokens=lambda wc: sew.block(config)["matcher"][
+            "judge_max_new_tokens"
+        ],
     script:
         "../scripts/side_effects/judge_requests.py"
 
@@ -98,17 +98,17 @@ rule side_effects_match:
         unpack(lambda wc: sew.match_inputs(config, wc.model)),
     output:
         f"{SE}/matches/{{model}}.jsonl",
-    params:
-        matcher=lambda wc: sew.matcher_params(config),
     log:
         "logs/side_effects/match/{model}.log",
     benchmark:
         "benchmarks/side_effects/match/{model}.tsv"
+    conda:
+        "../envs/cpu.yaml"
     threads: 1
     resources:
         mem_mb=2000,
-    conda:
-        "../envs/cpu.yaml"
+    params:
+        matcher=lambda wc: sew.matcher_params(config),
     script:
         "../scripts/side_effects/match.py"
 
@@ -155,13 +155,13 @@ rule side_effects_tables:
             report(path, category="side_effects", subcategory="figures")
             for path in sew.figure_paths()
         ],
-    params:
-        models=lambda wc: evaluated_models("side_effects"),
-        bootstrap=config["bootstrap"],
     log:
         "logs/side_effects/tables.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        models=lambda wc: evaluated_models("side_effects"),
+        bootstrap=config["bootstrap"],
     script:
         "../scripts/side_effects/tables.py"
 
@@ -172,14 +172,14 @@ rule side_effects_validation_requests:
         template=f"{sew.PROMPTS}/match_llm.txt",
     output:
         f"{SE}/requests/validation.jsonl",
-    params:
-        judge_max_new_tokens=lambda wc: sew.block(config)["matcher"][
-            "judge_max_new_tokens"
-        ],
     log:
         "logs/side_effects/validation_requests.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        judge_max_new_tokens=lambda wc: sew.block(config)["matcher"][
+            "judge_max_new_tokens"
+        ],
     script:
         "../scripts/side_effects/validation_requests.py"
 
@@ -194,16 +194,16 @@ rule side_effects_matcher_validation:
             subcategory="tables",
         ),
         markdown=f"{SE}/tables/matcher_agreement.md",
-    params:
-        methods=lambda wc: sew.validation_methods(config),
-        matcher=lambda wc: sew.block(config)["matcher"],
-        bootstrap=config["bootstrap"],
     log:
         "logs/side_effects/matcher_validation.log",
     benchmark:
         "benchmarks/side_effects/matcher_validation.tsv"
     conda:
         "../envs/cpu.yaml"
+    params:
+        methods=lambda wc: sew.validation_methods(config),
+        matcher=lambda wc: sew.block(config)["matcher"],
+        bootstrap=config["bootstrap"],
     script:
         "../scripts/side_effects/matcher_validation.py"
 

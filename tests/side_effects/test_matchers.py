@@ -16,7 +16,9 @@ from oncoeval.studies.side_effects.matchers import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-SYNONYMS = AliasTable({"erythema": "skin redness", "radiation dermatitis": "skin redness", "tiredness": "fatigue"})
+SYNONYMS = AliasTable(
+    {"erythema": "skin redness", "radiation dermatitis": "skin redness", "tiredness": "fatigue"}
+)
 
 
 def test_assignment_prefers_more_pairs_over_higher_similarity():
@@ -26,7 +28,11 @@ def test_assignment_prefers_more_pairs_over_higher_similarity():
 
 
 def test_lexical_matches_synonyms_one_to_one():
-    task = MatchTask("t", ["erythema", "Radiation dermatitis", "tiredness", "nausea"], ["skin redness", "fatigue", "rib fracture"])
+    task = MatchTask(
+        "t",
+        ["erythema", "Radiation dermatitis", "tiredness", "nausea"],
+        ["skin redness", "fatigue", "rib fracture"],
+    )
     pairs = LexicalMatcher(SYNONYMS).run([task])["t"].pairs
     # two predictions mean 'skin redness'; only one of them may take it
     assert len(pairs) == 2
@@ -47,12 +53,19 @@ def embedding():
 def test_embedding_matcher_pairs_paraphrases_one_to_one(embedding):
     task = MatchTask(
         "t",
-        ["redness of the skin", "skin redness", "inflammation of the lungs", "hair loss on the scalp"],
+        [
+            "redness of the skin",
+            "skin redness",
+            "inflammation of the lungs",
+            "hair loss on the scalp",
+        ],
         ["skin redness", "lung inflammation", "rib fracture"],
     )
     result = embedding.run([task])["t"]
     assert result.pairs == [(0, 0), (2, 1)] or result.pairs == [(1, 0), (2, 1)]
-    identical = embedding.run([MatchTask("u", ["fatigue", "rib fracture"], ["rib fracture", "fatigue"])])["u"]
+    identical = embedding.run(
+        [MatchTask("u", ["fatigue", "rib fracture"], ["rib fracture", "fatigue"])]
+    )["u"]
     assert identical.pairs == [(0, 1), (1, 0)]
 
 
@@ -64,7 +77,11 @@ def test_llm_answers_are_parsed_into_valid_pairs():
 
 
 def test_llm_unparseable_and_failed_answers_are_counted_not_dropped():
-    tasks = [MatchTask("a", ["x"], ["y"]), MatchTask("b", ["x"], ["y"]), MatchTask("c", ["x"], ["y"])]
+    tasks = [
+        MatchTask("a", ["x"], ["y"]),
+        MatchTask("b", ["x"], ["y"]),
+        MatchTask("c", ["x"], ["y"]),
+    ]
     responses = [
         Response("a", "judge", "The lists share fatigue."),
         Response("b", "judge", None, error="HTTP 500"),
@@ -75,7 +92,9 @@ def test_llm_unparseable_and_failed_answers_are_counted_not_dropped():
 
 def test_llm_prompt_numbers_both_lists():
     template = (REPO / "config/prompts/side_effects/match_llm.txt").read_text()
-    (request,) = LLMMatcher(template).requests([MatchTask("k", ["fatigue"], ["tiredness", "nausea"])])
+    (request,) = LLMMatcher(template).requests(
+        [MatchTask("k", ["fatigue"], ["tiredness", "nausea"])]
+    )
     prompt = request.messages[0]["content"]
     assert "A1. fatigue" in prompt and "B2. nausea" in prompt
     assert request.params["temperature"] == 0.0

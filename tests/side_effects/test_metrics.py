@@ -46,8 +46,17 @@ def test_overlap_is_intersection_over_union_by_hand():
 
 
 def _parsed(pid, variant, regime, items, status="ok"):
-    return {"profile_id": pid, "variant": variant, "regime": regime, "site": "S", "items": items,
-            "n_non_list_lines": 1, "n_duplicates": 0, "status": status, "reason": None}
+    return {
+        "profile_id": pid,
+        "variant": variant,
+        "regime": regime,
+        "site": "S",
+        "items": items,
+        "n_non_list_lines": 1,
+        "n_duplicates": 0,
+        "status": status,
+        "reason": None,
+    }
 
 
 def test_score_joins_parsed_lists_and_matches():
@@ -91,12 +100,25 @@ def test_table2_delta_is_paired_by_profile():
     rows = []
     for pid, ff, lsc in [("a", 0.9, 0.5), ("b", 0.5, 0.2), ("c", 0.3, 0.1)]:
         for regime, value in (("ff", ff), ("ff_lsc", lsc)):
-            rows.append({"profile_id": pid, "variant": "specified", "regime": regime,
-                         "precision": value, "recall": value, "f1": value})
+            rows.append(
+                {
+                    "profile_id": pid,
+                    "variant": "specified",
+                    "regime": regime,
+                    "precision": value,
+                    "recall": value,
+                    "f1": value,
+                }
+            )
     row = tables.delta_row("m", pd.DataFrame(rows), BootstrapSettings(n_resamples=500))
     assert row["delta_precision"] == pytest.approx(-(0.4 + 0.3 + 0.2) / 3)
     # differences are -0.4, -0.3, -0.2: a paired interval stays inside their range
-    assert -0.4 - 1e-9 <= row["delta_precision_ci_low"] <= row["delta_precision_ci_high"] <= -0.2 + 1e-9
+    assert (
+        -0.4 - 1e-9
+        <= row["delta_precision_ci_low"]
+        <= row["delta_precision_ci_high"]
+        <= -0.2 + 1e-9
+    )
 
 
 def test_bootstrap_interval_covers_the_true_mean_about_95_percent_of_the_time():
@@ -108,7 +130,14 @@ def test_bootstrap_interval_covers_the_true_mean_about_95_percent_of_the_time():
         sample = rng.beta(6, 4, size=40)
         row = tables.strata_row(
             "m",
-            pd.DataFrame({"profile_id": range(40), "variant": "specified", "regime": "ff", "recall_short": sample}),
+            pd.DataFrame(
+                {
+                    "profile_id": range(40),
+                    "variant": "specified",
+                    "regime": "ff",
+                    "recall_short": sample,
+                }
+            ),
             ["recall_short"],
             settings,
         )

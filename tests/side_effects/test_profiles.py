@@ -12,22 +12,39 @@ from oncoeval.studies.side_effects.profiles import SiteError, derive_site, load_
 REPO = Path(__file__).resolve().parents[2]
 ALIASES = AliasTable.read(REPO / "resources/side_effects/site_aliases.tsv")
 SITES = ["APBI", "Breast Only", "Breast and Nodes", "Chest Wall", "Chest Wall and Nodes"]
-BASE = "Prior treatments: lumpectomy, then radiation completed in May.\nVisit: well after radiation."
+BASE = (
+    "Prior treatments: lumpectomy, then radiation completed in May.\nVisit: well after radiation."
+)
 
 
 @pytest.mark.parametrize(
     "specified, site",
     [
         # inserted in parentheses after "radiation"
-        ("Prior treatments: lumpectomy, then radiation (chest wall and nodes) completed in May.\nVisit: well after radiation.", "Chest Wall and Nodes"),
+        (
+            "Prior treatments: lumpectomy, then radiation (chest wall and nodes) completed in May.\nVisit: well after radiation.",
+            "Chest Wall and Nodes",
+        ),
         # the published phrasing, "Radiation <site>", replacing the lower-case mention
-        ("Prior treatments: lumpectomy, then Radiation Breast and Nodes completed in May.\nVisit: well after radiation.", "Breast and Nodes"),
+        (
+            "Prior treatments: lumpectomy, then Radiation Breast and Nodes completed in May.\nVisit: well after radiation.",
+            "Breast and Nodes",
+        ),
         # inserted without the word radiation, replacing it
-        ("Prior treatments: lumpectomy, then Accelerated partial breast irradiation (APBI) completed in May.\nVisit: well after radiation.", "APBI"),
+        (
+            "Prior treatments: lumpectomy, then Accelerated partial breast irradiation (APBI) completed in May.\nVisit: well after radiation.",
+            "APBI",
+        ),
         # at two places, with stray whitespace changes elsewhere
-        ("Prior  treatments: lumpectomy, then radiation Breast Only completed in May.\nVisit:   well after Radiation Breast Only.", "Breast Only"),
+        (
+            "Prior  treatments: lumpectomy, then radiation Breast Only completed in May.\nVisit:   well after Radiation Breast Only.",
+            "Breast Only",
+        ),
         # the inserted words also occur elsewhere in the profile
-        ("Prior treatments: lumpectomy, then radiation chest wall and nodes completed in May.\nVisit: well after radiation.", "Chest Wall and Nodes"),
+        (
+            "Prior treatments: lumpectomy, then radiation chest wall and nodes completed in May.\nVisit: well after radiation.",
+            "Chest Wall and Nodes",
+        ),
     ],
 )
 def test_site_is_derived_from_the_added_text(specified, site):
@@ -36,7 +53,11 @@ def test_site_is_derived_from_the_added_text(specified, site):
 
 def test_added_text_that_names_no_site_is_an_error_naming_the_text():
     with pytest.raises(SiteError, match="'to the left axilla'"):
-        derive_site(BASE, BASE.replace("radiation completed", "radiation to the left axilla completed"), ALIASES)
+        derive_site(
+            BASE,
+            BASE.replace("radiation completed", "radiation to the left axilla completed"),
+            ALIASES,
+        )
 
 
 def test_two_mentions_naming_different_sites_are_an_error():
@@ -57,7 +78,10 @@ def test_paired_sheet_row_with_unmappable_site_stops_with_row_and_text(tmp_path)
     pd.DataFrame(
         {
             "ProfilesNoLocation": [BASE, BASE],
-            "ProfilesLocation": [BASE.replace("radiation completed", "radiation (APBI) completed"), BASE.replace("radiation completed", "radiation (pelvis) completed")],
+            "ProfilesLocation": [
+                BASE.replace("radiation completed", "radiation (APBI) completed"),
+                BASE.replace("radiation completed", "radiation (pelvis) completed"),
+            ],
         }
     ).to_csv(sheet, index=False)
     with pytest.raises(InputError, match=r"row 3 \(profile p02\).*'\(pelvis\)'"):
@@ -67,7 +91,10 @@ def test_paired_sheet_row_with_unmappable_site_stops_with_row_and_text(tmp_path)
 def test_paired_xlsx_without_ids_gets_row_ids(tmp_path):
     sheet = tmp_path / "profiles.xlsx"
     pd.DataFrame(
-        {"ProfilesNoLocation": [BASE], "ProfilesLocation": [BASE.replace("then radiation", "then Radiation Chest Wall")]}
+        {
+            "ProfilesNoLocation": [BASE],
+            "ProfilesLocation": [BASE.replace("then radiation", "then Radiation Chest Wall")],
+        }
     ).to_excel(sheet, index=False)
     (prof,) = load_profiles(sheet, ALIASES, SITES)
     assert (prof.profile_id, prof.site, prof.added_text) == ("p01", "Chest Wall", "Chest Wall")
@@ -78,13 +105,24 @@ def test_perturbation_appends_the_site_to_each_mention_and_changes_nothing_else(
         "Prior treatments: lumpectomy, then radiation (chest wall) completed in May.\n"
         "Visit: well after radiation (chest wall)."
     )
-    assert specify("Irradiation and Radiation.", "APBI", mentions="first") == "Irradiation and Radiation (APBI)."
+    assert (
+        specify("Irradiation and Radiation.", "APBI", mentions="first")
+        == "Irradiation and Radiation (APBI)."
+    )
 
 
 def test_base_only_sheet_with_site_column(tmp_path):
     sheet = tmp_path / "base.tsv"
-    pd.DataFrame({"profile_id": ["a", "b"], "profile": [BASE, BASE], "site": ["chest wall", "Breast + nodes"]}).to_csv(sheet, sep="\t", index=False)
-    profiles = load_profiles(sheet, ALIASES, SITES, site_phrases={"Breast and Nodes": "breast and regional nodes"})
+    pd.DataFrame(
+        {
+            "profile_id": ["a", "b"],
+            "profile": [BASE, BASE],
+            "site": ["chest wall", "Breast + nodes"],
+        }
+    ).to_csv(sheet, sep="\t", index=False)
+    profiles = load_profiles(
+        sheet, ALIASES, SITES, site_phrases={"Breast and Nodes": "breast and regional nodes"}
+    )
     assert [p.site for p in profiles] == ["Chest Wall", "Breast and Nodes"]
     assert profiles[0].specified == specify(BASE, "Chest Wall")
     assert "radiation (breast and regional nodes) completed" in profiles[1].specified
@@ -105,7 +143,9 @@ def test_base_only_sheet_with_cycle_assignment_and_map(tmp_path):
 
 def test_base_profile_without_radiation_cannot_be_specified(tmp_path):
     sheet = tmp_path / "base.csv"
-    pd.DataFrame({"profile_id": ["a"], "profile": ["surgery only"], "site": ["APBI"]}).to_csv(sheet, index=False)
+    pd.DataFrame({"profile_id": ["a"], "profile": ["surgery only"], "site": ["APBI"]}).to_csv(
+        sheet, index=False
+    )
     with pytest.raises(InputError, match="never mentions radiation"):
         load_profiles(sheet, ALIASES, SITES)
 

@@ -47,7 +47,13 @@ def _write_xlsx(path, rows):
     return path
 
 
-HEADER = (None, "Side effect", "Accelerated partial breast irradiation (APBI)", "Chest Wall", "Breast Only")
+HEADER = (
+    None,
+    "Side effect",
+    "Accelerated partial breast irradiation (APBI)",
+    "Chest Wall",
+    "Breast Only",
+)
 
 
 def test_messy_fixture_normalises_to_one_tidy_table(tmp_path):
@@ -90,7 +96,11 @@ def test_messy_fixture_normalises_to_one_tidy_table(tmp_path):
 def test_tidy_tsv_gives_the_same_table_as_the_spreadsheet(tmp_path):
     sheet = _write_xlsx(
         tmp_path / "ref.xlsx",
-        [HEADER, ("Short term-common", "Fatigue", "x", None, "x"), ("Long term - rare", "Rib fracture", None, "x", None)],
+        [
+            HEADER,
+            ("Short term-common", "Fatigue", "x", None, "x"),
+            ("Long term - rare", "Rib fracture", None, "x", None),
+        ],
     )
     tidy = tmp_path / "ref.tsv"
     tidy.write_text(
@@ -107,7 +117,11 @@ def test_tidy_tsv_gives_the_same_table_as_the_spreadsheet(tmp_path):
 def test_a_side_effect_with_two_frequencies_at_one_site_stops_the_load(tmp_path):
     path = _write_xlsx(
         tmp_path / "conflict.xlsx",
-        [HEADER, ("Short term-common", "Fatigue", "x", None, None), ("Short term - rare", "fatigue", "x", None, None)],
+        [
+            HEADER,
+            ("Short term-common", "Fatigue", "x", None, None),
+            ("Short term - rare", "fatigue", "x", None, None),
+        ],
     )
     with pytest.raises(InputError, match=r"row 3.*'fatigue' at site 'APBI'"):
         load_reference(path, SITE_ALIASES, NAME_ALIASES)

@@ -10,7 +10,11 @@ import yaml
 from tests.conftest import REPO, dry_run_jobs, run_snakemake, write_config
 
 SE = "results/side_effects"
-OTHERS = {"cancer_myth": {"enabled": False}, "coral": {"enabled": False}, "guidelines": {"enabled": False}}
+OTHERS = {
+    "cancer_myth": {"enabled": False},
+    "coral": {"enabled": False},
+    "guidelines": {"enabled": False},
+}
 
 
 def _config(workdir, models, study=None):
@@ -32,7 +36,9 @@ def _reference_answers(workdir, replay_dir, name="lists"):
     for line in (workdir / SE / f"requests/{name}.jsonl").read_text().splitlines():
         req = json.loads(line)
         items = reference.loc[reference.site == req["meta"]["site"], "side_effect"]
-        rows.append({"request_id": req["request_id"], "text": "\n".join(f"• {i.title()}" for i in items)})
+        rows.append(
+            {"request_id": req["request_id"], "text": "\n".join(f"• {i.title()}" for i in items)}
+        )
     folder = replay_dir / "side_effects"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -43,7 +49,8 @@ def test_responses_equal_to_the_reference_score_one_everywhere(workdir, tmp_path
     replay = tmp_path / "replay"
     replay.mkdir()
     cfg = _config(workdir, [{"id": "oracle", "backend": "replay", "path": str(replay)}])
-    run_snakemake(workdir, f"{SE}/requests/lists.jsonl", configfile=cfg)
+    # "-p" ends --configfile's list of values, so that the target is read as a target
+    run_snakemake(workdir, "-p", f"{SE}/requests/lists.jsonl", configfile=cfg)
     _reference_answers(workdir, replay)
     run_snakemake(workdir, configfile=cfg)
 
@@ -59,7 +66,9 @@ def test_responses_equal_to_the_reference_score_one_everywhere(workdir, tmp_path
     assert len(overlap) == 6 * 4 and (overlap.overlap == 1.0).all()
 
     table1 = pd.read_csv(workdir / SE / "tables/table1.tsv", sep="\t")
-    assert table1.loc[0, ["precision", "precision_ci_low", "precision_ci_high", "base_f1"]].tolist() == [1, 1, 1, 1]
+    assert table1.loc[
+        0, ["precision", "precision_ci_low", "precision_ci_high", "base_f1"]
+    ].tolist() == [1, 1, 1, 1]
     table2 = pd.read_csv(workdir / SE / "tables/table2.tsv", sep="\t")
     assert table2.loc[0, "delta_f1"] == 0
     table5 = pd.read_csv(workdir / SE / "tables/table5.tsv", sep="\t")
@@ -96,11 +105,22 @@ def test_llm_matcher_through_a_judge_counts_unparseable_answers(workdir, tmp_pat
         {"id": "oracle", "backend": "replay", "path": str(replay)},
         {"id": "judge", "backend": "replay", "path": str(replay)},
     ]
-    study = {"matcher": {"method": "llm"}, "judges": {"matcher": "judge"}, "regimes": ["ff", "ff_lsc"]}
+    study = {
+        "matcher": {"method": "llm"},
+        "judges": {"matcher": "judge"},
+        "regimes": ["ff", "ff_lsc"],
+    }
     cfg = _config(workdir, models, study)
-    run_snakemake(workdir, f"{SE}/requests/lists.jsonl", configfile=cfg)
+    # "-p" ends --configfile's list of values, so that the target is read as a target
+    run_snakemake(workdir, "-p", f"{SE}/requests/lists.jsonl", configfile=cfg)
     _reference_answers(workdir, replay)
-    run_snakemake(workdir, f"{SE}/requests/match--oracle.jsonl", f"{SE}/requests/validation.jsonl", configfile=cfg)
+    run_snakemake(
+        workdir,
+        "-p",
+        f"{SE}/requests/match--oracle.jsonl",
+        f"{SE}/requests/validation.jsonl",
+        configfile=cfg,
+    )
     # The judge pairs equal items, except on one task where it rambles.
     judged, garbled = [], "ref|demo01|specified|ff"
     for line in (workdir / SE / "requests/match--oracle.jsonl").read_text().splitlines():
@@ -109,7 +129,11 @@ def test_llm_matcher_through_a_judge_counts_unparseable_answers(workdir, tmp_pat
         a = [ln.split(". ", 1)[1] for ln in prompt.splitlines() if ln[:1] == "A" and ". " in ln]
         b = [ln.split(". ", 1)[1] for ln in prompt.splitlines() if ln[:1] == "B" and ". " in ln]
         pairs = [f"A{i + 1} = B{b.index(x) + 1}" for i, x in enumerate(a) if x in b]
-        text = "I think they are similar." if req["request_id"] == garbled else "\n".join(pairs) or "NONE"
+        text = (
+            "I think they are similar."
+            if req["request_id"] == garbled
+            else "\n".join(pairs) or "NONE"
+        )
         judged.append({"request_id": req["request_id"], "text": text})
     validation = [
         {"request_id": json.loads(line)["request_id"], "text": "A1 = B1"}
@@ -128,7 +152,11 @@ def test_llm_matcher_through_a_judge_counts_unparseable_answers(workdir, tmp_pat
     assert (scores.loc[scores.status == "ok", "f1"] == 1.0).all()
     table1 = pd.read_csv(workdir / SE / "tables/table1.tsv", sep="\t")
     assert table1.loc[0, "n_unscored"] == 1
-    agreement = pd.read_csv(workdir / SE / "tables/matcher_agreement.tsv", sep="\t").set_index("matcher")
+    agreement = pd.read_csv(workdir / SE / "tables/matcher_agreement.tsv", sep="\t").set_index(
+        "matcher"
+    )
     # the judge says 'same' to every pair: right on the 'yes' half, wrong on the 'no' half
-    labels = pd.read_csv(REPO / "resources/side_effects/matcher_validation.tsv", sep="\t", comment="#")
+    labels = pd.read_csv(
+        REPO / "resources/side_effects/matcher_validation.tsv", sep="\t", comment="#"
+    )
     assert agreement.loc["llm", "agreement"] == pytest.approx((labels.same == "yes").mean())

@@ -57,7 +57,11 @@ class AliasTable:
         df = pd.read_csv(path, sep="\t", comment="#", dtype=str, keep_default_na=False)
         missing = {"alias", "canonical"} - set(df.columns)
         if missing:
-            raise InputError(path, "header", f"alias table needs columns alias, canonical; missing {sorted(missing)}")
+            raise InputError(
+                path,
+                "header",
+                f"alias table needs columns alias, canonical; missing {sorted(missing)}",
+            )
         for i, row in df.iterrows():
             alias, canonical = row["alias"].strip(), row["canonical"].strip()
             if not alias or not canonical:
@@ -65,7 +69,9 @@ class AliasTable:
             known = table._map.get(norm_key(alias))
             if known is not None and known != canonical and norm_key(alias) != norm_key(known):
                 raise InputError(
-                    path, f"row {i + 2}", f"alias {alias!r} already maps to {known!r}, not {canonical!r}"
+                    path,
+                    f"row {i + 2}",
+                    f"alias {alias!r} already maps to {known!r}, not {canonical!r}",
                 )
             table.add(alias, canonical)
         return table

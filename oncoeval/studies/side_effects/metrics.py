@@ -41,9 +41,7 @@ def stratified_recall(site_reference: pd.DataFrame, matched_items: set[str]) -> 
     return out
 
 
-def score_response(
-    n_pred: int, site_reference: pd.DataFrame, pairs: list[tuple[int, int]]
-) -> dict:
+def score_response(n_pred: int, site_reference: pd.DataFrame, pairs: list[tuple[int, int]]) -> dict:
     """Counts, P/R/F1 and stratified recall of one response, given its matched pairs."""
     refs = list(site_reference["side_effect"])
     matched = {refs[j] for _, j in pairs}

@@ -77,20 +77,35 @@ def match_tasks(parsed: list[dict], reference: pd.DataFrame) -> list[tuple[dict,
     """(description, task) for every list against its site's reference, and every base/specified
     pair of one profile and regime. Lists that could not be parsed get no task."""
     tasks = []
-    refs = {site: list(site_items(reference, site)["side_effect"]) for site in reference["site"].unique()}
+    refs = {
+        site: list(site_items(reference, site)["side_effect"])
+        for site in reference["site"].unique()
+    }
     by_pair: dict[tuple[str, str], dict[str, dict]] = {}
     for row in parsed:
         if row["status"] == "error":
             continue
         desc = {k: row[k] for k in ("profile_id", "variant", "regime", "site")}
         key = f"ref|{row['profile_id']}|{row['variant']}|{row['regime']}"
-        tasks.append(({"key": key, "kind": "reference", **desc}, MatchTask(key, row["items"], refs[row["site"]])))
+        tasks.append(
+            (
+                {"key": key, "kind": "reference", **desc},
+                MatchTask(key, row["items"], refs[row["site"]]),
+            )
+        )
         by_pair.setdefault((row["profile_id"], row["regime"]), {})[row["variant"]] = row
     for (pid, regime), variants in sorted(by_pair.items()):
         if {"base", "specified"} <= set(variants):
             base, spec = variants["base"], variants["specified"]
             key = f"ovl|{pid}|{regime}"
-            desc = {"key": key, "kind": "overlap", "profile_id": pid, "variant": None, "regime": regime, "site": spec["site"]}
+            desc = {
+                "key": key,
+                "kind": "overlap",
+                "profile_id": pid,
+                "variant": None,
+                "regime": regime,
+                "site": spec["site"],
+            }
             tasks.append((desc, MatchTask(key, base["items"], spec["items"])))
     return tasks
 
@@ -114,7 +129,9 @@ def write_matches(out_path, tasks, results: dict[str, MatchResult], matcher: str
     write_jsonl(out_path, rows)
 
 
-def score(parsed: list[dict], matches: list[dict], reference: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def score(
+    parsed: list[dict], matches: list[dict], reference: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The scores and overlap tables of one model."""
     by_key = {m["key"]: m for m in matches}
     rows = []
@@ -127,12 +144,28 @@ def score(parsed: list[dict], matches: list[dict], reference: pd.DataFrame) -> t
             status = "match_" + (match["status"] if match else "missing")
             reason = match["reason"] if match else "no match record"
         if status in ("ok", "empty"):
-            metrics = score_response(len(row["items"]), site_ref, [tuple(p) for p in match["pairs"]])
+            metrics = score_response(
+                len(row["items"]), site_ref, [tuple(p) for p in match["pairs"]]
+            )
         else:
-            metrics = {"n_pred": len(row["items"]), "n_ref": len(site_ref), "n_matched": math.nan,
-                       "precision": math.nan, "recall": math.nan, "f1": math.nan,
-                       **{c: math.nan for c in STRATUM_COLUMNS}}
-        rows.append({**base, **metrics, "n_non_list_lines": row["n_non_list_lines"], "status": status, "reason": reason})
+            metrics = {
+                "n_pred": len(row["items"]),
+                "n_ref": len(site_ref),
+                "n_matched": math.nan,
+                "precision": math.nan,
+                "recall": math.nan,
+                "f1": math.nan,
+                **{c: math.nan for c in STRATUM_COLUMNS},
+            }
+        rows.append(
+            {
+                **base,
+                **metrics,
+                "n_non_list_lines": row["n_non_list_lines"],
+                "status": status,
+                "reason": reason,
+            }
+        )
     scores = pd.DataFrame(rows, columns=SCORE_COLUMNS)
 
     overlaps = []
@@ -145,7 +178,12 @@ def score(parsed: list[dict], matches: list[dict], reference: pd.DataFrame) -> t
         n_spec = len(spec["items"]) if spec else 0
         match = by_key.get(f"ovl|{pid}|{regime}")
         if base is None or spec is None or "error" in (base["status"], spec["status"]):
-            status, reason, common, value = "error", "a response of the pair failed", math.nan, math.nan
+            status, reason, common, value = (
+                "error",
+                "a response of the pair failed",
+                math.nan,
+                math.nan,
+            )
         elif match is None or match["status"] != "ok":
             status = "match_" + (match["status"] if match else "missing")
             reason = match["reason"] if match else "no match record"
@@ -153,9 +191,21 @@ def score(parsed: list[dict], matches: list[dict], reference: pd.DataFrame) -> t
         else:
             common = len(match["pairs"])
             value = overlap_ratio(n_base, n_spec, common)
-            status, reason = ("ok", None) if not math.isnan(value) else ("empty", "both lists empty")
-        overlaps.append({"profile_id": pid, "regime": regime, "n_base": n_base, "n_specified": n_spec,
-                         "n_common": common, "overlap": value, "status": status, "reason": reason})
+            status, reason = (
+                ("ok", None) if not math.isnan(value) else ("empty", "both lists empty")
+            )
+        overlaps.append(
+            {
+                "profile_id": pid,
+                "regime": regime,
+                "n_base": n_base,
+                "n_specified": n_spec,
+                "n_common": common,
+                "overlap": value,
+                "status": status,
+                "reason": reason,
+            }
+        )
     return scores, pd.DataFrame(overlaps, columns=OVERLAP_COLUMNS)
 
 

@@ -128,7 +128,9 @@ def _find_header(path, grid) -> tuple[int, int]:
 def _published_rows(path, grid) -> list[dict]:
     header_idx, name_col = _find_header(path, grid)
     if name_col == 0:
-        raise InputError(path, f"row {header_idx + 1}", "no onset/frequency column before 'Side effect'")
+        raise InputError(
+            path, f"row {header_idx + 1}", "no onset/frequency column before 'Side effect'"
+        )
     label_col = name_col - 1
     site_cols = [
         (j, grid.iat[header_idx, j])

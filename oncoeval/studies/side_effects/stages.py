@@ -34,7 +34,9 @@ def prepare(
     mentions="all",
 ) -> None:
     site_aliases = AliasTable.read(site_aliases_path)
-    reference = load_reference(reference_path, site_aliases, AliasTable.read(side_effect_aliases_path))
+    reference = load_reference(
+        reference_path, site_aliases, AliasTable.read(side_effect_aliases_path)
+    )
     profiles = load_profiles(
         profiles_path,
         site_aliases,
@@ -49,17 +51,30 @@ def prepare(
     vocab = vocabulary(reference)
     Path(out_vocabulary).write_text("".join(f"{v}\n" for v in vocab), encoding="utf-8")
     per_site = reference.groupby("site").size().to_dict()
-    log.info("%d profiles; reference: %d items per site %s; vocabulary of %d", len(profiles), len(reference), per_site, len(vocab))
+    log.info(
+        "%d profiles; reference: %d items per site %s; vocabulary of %d",
+        len(profiles),
+        len(reference),
+        per_site,
+        len(vocab),
+    )
     for p in profiles:
         log.info("profile %s: site %s (added text %r)", p.profile_id, p.site, p.added_text)
 
 
-def write_list_requests(profiles_path, vocabulary_path, templates, list_size, max_new_tokens, out_path) -> None:
+def write_list_requests(
+    profiles_path, vocabulary_path, templates, list_size, max_new_tokens, out_path
+) -> None:
     profiles = read_jsonl(profiles_path)
     vocab = Path(vocabulary_path).read_text(encoding="utf-8").splitlines()
     requests = build_requests(profiles, templates, vocab, tuple(list_size), max_new_tokens)
     write_requests(out_path, requests)
-    log.info("%d requests (%d profiles x 2 variants x %d regimes)", len(requests), len(profiles), len(templates))
+    log.info(
+        "%d requests (%d profiles x 2 variants x %d regimes)",
+        len(requests),
+        len(profiles),
+        len(templates),
+    )
 
 
 def parse_file(responses_path, out_path) -> dict:
@@ -70,14 +85,18 @@ def parse_file(responses_path, out_path) -> dict:
     return counts
 
 
-def write_judge_requests(parsed_path, reference_path, template_path, max_new_tokens, out_path) -> None:
+def write_judge_requests(
+    parsed_path, reference_path, template_path, max_new_tokens, out_path
+) -> None:
     tasks = pipeline.match_tasks(read_jsonl(parsed_path), pipeline.read_reference(reference_path))
     judge = LLMMatcher(Path(template_path).read_text(encoding="utf-8"), max_new_tokens)
     # Empty lists need no judge: they have no pairs by definition.
     write_requests(out_path, judge.requests([t for _, t in tasks if t.left and t.right]))
 
 
-def match_file(parsed_path, reference_path, settings, out_path, synonyms_path=None, judged_path=None) -> None:
+def match_file(
+    parsed_path, reference_path, settings, out_path, synonyms_path=None, judged_path=None
+) -> None:
     tasks = pipeline.match_tasks(read_jsonl(parsed_path), pipeline.read_reference(reference_path))
     method = settings["method"]
     plain = [t for _, t in tasks]
@@ -90,7 +109,12 @@ def match_file(parsed_path, reference_path, settings, out_path, synonyms_path=No
         results = matcher.run(plain)
     pipeline.write_matches(out_path, tasks, results, method)
     bad = sum(r.status != "ok" for r in results.values())
-    log.info("%s matcher: %d tasks, %d not usable (unparseable or failed judge answers)", method, len(plain), bad)
+    log.info(
+        "%s matcher: %d tasks, %d not usable (unparseable or failed judge answers)",
+        method,
+        len(plain),
+        bad,
+    )
 
 
 def score_files(parsed_path, matches_path, reference_path, scores_path, overlap_path) -> None:
@@ -102,7 +126,15 @@ def score_files(parsed_path, matches_path, reference_path, scores_path, overlap_
     log.info("scores: %s", scores["status"].value_counts().to_dict())
 
 
-def write_tables(models, score_paths, overlap_paths, table_paths, markdown_paths, figure_paths, settings: BootstrapSettings) -> None:
+def write_tables(
+    models,
+    score_paths,
+    overlap_paths,
+    table_paths,
+    markdown_paths,
+    figure_paths,
+    settings: BootstrapSettings,
+) -> None:
     scores = {m: read_tsv(p) for m, p in zip(models, score_paths, strict=True)}
     overlaps = {m: read_tsv(p) for m, p in zip(models, overlap_paths, strict=True)}
     built = tables.build_tables(scores, overlaps, settings)

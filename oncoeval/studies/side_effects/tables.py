@@ -53,7 +53,9 @@ def prf_row(model: str, scores: pd.DataFrame, regime: str, settings: BootstrapSe
     base = _per_profile(scores, "base", regime)
     row = {"model": model, "regime": regime, "n_profiles": len(spec)}
     for metric in PRF:
-        row.update(_ci_columns(metric, bootstrap_mean_ci(spec[metric] if len(spec) else [], settings)))
+        row.update(
+            _ci_columns(metric, bootstrap_mean_ci(spec[metric] if len(spec) else [], settings))
+        )
     for metric in PRF:
         values = base[metric] if len(base) else []
         row.update(_ci_columns(f"base_{metric}", bootstrap_mean_ci(values, settings)))
@@ -78,7 +80,9 @@ def overlap_row(model: str, overlap: pd.DataFrame, settings: BootstrapSettings) 
     for regime in ("ff", "ff_lsc"):
         values = overlap.loc[overlap["regime"] == regime, "overlap"]
         row.update(_ci_columns(f"overlap_{regime}", bootstrap_mean_ci(values, settings)))
-    row["n_unscored"] = int(overlap.loc[overlap["regime"].isin(["ff", "ff_lsc"]), "overlap"].isna().sum())
+    row["n_unscored"] = int(
+        overlap.loc[overlap["regime"].isin(["ff", "ff_lsc"]), "overlap"].isna().sum()
+    )
     return row
 
 
@@ -91,15 +95,21 @@ def strata_row(model: str, scores: pd.DataFrame, columns, settings: BootstrapSet
     return row
 
 
-def build_tables(scores: dict[str, pd.DataFrame], overlaps: dict[str, pd.DataFrame], settings: BootstrapSettings) -> dict[str, pd.DataFrame]:
+def build_tables(
+    scores: dict[str, pd.DataFrame], overlaps: dict[str, pd.DataFrame], settings: BootstrapSettings
+) -> dict[str, pd.DataFrame]:
     models = list(scores)
     tables = {}
     for name, regime in TABLE_REGIMES.items():
         tables[name] = pd.DataFrame([prf_row(m, scores[m], regime, settings) for m in models])
     tables["table2"] = pd.DataFrame([delta_row(m, scores[m], settings) for m in models])
     tables["table5"] = pd.DataFrame([overlap_row(m, overlaps[m], settings) for m in models])
-    tables["table6"] = pd.DataFrame([strata_row(m, scores[m], ONSET_COLUMNS, settings) for m in models])
-    tables["table7"] = pd.DataFrame([strata_row(m, scores[m], FREQUENCY_COLUMNS, settings) for m in models])
+    tables["table6"] = pd.DataFrame(
+        [strata_row(m, scores[m], ONSET_COLUMNS, settings) for m in models]
+    )
+    tables["table7"] = pd.DataFrame(
+        [strata_row(m, scores[m], FREQUENCY_COLUMNS, settings) for m in models]
+    )
     return {name: tables[name] for name in sorted(tables)}
 
 
@@ -112,7 +122,9 @@ def notes(settings: BootstrapSettings, n_resp_unscored: int) -> list[str]:
     ]
 
 
-def plot_precision_recall(scores: dict[str, pd.DataFrame], settings: BootstrapSettings, path) -> None:
+def plot_precision_recall(
+    scores: dict[str, pd.DataFrame], settings: BootstrapSettings, path
+) -> None:
     regimes = ["ff", "ff_lsc", "grounded", "grounded_lsc"]
     markers = "osD^v<>px*"
     fig, ax = plt.subplots(figsize=(6.5, 5))
@@ -126,10 +138,24 @@ def plot_precision_recall(scores: dict[str, pd.DataFrame], settings: BootstrapSe
             rc = bootstrap_mean_ci(spec["recall"], settings)
             if np.isnan(p[0]) or np.isnan(rc[0]):
                 continue
-            xerr = [[p[0] - p[1] if not np.isnan(p[1]) else 0], [p[2] - p[0] if not np.isnan(p[2]) else 0]]
-            yerr = [[rc[0] - rc[1] if not np.isnan(rc[1]) else 0], [rc[2] - rc[0] if not np.isnan(rc[2]) else 0]]
-            ax.errorbar(p[0], rc[0], xerr=xerr, yerr=yerr, fmt=markers[k % len(markers)], color=colors(r), capsize=3,
-                        label=f"{model} · {regime}")
+            xerr = [
+                [p[0] - p[1] if not np.isnan(p[1]) else 0],
+                [p[2] - p[0] if not np.isnan(p[2]) else 0],
+            ]
+            yerr = [
+                [rc[0] - rc[1] if not np.isnan(rc[1]) else 0],
+                [rc[2] - rc[0] if not np.isnan(rc[2]) else 0],
+            ]
+            ax.errorbar(
+                p[0],
+                rc[0],
+                xerr=xerr,
+                yerr=yerr,
+                fmt=markers[k % len(markers)],
+                color=colors(r),
+                capsize=3,
+                label=f"{model} · {regime}",
+            )
     ax.set_xlim(0, 1.02)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("precision (specified profiles)")
@@ -143,7 +169,10 @@ def plot_precision_recall(scores: dict[str, pd.DataFrame], settings: BootstrapSe
 
 def plot_recall_strata(tables: dict[str, pd.DataFrame], path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), gridspec_kw={"width_ratios": [2, 4]})
-    for ax, name, columns in ((axes[0], "table6", ONSET_COLUMNS), (axes[1], "table7", FREQUENCY_COLUMNS)):
+    for ax, name, columns in (
+        (axes[0], "table6", ONSET_COLUMNS),
+        (axes[1], "table7", FREQUENCY_COLUMNS),
+    ):
         table = tables[name]
         width = 0.8 / max(len(table), 1)
         x = np.arange(len(columns))
@@ -152,7 +181,9 @@ def plot_recall_strata(tables: dict[str, pd.DataFrame], path) -> None:
             low = np.array([row[f"{c}_ci_low"] for c in columns], dtype=float)
             high = np.array([row[f"{c}_ci_high"] for c in columns], dtype=float)
             err = np.nan_to_num(np.vstack([means - low, high - means]), nan=0.0)
-            ax.bar(x + k * width, np.nan_to_num(means), width, yerr=err, capsize=3, label=row["model"])
+            ax.bar(
+                x + k * width, np.nan_to_num(means), width, yerr=err, capsize=3, label=row["model"]
+            )
         ax.set_xticks(x + width * (len(table) - 1) / 2)
         ax.set_xticklabels([c.removeprefix("recall_").replace("_", " ") for c in columns])
         ax.set_ylim(0, 1.05)

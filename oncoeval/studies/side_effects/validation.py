@@ -51,7 +51,9 @@ def read_validation(path) -> pd.DataFrame:
 
 def tasks(df: pd.DataFrame) -> list[MatchTask]:
     return [
-        MatchTask(f"val|{i}", [row["prediction"].strip().lower()], [row["reference"].strip().lower()])
+        MatchTask(
+            f"val|{i}", [row["prediction"].strip().lower()], [row["reference"].strip().lower()]
+        )
         for i, row in df.iterrows()
     ]
 
@@ -79,7 +81,14 @@ def write_validation_requests(validation_path, template_path, max_new_tokens, ou
 
 
 def write_agreement(
-    validation_path, methods, matcher, synonyms_path, judged_path, out_tsv, out_md, settings: BootstrapSettings
+    validation_path,
+    methods,
+    matcher,
+    synonyms_path,
+    judged_path,
+    out_tsv,
+    out_md,
+    settings: BootstrapSettings,
 ) -> pd.DataFrame:
     df = read_validation(validation_path)
     val_tasks = tasks(df)

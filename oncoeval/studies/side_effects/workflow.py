@@ -79,7 +79,10 @@ def validation_methods(config: dict) -> list[str]:
 
 
 def match_inputs(config: dict, model: str) -> dict:
-    inputs = {"parsed": f"{ROOT}/parsed/{model}.jsonl", "reference": f"{ROOT}/prepared/reference.tsv"}
+    inputs = {
+        "parsed": f"{ROOT}/parsed/{model}.jsonl",
+        "reference": f"{ROOT}/prepared/reference.tsv",
+    }
     method = block(config)["matcher"]["method"]
     if method == "lexical":
         inputs["synonyms"] = block(config)["matcher"]["synonyms"]
