@@ -17,6 +17,7 @@ def test_bullets_of_every_style_become_one_clean_list():
         "Long-term:\n"
         "- Long-term effects:\n"
         "-\n"
+        "---\n"
         "I hope this helps."
     )
     parsed = parse_list(text)
@@ -29,8 +30,8 @@ def test_bullets_of_every_style_become_one_clean_list():
         "skin ulceration",
     ]
     assert parsed.n_duplicates == 1
-    # preamble, 'Long-term:', '- Long-term effects:', the empty bullet, the closing sentence
-    assert parsed.n_non_list_lines == 5
+    # preamble, 'Long-term:', '- Long-term effects:', the empty bullet, the rule, the closing line
+    assert parsed.n_non_list_lines == 6
     assert parsed.status == "ok"
 
 

@@ -3,7 +3,7 @@
 Bullets of any style (``•``, ``-``, ``*``, ``–``, ``1.``, ``2)``) are list items; their text is
 stripped of the marker, Markdown emphasis and trailing punctuation, lower-cased, and exact
 duplicates and empties are dropped. Every other non-empty line (a preamble, a heading, a list item
-that ends with ``:`` and so names a category) is not a side effect: it is counted in
+that ends with ``:`` and so names a category, a rule such as ``---``) is not a side effect: it is counted in
 ``n_non_list_lines`` and kept out of the list.
 """
 
@@ -47,7 +47,7 @@ def parse_list(text: str | None, error: str | None = None) -> ParsedList:
             continue
         match = _BULLET.match(line)
         item = clean_item(match.group("item")) if match else ""
-        if not match or not item or item.endswith(":"):
+        if not match or not re.search(r"\w", item) or item.endswith(":"):
             out.n_non_list_lines += 1
             continue
         if item in seen:
