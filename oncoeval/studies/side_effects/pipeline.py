@@ -129,84 +129,77 @@ def write_matches(out_path, tasks, results: dict[str, MatchResult], matcher: str
     write_jsonl(out_path, rows)
 
 
-def score(
-    parsed: list[dict], matches: list[dict], reference: pd.DataFrame
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The scores and overlap tables of one model."""
-    by_key = {m["key"]: m for m in matches}
+def _match_status(match: dict | None) -> tuple[str, str | None] | None:
+    """(status, reason) when a match record is missing or unusable, else None."""
+    if match is None:
+        return "match_missing", "no match record"
+    if match["status"] != "ok":
+        return f"match_{match['status']}", match["reason"]
+    return None
+
+
+def score_rows(parsed: list[dict], by_key: dict, reference: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for row in parsed:
-        base = {k: row[k] for k in ("profile_id", "variant", "regime", "site")}
         site_ref = site_items(reference, row["site"])
         status, reason = row["status"], row["reason"]
         match = by_key.get(f"ref|{row['profile_id']}|{row['variant']}|{row['regime']}")
-        if status != "error" and (match is None or match["status"] != "ok"):
-            status = "match_" + (match["status"] if match else "missing")
-            reason = match["reason"] if match else "no match record"
+        if status != "error" and _match_status(match):
+            status, reason = _match_status(match)
         if status in ("ok", "empty"):
-            metrics = score_response(
-                len(row["items"]), site_ref, [tuple(p) for p in match["pairs"]]
-            )
-        else:
-            metrics = {
-                "n_pred": len(row["items"]),
-                "n_ref": len(site_ref),
-                "n_matched": math.nan,
-                "precision": math.nan,
-                "recall": math.nan,
-                "f1": math.nan,
-                **{c: math.nan for c in STRATUM_COLUMNS},
-            }
+            pairs = [tuple(p) for p in match["pairs"]]
+            metrics = score_response(len(row["items"]), site_ref, pairs)
+        else:  # unscorable: counts kept, metrics NaN
+            metrics = {"n_pred": len(row["items"]), "n_ref": len(site_ref)}
         rows.append(
             {
-                **base,
+                **{k: row[k] for k in ("profile_id", "variant", "regime", "site")},
                 **metrics,
                 "n_non_list_lines": row["n_non_list_lines"],
                 "status": status,
                 "reason": reason,
             }
         )
-    scores = pd.DataFrame(rows, columns=SCORE_COLUMNS)
+    return pd.DataFrame(rows, columns=SCORE_COLUMNS)
 
-    overlaps = []
+
+def overlap_rows(parsed: list[dict], by_key: dict) -> pd.DataFrame:
     pairs: dict[tuple[str, str], dict[str, dict]] = {}
     for row in parsed:
         pairs.setdefault((row["profile_id"], row["regime"]), {})[row["variant"]] = row
+    rows = []
     for (pid, regime), variants in sorted(pairs.items()):
         base, spec = variants.get("base"), variants.get("specified")
-        n_base = len(base["items"]) if base else 0
-        n_spec = len(spec["items"]) if spec else 0
+        row = {
+            "profile_id": pid,
+            "regime": regime,
+            "n_base": len(base["items"]) if base else 0,
+            "n_specified": len(spec["items"]) if spec else 0,
+            "n_common": math.nan,
+            "overlap": math.nan,
+            "status": "ok",
+            "reason": None,
+        }
         match = by_key.get(f"ovl|{pid}|{regime}")
         if base is None or spec is None or "error" in (base["status"], spec["status"]):
-            status, reason, common, value = (
-                "error",
-                "a response of the pair failed",
-                math.nan,
-                math.nan,
-            )
-        elif match is None or match["status"] != "ok":
-            status = "match_" + (match["status"] if match else "missing")
-            reason = match["reason"] if match else "no match record"
-            common, value = math.nan, math.nan
+            row.update(status="error", reason="a response of the pair failed")
+        elif _match_status(match):
+            row["status"], row["reason"] = _match_status(match)
         else:
-            common = len(match["pairs"])
-            value = overlap_ratio(n_base, n_spec, common)
-            status, reason = (
-                ("ok", None) if not math.isnan(value) else ("empty", "both lists empty")
-            )
-        overlaps.append(
-            {
-                "profile_id": pid,
-                "regime": regime,
-                "n_base": n_base,
-                "n_specified": n_spec,
-                "n_common": common,
-                "overlap": value,
-                "status": status,
-                "reason": reason,
-            }
-        )
-    return scores, pd.DataFrame(overlaps, columns=OVERLAP_COLUMNS)
+            row["n_common"] = len(match["pairs"])
+            row["overlap"] = overlap_ratio(row["n_base"], row["n_specified"], row["n_common"])
+            if math.isnan(row["overlap"]):
+                row.update(status="empty", reason="both lists empty")
+        rows.append(row)
+    return pd.DataFrame(rows, columns=OVERLAP_COLUMNS)
+
+
+def score(
+    parsed: list[dict], matches: list[dict], reference: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The scores and overlap tables of one model."""
+    by_key = {m["key"]: m for m in matches}
+    return score_rows(parsed, by_key, reference), overlap_rows(parsed, by_key)
 
 
 def read_reference(path) -> pd.DataFrame:
