@@ -139,9 +139,10 @@ def write_tables(
     overlaps = {m: read_tsv(p) for m, p in zip(models, overlap_paths, strict=True)}
     built = tables.build_tables(scores, overlaps, settings)
     unscored = sum(int(s["precision"].isna().sum()) for s in scores.values())
-    notes = tables.notes(settings, unscored)
     for (name, table), tsv, md in zip(built.items(), table_paths, markdown_paths, strict=True):
         assert Path(tsv).stem == name, (name, tsv)
-        write_table(table, tsv, md, title=tables.TITLES[name], notes=notes)
+        write_table(
+            table, tsv, md, title=tables.TITLES[name], notes=tables.notes(settings, unscored, name)
+        )
     tables.plot_precision_recall(scores, settings, figure_paths[0])
     tables.plot_recall_strata(built, figure_paths[1])

@@ -32,7 +32,7 @@ TITLES = {
     "table2": "Table 2: effect of the list-size constraint (ff_lsc - ff), paired by profile",
     "table3": "Table 3: selection from the clinician-curated list (grounded)",
     "table4": "Table 4: selection from the curated list with the list-size constraint (grounded_lsc)",
-    "table5": "Table 5: overlap ratio between base and specified profiles",
+    "table5": "Table 5: overlap ratio between base and specified profiles (ff and ff_lsc)",
     "table6": "Table 6: recall by temporal onset (averaged over regimes per profile)",
     "table7": "Table 7: recall by side-effect frequency (averaged over regimes per profile)",
 }
@@ -113,8 +113,16 @@ def build_tables(
     return {name: tables[name] for name in sorted(tables)}
 
 
-def notes(settings: BootstrapSettings, n_resp_unscored: int) -> list[str]:
-    return [
+EXTRA_NOTES = {
+    "table5": "n_unscored: profile-regime pairs whose overlap is undefined (both lists empty) "
+    "or could not be matched; they are left out of the mean.",
+    "table2": "Differences within each profile, then resampled by profile (paired bootstrap).",
+}
+
+
+def notes(settings: BootstrapSettings, n_resp_unscored: int, table: str = "") -> list[str]:
+    extra = [EXTRA_NOTES[table]] if table in EXTRA_NOTES else []
+    return extra + [
         f"Means over profiles with {settings.ci:.0%} percentile bootstrap intervals "
         f"({settings.n_resamples} resamples of profiles, seed {settings.seed}).",
         f"Responses that could not be scored across all models: {n_resp_unscored} "
