@@ -7,6 +7,8 @@ SE = sew.ROOT
 # Fill the study block's schema defaults once (validate() does not reach into $ref'd schemas).
 config.setdefault("studies", {})["side_effects"] = sew.block(config)
 SE_BLOCK = sew.block(config)
+if study_enabled("side_effects") and sew.config_problem(config):
+    raise WorkflowError(f"config: {sew.config_problem(config)}")
 
 
 localrules:

@@ -54,6 +54,13 @@ def judge(config: dict) -> str | None:
     return (block(config).get("judges") or {}).get("matcher")
 
 
+def config_problem(config: dict) -> str | None:
+    """A problem of the study block that the schema cannot see, or None."""
+    if block(config)["matcher"]["method"] == "llm" and not judge(config):
+        return f"studies.{STUDY}.matcher.method is llm, but judges.matcher names no judge model"
+    return None
+
+
 def templates(config: dict) -> dict[str, str]:
     return {regime: f"{PROMPTS}/{regime}.txt" for regime in block(config)["regimes"]}
 
