@@ -10,6 +10,7 @@ SE = "results/side_effects"
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3000)  # 48 SmolLM2 requests: minutes on idle cores, far more on busy ones
 def test_default_config_runs_the_study_on_the_embedded_model(workdir):
     config = yaml.safe_load((REPO / "config/config.yaml").read_text())
     assert config["studies"]["side_effects"]["enabled"] is True
