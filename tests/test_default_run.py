@@ -1,0 +1,79 @@
+"""The default config (demo data, embedded models, offline, CPU) runs every study end to end.
+
+One complete run of `snakemake` on config/config.yaml, as `make run` does, then checks per study
+and the report. It is the slowest test (the real SmolLM2 answers every study's requests).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import REPO, run_snakemake
+
+STUDIES = ("side_effects", "cancer_myth", "coral", "guidelines")
+
+
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory):
+    from conftest import WORKFLOW_PARTS
+
+    workdir = tmp_path_factory.mktemp("default-run")
+    for part in WORKFLOW_PARTS:
+        (workdir / part).symlink_to(REPO / part)
+    run_snakemake(workdir, timeout=2700)
+    run_snakemake(workdir, "--report", "results/report.html", timeout=600)
+    return workdir
+
+
+def _tsv(path):
+    return pd.read_csv(path, sep="\t")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_every_study_is_enabled_in_the_default_config():
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    assert [s for s in STUDIES if config["studies"][s]["enabled"]] == list(STUDIES)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+@pytest.mark.parametrize("study", STUDIES)
+def test_each_study_writes_scores_tables_and_figures(default_run, study):
+    results = default_run / "results" / study
+    scores = _tsv(results / "scores" / "smollm2.tsv")
+    assert len(scores) > 0
+    tables = sorted((results / "tables").glob("*.tsv"))
+    assert tables, f"no tables for {study}"
+    for table in tables:
+        assert table.with_suffix(".md").exists(), f"{table.name} has no Markdown twin"
+    assert any((results / "figures").glob("*.png"))
+    # Every response of the embedded model is accounted for: text or a recorded error.
+    for path in (results / "responses" / "smollm2").glob("*.jsonl"):
+        for line in path.read_text().splitlines():
+            row = json.loads(line)
+            assert (row["text"] is not None) or row["error"], path
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_side_effects_tables_one_to_seven_cover_every_response(default_run):
+    results = default_run / "results" / "side_effects"
+    scores = _tsv(results / "scores" / "smollm2.tsv")
+    assert len(scores) == 6 * 2 * 4  # profiles x variants x regimes
+    assert scores["precision"].dropna().between(0, 1).all()
+    for i in range(1, 8):
+        assert (results / "tables" / f"table{i}.tsv").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_report_bundles_the_results(default_run):
+    report = default_run / "results" / "report.html"
+    assert report.stat().st_size > 10_000
+    # A rerun of the finished default run has nothing to do and calls no model.
+    proc = run_snakemake(default_run, "-n")
+    assert "Nothing to be done" in proc.stdout + proc.stderr
