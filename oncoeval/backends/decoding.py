@@ -231,6 +231,26 @@ class DecodeLoop:
         self.steps = 0  # decode forward calls
         self.row_steps = 0  # rows x decode steps, idle rows included (1 - busy/row_steps = waste)
         self.busy_steps = 0  # rows x decode steps that produced a token
+        self.prefill_tokens = 0  # prompt tokens prefilled
+        self.prefill_slots = 0  # prompt tokens + left padding (1 - tokens/slots = padding waste)
+        self.prefill_s = 0.0
+        self.decode_s = 0.0
+
+    def stats(self) -> dict:
+        """Where the time went: prefill vs decode, idle rows, padding."""
+        return {
+            "decode_steps": self.steps,
+            "row_busy_share": round(self.busy_steps / self.row_steps, 4)
+            if self.row_steps
+            else None,
+            "prefill_padding_share": (
+                round(1 - self.prefill_tokens / self.prefill_slots, 4)
+                if self.prefill_slots
+                else None
+            ),
+            "prefill_s": round(self.prefill_s, 3),
+            "decode_s": round(self.decode_s, 3),
+        }
 
     def _prefill(self, jobs: list[Job]):
         """One forward over new prompts (left-padded); their KV and last-position logits."""
@@ -251,6 +271,8 @@ class DecodeLoop:
             logits_to_keep=1,
         )
         kv = [(layer.keys, layer.values) for layer in cache.layers]
+        self.prefill_tokens += sum(len(j.prompt) for j in jobs)
+        self.prefill_slots += width * len(jobs)
         return out.logits[:, -1, :].float(), kv, width, mask.to(self.device)
 
     def run(self, jobs: list[Job]) -> Iterator[Job]:
@@ -271,6 +293,7 @@ class DecodeLoop:
                 take = [waiting.pop() for _ in range(min(len(free), len(waiting)))]
                 started = time.perf_counter()
                 logits, kv, width, mask = self._prefill(take)
+                self.prefill_s += time.perf_counter() - started
                 cache.reserve(width, max(j.params.max_new_tokens for j in take) + 1)
                 rows = free[: len(take)]
                 cache.write(torch.tensor(rows, device=dev), kv, width, mask)
@@ -295,6 +318,7 @@ class DecodeLoop:
                 cache.reserve(0, 64)
             # Idle rows attend their own (ignored) slot so that no row's softmax is empty.
             cache.valid[:, slot] = True
+            step_started = time.perf_counter()
             out = self.model(
                 input_ids=state.next_ids[:, None],
                 attention_mask=cache.valid[:, None, None, : slot + 1],
@@ -307,7 +331,9 @@ class DecodeLoop:
             self.steps += 1
             self.row_steps += cache.rows
             self.busy_steps += len(live)
-            yield from self._advance(state, cache, live, out.logits[live, -1, :].float())
+            logits = out.logits[live, -1, :].float()
+            self.decode_s += time.perf_counter() - step_started
+            yield from self._advance(state, cache, live, logits)
 
     def _advance(self, state: _Rows, cache: SlotCache, rows, logits: torch.Tensor) -> Iterator[Job]:
         """Choose the next token of ``rows`` from their logits; yield and free finished jobs."""
@@ -316,6 +342,7 @@ class DecodeLoop:
         if bool((penalty != 1).any()):
             logits = _apply_penalty(logits, state.seen[index], penalty[:, None])
         tokens = logits.argmax(dim=-1).tolist()
+        going_rows, going_tokens = [], []
         for i, row in enumerate(rows):
             job = state.jobs[row]
             if job.params.sampled:
@@ -326,8 +353,13 @@ class DecodeLoop:
                 cache.valid[row] = False
                 yield job
             else:
-                state.seen[row, tokens[i]] = True
-                state.next_ids[row] = tokens[i]
+                going_rows.append(row)
+                going_tokens.append(tokens[i])
+        if going_rows:  # one scatter for all rows (one kernel launch, not one per row, on a GPU)
+            index = torch.tensor(going_rows, device=self.device)
+            chosen = torch.tensor(going_tokens, device=self.device)
+            state.seen[index, chosen] = True
+            state.next_ids[index] = chosen
 
     def _record(self, job: Job, token: int) -> bool:
         """Append ``token`` to the job; True when the job is finished."""

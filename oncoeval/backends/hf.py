@@ -3,12 +3,15 @@
 - ``path``: a local folder, a hub id (offline here), or ``embedded:NAME`` (see oncoeval.embedded).
 - ``gguf_file``: load GGUF weights. A GGUF load is slow (the reader parses the vocabulary twice),
   so the model is converted once to a regular fp32 checkpoint in the model store, keyed by the
-  GGUF's hash and the transformers version, and later jobs load that.
-- Chat template, left-padded batches sorted by prompt length, greedy unless a request samples;
-  a sampled request runs with its own seeded generator so its draw does not depend on the batch
-  it lands in.
+  GGUF's hash and the transformers version (the workflow's `convert_model` rule does it before
+  the model's `generate` jobs; ``ensure_converted`` also does it on first use outside it).
+- Chat template; requests decoded by ``decoding.DecodeLoop``: continuous batching of
+  ``batch_size`` rows admitted in prompt-length order (left-padded prefill), greedy unless a
+  request samples, and every sampled request drawn from its own generator seeded by its ``seed``,
+  so its text does not depend on the batch it lands in.
 - ``quantization: 4bit|8bit`` uses bitsandbytes and needs CUDA: refused otherwise, before any
   work (bitsandbytes would quietly quantize on the CPU and change the text).
+- ``threads``: torch threads of the job (the cores Snakemake gave it).
 """
 
 from __future__ import annotations
@@ -365,17 +368,8 @@ class Backend(BaseBackend):
             log.exception("generation failed; %d requests left unanswered", len(pending))
             for job in pending.values():
                 yield self._error(job.key, exc)
-        self.last_stats = {
-            "steps": loop.steps,
-            "row_steps": loop.row_steps,
-            "busy_steps": loop.busy_steps,
-        }
-        if loop.row_steps:
-            log.info(
-                "decode: %d steps, %.0f%% of row-steps busy",
-                loop.steps,
-                100 * loop.busy_steps / loop.row_steps,
-            )
+        self.last_stats = loop.stats()
+        log.info("decode loop: %s", self.last_stats)
 
     def _error(self, request: Request, exc: Exception) -> Response:
         return Response(
