@@ -69,7 +69,7 @@ def build_requests(n: int):
 
     requests = []
     for i in range(n):
-        lines = [DETAILS[(i + k) % len(DETAILS)] for k in range(2 + i % 4)]
+        lines = [DETAILS[(i + k) % len(DETAILS)] for k in range(3 + i % 4)]
         text = (
             f"A patient is about to start {TOPICS[i % len(TOPICS)]}. "
             + " ".join(lines)
@@ -190,7 +190,7 @@ def run(out_dir: Path) -> dict:
     rows: list[dict] = []
 
     def subset(batch_size: int) -> int:
-        return min(N_REQUESTS, max(8, 4 * batch_size))
+        return min(N_REQUESTS, max(4, 2 * batch_size))
 
     def hf_generate(n: int, batch_size: int):
         def go():
