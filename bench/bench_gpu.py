@@ -74,7 +74,7 @@ def prompts(n: int, seed: int = 0) -> list[list[int]]:
 
 
 def n_requests(batch_size: int) -> int:
-    return max(16, 2 * batch_size)
+    return max(8, 2 * batch_size)
 
 
 def timed(fn, *args) -> tuple[int, float, float]:

@@ -289,22 +289,6 @@ class Backend(BaseBackend):
             self.batch_size,
         )
 
-    @classmethod
-    def from_model(cls, cfg: dict, model, tokenizer) -> Backend:
-        """A backend around an already loaded model (benchmarks, tests)."""
-        self = cls.__new__(cls)
-        BaseBackend.__init__(self, cfg, 1, None)
-        import torch
-
-        self.torch = torch
-        self.model, self.tokenizer = model.eval(), tokenizer
-        if self.tokenizer.pad_token is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.device = next(model.parameters()).device
-        self.batch_size = int(cfg.get("batch_size", 8))
-        self.last_stats = {}
-        return self
-
     def _prompt_ids(self, request: Request) -> list[int]:
         ids = self.tokenizer.apply_chat_template(
             request.messages, add_generation_prompt=True, tokenize=True
