@@ -31,6 +31,10 @@ from pathlib import Path
 
 import yaml
 
+# As the hf backend does before torch loads (see oncoeval.backends.hf.passive_openmp_threads);
+# every mode below runs under the same policy.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 REPO = Path(__file__).resolve().parents[1]
 THREADS = int(os.environ.get("ONCOEVAL_BENCH_THREADS", "2"))
 N_REQUESTS = int(os.environ.get("ONCOEVAL_BENCH_REQUESTS", "64"))
@@ -270,6 +274,7 @@ def run(out_dir: Path) -> dict:
 
     return {
         "threads": THREADS,
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
         "new_tokens": NEW_TOKENS,
         "prompt_tokens": {"min": min(map(len, prompts)), "max": max(map(len, prompts))},
         "default_batch_size": default_batch,
