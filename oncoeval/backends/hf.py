@@ -3,20 +3,26 @@
 - ``path``: a local folder, a hub id (offline here), or ``embedded:NAME`` (see oncoeval.embedded).
 - ``gguf_file``: load GGUF weights. A GGUF load is slow (the reader parses the vocabulary twice),
   so the model is converted once to a regular fp32 checkpoint in the model store, keyed by the
-  GGUF's hash and the transformers version, and later jobs load that.
-- Chat template, left-padded batches sorted by prompt length, greedy unless a request samples;
-  a sampled request runs with its own seeded generator so its draw does not depend on the batch
-  it lands in.
+  GGUF's hash and the transformers version (the workflow's `convert_model` rule does it before
+  the model's `generate` jobs; ``ensure_converted`` also does it on first use outside it).
+- Chat template; requests decoded by ``decoding.DecodeLoop``: continuous batching of
+  ``batch_size`` rows admitted in prompt-length order (left-padded prefill), greedy unless a
+  request samples, and every sampled request drawn from its own generator seeded by its ``seed``,
+  so its text does not depend on the batch it lands in.
 - ``quantization: 4bit|8bit`` uses bitsandbytes and needs CUDA: refused otherwise, before any
   work (bitsandbytes would quietly quantize on the CPU and change the text).
+- ``threads``: torch threads of the job (the cores Snakemake gave it).
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
+import json
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -33,6 +39,8 @@ DEFAULT_MODEL_STORE = "cache/models"
 
 
 def model_store() -> Path:
+    """Where GGUF conversions live: $ONCOEVAL_MODEL_STORE (the workflow sets it from the
+    config's ``model_store``), else cache/models."""
     return Path(os.environ.get("ONCOEVAL_MODEL_STORE", DEFAULT_MODEL_STORE))
 
 
@@ -42,6 +50,29 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def gguf_sha256(path: Path, store: Path | None = None) -> str:
+    """sha256 of a GGUF file, remembered in the store by (name, size, mtime).
+
+    The workflow asks for it whenever it builds the DAG; hashing a multi-GB GGUF every time
+    would make a dry run slow.
+    """
+    stat = path.stat()
+    memo = (store or model_store()) / ".sha256" / f"{path.name}-{stat.st_size}-{stat.st_mtime_ns}"
+    try:
+        return memo.read_text().strip()
+    except OSError:
+        pass
+    digest = _sha256(path)
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo.with_name(f".{memo.name}.{os.getpid()}")
+        tmp.write_text(digest)
+        os.replace(tmp, memo)
+    except OSError:  # a read-only store still works, only slower
+        pass
+    return digest
 
 
 def resolve_weights(cfg: dict) -> tuple[str, str | None]:
@@ -55,22 +86,66 @@ def resolve_weights(cfg: dict) -> tuple[str, str | None]:
     return path, gguf_file
 
 
+def checkpoint_path(folder: str, gguf_file: str, store: Path | None = None) -> Path:
+    """Folder of the regular checkpoint converted from ``folder/gguf_file``.
+
+    Keyed by the GGUF's sha256 and the transformers version, so a new file or a new transformers
+    gets a new conversion. Cheap (no torch import): the workflow calls it to name the output of
+    its `convert_model` rule.
+    """
+    gguf_path = Path(folder) / gguf_file
+    store = store or model_store()
+    version = importlib.metadata.version("transformers")
+    return store / f"{gguf_path.stem}-{gguf_sha256(gguf_path, store)[:16]}-tf{version}"
+
+
+def conversion_source(cfg: dict) -> tuple[str, str] | None:
+    """(folder, gguf file) when this model's GGUF is to be converted to a checkpoint, else None."""
+    if cfg.get("backend") != "hf" or not cfg.get("convert_gguf", True):
+        return None
+    folder, gguf_file = resolve_weights(cfg)
+    if not gguf_file or not (Path(folder) / gguf_file).is_file():
+        return None  # not GGUF, or a hub id that transformers resolves itself
+    return folder, gguf_file
+
+
+def conversion_manifests(cfg: dict) -> list[str]:
+    """The `convert_model` output a `generate` job of this model waits for ([] if none)."""
+    source = conversion_source(cfg)
+    return [] if source is None else [f"results/models/{checkpoint_path(*source).name}.json"]
+
+
+def conversions(models: dict[str, dict]) -> dict[str, str]:
+    """Checkpoint folder name -> GGUF path, for every model whose GGUF is to be converted.
+
+    Models that share one GGUF share one conversion. A model whose weights cannot be resolved is
+    left out here; the config check reports it.
+    """
+    out: dict[str, str] = {}
+    for cfg in models.values():
+        try:
+            source = conversion_source(cfg)
+        except ConfigError:
+            continue
+        if source is not None:
+            out[checkpoint_path(*source).name] = str(Path(source[0]) / source[1])
+    return out
+
+
 def ensure_converted(folder: str, gguf_file: str, store: Path | None = None) -> Path:
     """Convert a GGUF model to a regular checkpoint once; return the checkpoint folder.
 
-    The folder name holds the GGUF's hash and the transformers version, so a new file or a new
-    transformers gets a new conversion. Written to a temporary folder and renamed into place, so
-    concurrent jobs never see a half-written checkpoint.
+    Written to a temporary folder and renamed into place, so concurrent jobs never see a
+    half-written checkpoint; the loser of a race uses the winner's copy.
     """
-    import transformers
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    gguf_path = Path(folder) / gguf_file
     store = store or model_store()
-    target = store / f"{gguf_path.stem}-{_sha256(gguf_path)[:16]}-tf{transformers.__version__}"
+    target = checkpoint_path(folder, gguf_file, store)
     if (target / "config.json").is_file():
         return target
     store.mkdir(parents=True, exist_ok=True)
+    gguf_path = Path(folder) / gguf_file
     log.info("converting %s to a regular checkpoint at %s (once)", gguf_path, target)
     started = time.perf_counter()
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf_file)
@@ -83,6 +158,9 @@ def ensure_converted(folder: str, gguf_file: str, store: Path | None = None) -> 
     try:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
+        (tmp / "oncoeval-source.json").write_text(
+            json.dumps({"gguf": str(gguf_path), "sha256": _sha256(gguf_path)}, indent=1)
+        )
         try:
             os.rename(tmp, target)
         except OSError:
@@ -92,6 +170,58 @@ def ensure_converted(folder: str, gguf_file: str, store: Path | None = None) -> 
         shutil.rmtree(tmp, ignore_errors=True)
     log.info("converted in %.1f s", time.perf_counter() - started)
     return target
+
+
+def convert_and_describe(gguf: str, manifest: str, expected_name: str | None = None) -> dict:
+    """Convert ``gguf`` (once) and write a manifest naming the checkpoint (the rule's output)."""
+    gguf_path = Path(gguf)
+    started = time.perf_counter()
+    existed = (checkpoint_path(str(gguf_path.parent), gguf_path.name) / "config.json").is_file()
+    target = ensure_converted(str(gguf_path.parent), gguf_path.name)
+    if expected_name is not None and target.name != expected_name:
+        raise RuntimeError(
+            f"conversion landed in {target}, but the workflow expects {expected_name}"
+        )
+    info = {
+        "gguf": str(gguf_path),
+        "gguf_sha256": gguf_sha256(gguf_path),
+        "transformers": importlib.metadata.version("transformers"),
+        "checkpoint": str(target.resolve()),
+        "reused": existed,
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+    Path(manifest).parent.mkdir(parents=True, exist_ok=True)
+    Path(manifest).write_text(json.dumps(info, indent=2) + "\n")
+    log.info("%s checkpoint %s", "reused" if existed else "converted", target)
+    return info
+
+
+def quantization_problem(cfg: dict, cuda_available: bool) -> str | None:
+    """The refusal message for bitsandbytes quantization without CUDA, else None.
+
+    Checked explicitly: bitsandbytes imports on a CPU machine and quietly quantizes there,
+    which changes the outputs without any error.
+    """
+    quant = cfg.get("quantization") or "none"
+    if quant == "none" or cuda_available:
+        return None
+    return (
+        f"models[{cfg['id']}].quantization: {quant} needs bitsandbytes on a CUDA GPU, and this "
+        "machine has none (bitsandbytes would silently quantize on the CPU and change the "
+        "outputs). Use quantization: none here, or run this model's jobs on a GPU node."
+    )
+
+
+def passive_openmp_threads() -> None:
+    """Let idle OpenMP threads sleep instead of spinning, unless the user chose otherwise.
+
+    Spinning threads stall each other as soon as another process holds one of the job's cores:
+    on a shared 2-core machine, 2 threads with the default policy ran SmolLM2 at 1.4-1.8 tok/s
+    one by one and 18-27 tok/s at batch 16, against 8-14 and 31-44 tok/s with PASSIVE (same
+    load). Only effective before torch is first imported in the process.
+    """
+    if "torch" not in sys.modules:
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 class Backend(BaseBackend):
@@ -122,36 +252,39 @@ class Backend(BaseBackend):
 
     def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
         super().__init__(cfg, threads, context)
+        passive_openmp_threads()
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.torch = torch
-        quant = cfg.get("quantization", "none")
-        if quant != "none" and not torch.cuda.is_available():
-            raise ConfigError(
-                f"models[{self.model_id}].quantization: {quant} needs a CUDA GPU; none is visible"
-            )
+        # Before anything is loaded: refuse quantization on a machine without CUDA.
+        problem = quantization_problem(cfg, torch.cuda.is_available())
+        if problem:
+            raise ConfigError(problem)
+        # The job's cores (Snakemake `threads`, from the model's `threads`), not the machine's.
         torch.set_num_threads(max(1, int(threads)))
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        quant = cfg.get("quantization") or "none"
         folder, gguf_file = resolve_weights(cfg)
         kwargs: dict = {}
-        if gguf_file and cfg.get("convert_gguf", True):
+        if gguf_file and conversion_source(cfg):
             folder, gguf_file = str(ensure_converted(folder, gguf_file)), None
         if gguf_file:
             kwargs["gguf_file"] = gguf_file
         if cfg.get("revision"):
             kwargs["revision"] = cfg["revision"]
-        dtype = cfg.get("dtype", "auto")
-        model_kwargs = dict(kwargs, dtype=dtype if dtype != "auto" else "auto")
+        model_kwargs = dict(kwargs, dtype=cfg.get("dtype") or "auto")
         if quant != "none":
             from transformers import BitsAndBytesConfig
 
             model_kwargs["quantization_config"] = BitsAndBytesConfig(
-                load_in_4bit=quant == "4bit", load_in_8bit=quant == "8bit"
+                load_in_4bit=quant == "4bit",
+                load_in_8bit=quant == "8bit",
+                bnb_4bit_compute_dtype=torch.bfloat16 if quant == "4bit" else None,
             )
             model_kwargs["device_map"] = "auto"
         started = time.perf_counter()
         self.tokenizer = AutoTokenizer.from_pretrained(folder, **kwargs)
-        self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.model = AutoModelForCausalLM.from_pretrained(folder, **model_kwargs)
@@ -160,8 +293,14 @@ class Backend(BaseBackend):
         self.model.eval()
         self.device = next(self.model.parameters()).device
         self.batch_size = int(cfg.get("batch_size", 8))
+        self.last_stats: dict = {}
         log.info(
-            "loaded %s in %.1f s on %s", self.model_id, time.perf_counter() - started, self.device
+            "loaded %s in %.1f s on %s (%d threads, batch %d)",
+            self.model_id,
+            time.perf_counter() - started,
+            self.device,
+            torch.get_num_threads(),
+            self.batch_size,
         )
 
     def _prompt_ids(self, request: Request) -> list[int]:
@@ -172,98 +311,68 @@ class Backend(BaseBackend):
             ids = ids["input_ids"]
         return list(ids)
 
-    def _gen_kwargs(self, params: dict) -> dict:
-        kwargs = {
-            "max_new_tokens": int(params.get("max_new_tokens", 256)),
-            "pad_token_id": self.tokenizer.pad_token_id,
-        }
-        if params.get("repetition_penalty"):
-            kwargs["repetition_penalty"] = float(params["repetition_penalty"])
-        if float(params.get("temperature", 0)) > 0:
-            kwargs.update(do_sample=True, temperature=float(params["temperature"]))
-            if params.get("top_p") is not None:
-                kwargs["top_p"] = float(params["top_p"])
-            if params.get("top_k") is not None:
-                kwargs["top_k"] = int(params["top_k"])
-        else:
-            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-        return kwargs
-
-    def _run_batch(self, batch: list[tuple[Request, list[int]]]) -> list[Response]:
-        torch = self.torch
-        params = batch[0][0].params
-        width = max(len(ids) for _, ids in batch)
-        pad = self.tokenizer.pad_token_id
-        input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for _, ids in batch])
-        attention = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for _, ids in batch])
-        if float(params.get("temperature", 0)) > 0:
-            torch.manual_seed(int(params.get("seed", 0)))
-        started = time.perf_counter()
-        with torch.inference_mode():
-            out = self.model.generate(
-                input_ids=input_ids.to(self.device),
-                attention_mask=attention.to(self.device),
-                **self._gen_kwargs(params),
-            )
-        elapsed = time.perf_counter() - started
-        responses = []
-        eos = set(self._eos_ids())
-        max_new = int(params.get("max_new_tokens", 256))
-        for row, (request, ids) in zip(out[:, width:].tolist(), batch, strict=True):
-            tokens = []
-            for tok in row:
-                if tok in eos:
-                    break
-                tokens.append(tok)
-            finish = "length" if len(tokens) >= max_new else "stop"
-            responses.append(
-                Response(
-                    request.request_id,
-                    self.model_id,
-                    self.tokenizer.decode(tokens, skip_special_tokens=True),
-                    finish_reason=finish,
-                    prompt_tokens=len(ids),
-                    completion_tokens=len(tokens),
-                    latency_s=round(elapsed / len(batch), 4),
-                )
-            )
-        return responses
-
     def _eos_ids(self) -> list[int]:
         eos = self.model.generation_config.eos_token_id
         if eos is None:
             eos = self.tokenizer.eos_token_id
         return list(eos) if isinstance(eos, list | tuple) else [eos]
 
+    def _response(self, job) -> Response:
+        text = job.text
+        if text is None:
+            text = self.tokenizer.decode(job.tokens, skip_special_tokens=True)
+        return Response(
+            job.key.request_id,
+            self.model_id,
+            text,
+            finish_reason=job.finish_reason,
+            prompt_tokens=len(job.prompt),
+            completion_tokens=len(job.tokens),
+            latency_s=round(job.ended - job.started, 4),
+        )
+
     def generate(self, requests: list[Request]) -> Iterator[Response]:
-        encoded = [(r, self._prompt_ids(r)) for r in requests]
-        greedy = [e for e in encoded if not e[0].sampled]
-        sampled = [e for e in encoded if e[0].sampled]
-        # Group greedy requests with identical decoding settings; sort by length to cut padding.
-        groups: dict[str, list] = {}
-        for item in greedy:
-            groups.setdefault(repr(sorted(item[0].params.items())), []).append(item)
-        for items in groups.values():
-            items.sort(key=lambda e: len(e[1]))
-            for start in range(0, len(items), self.batch_size):
-                chunk = items[start : start + self.batch_size]
-                try:
-                    yield from self._run_batch(chunk)
-                except Exception as exc:  # noqa: BLE001 (one bad batch must not lose the others)
-                    log.exception("batch failed")
-                    for r, _ in chunk:
-                        yield Response(
-                            r.request_id, self.model_id, None, error=f"{type(exc).__name__}: {exc}"
-                        )
-        for request, ids in sampled:
-            # One at a time with its own seed: the draw must not depend on its batch-mates.
+        """Answer ``requests`` in one continuous batch (see oncoeval.backends.decoding).
+
+        Greedy and sampled requests share the batch: each row decodes with its own settings,
+        and a sampled row draws from its own generator seeded by the request's ``seed``.
+        """
+        from .decoding import DecodeLoop, DecodeParams, Job
+
+        jobs = []
+        for request in requests:
             try:
-                yield from self._run_batch([(request, ids)])
-            except Exception as exc:  # noqa: BLE001
-                log.exception("sampled request failed")
-                yield Response(
-                    request.request_id, self.model_id, None, error=f"{type(exc).__name__}: {exc}"
+                jobs.append(
+                    Job(
+                        request, self._prompt_ids(request), DecodeParams.from_params(request.params)
+                    )
                 )
+            except Exception as exc:  # noqa: BLE001 (a bad request must not stop the others)
+                yield self._error(request, exc)
+        loop = DecodeLoop(
+            self.model,
+            eos_ids=self._eos_ids(),
+            pad_id=self.tokenizer.pad_token_id,
+            batch_size=self.batch_size,
+            decode=lambda ids: self.tokenizer.decode(ids, skip_special_tokens=True),
+        )
+        pending = {id(job): job for job in jobs}
+        try:
+            with self.torch.inference_mode():
+                for job in loop.run(jobs):
+                    pending.pop(id(job), None)
+                    yield self._response(job)
+        except Exception as exc:  # noqa: BLE001 (record the failure for every unfinished request)
+            log.exception("generation failed; %d requests left unanswered", len(pending))
+            for job in pending.values():
+                yield self._error(job.key, exc)
+        self.last_stats = loop.stats()
+        log.info("decode loop: %s", self.last_stats)
+
+    def _error(self, request: Request, exc: Exception) -> Response:
+        return Response(
+            request.request_id, self.model_id, None, error=f"{type(exc).__name__}: {exc}"
+        )
 
     def close(self) -> None:
         self.model = None

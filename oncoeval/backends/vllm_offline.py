@@ -1,0 +1,160 @@
+"""`vllm` backend: vLLM's offline engine (``vllm.LLM``) inside the `generate` job.
+
+An optional extra for GPU machines (``pip install 'oncoeval[vllm]'``): vLLM pins its own torch
+and transformers, so it lives in its own environment (envs/ or the cluster's module), never in
+the default install. The module imports vllm only when a job builds the backend, so the DAG
+builds anywhere.
+
+- ``path``: local folder or hub id; ``dtype``; ``quantization`` (a vLLM method such as ``awq``,
+  ``fp8``, ``bitsandbytes``, or ``none``); ``gpu_memory_utilization``; ``max_model_len``;
+  ``tensor_parallel_size``.
+- Prompts go in as token ids from the model's chat template, so ``prompt_tokens`` is exact.
+- Every request carries its own ``SamplingParams``: greedy unless it samples, and a sampled
+  request passes its ``seed`` to vLLM's per-request generator, so its draw does not depend on the
+  batch it lands in.
+- Requests are handed to the engine in large chunks (vLLM schedules and batches them itself);
+  each chunk's answers are cached before the next starts, so a killed job loses at most a chunk.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import time
+from collections.abc import Iterator
+
+from ..errors import ConfigError
+from ..records import Request, Response
+from .base import BaseBackend
+
+log = logging.getLogger(__name__)
+
+CHUNK = 1024
+
+
+def missing_vllm_message(model_id: str) -> str | None:
+    """The refusal when vllm is not importable here, else None."""
+    if importlib.util.find_spec("vllm") is not None:
+        return None
+    return (
+        f"models[{model_id}].backend: vllm needs the optional extra 'vllm' (pip install "
+        "'oncoeval[vllm]', on a CUDA machine, in its own environment: vLLM pins its own torch "
+        "and transformers); it is not installed here. Use backend: hf, or run this model's "
+        "generate jobs where vLLM is installed."
+    )
+
+
+def sampling_kwargs(params: dict) -> dict:
+    """vLLM ``SamplingParams`` keyword arguments for one request's effective params."""
+    temperature = float(params.get("temperature", 0) or 0)
+    kwargs: dict = {
+        "max_tokens": int(params.get("max_new_tokens", 256)),
+        "temperature": temperature,
+    }
+    if temperature > 0:
+        kwargs["seed"] = int(params.get("seed", 0) or 0)
+        if params.get("top_p") is not None:
+            kwargs["top_p"] = float(params["top_p"])
+        if params.get("top_k") is not None:
+            kwargs["top_k"] = int(params["top_k"])
+    if params.get("repetition_penalty"):
+        kwargs["repetition_penalty"] = float(params["repetition_penalty"])
+    stop = params.get("stop")
+    if stop:
+        kwargs["stop"] = [stop] if isinstance(stop, str) else list(stop)
+    return kwargs
+
+
+class Backend(BaseBackend):
+    name = "vllm"
+    # Scheduling and memory settings change how fast, not what is answered.
+    operational_keys = BaseBackend.operational_keys | {
+        "gpu_memory_utilization",
+        "max_model_len",
+        "tensor_parallel_size",
+    }
+
+    @classmethod
+    def config_problems(cls, cfg: dict, env=None) -> list[str]:
+        # vllm itself is checked when the job starts, not here: the DAG is often built on a
+        # login node without the GPU stack, and the job runs where vLLM is installed.
+        if not cfg.get("path"):
+            return [f"models[{cfg['id']}].path: a vllm model needs a local folder or hub id"]
+        return []
+
+    def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
+        super().__init__(cfg, threads, context)
+        problem = missing_vllm_message(self.model_id)
+        if problem:
+            raise ConfigError(problem)
+        from vllm import LLM
+
+        started = time.perf_counter()
+        quant = cfg.get("quantization") or "none"
+        engine_kwargs = {
+            "model": cfg["path"],
+            "dtype": cfg.get("dtype") or "auto",
+            "quantization": None if quant == "none" else quant,
+            "gpu_memory_utilization": float(cfg.get("gpu_memory_utilization", 0.9)),
+            "tensor_parallel_size": int(cfg.get("tensor_parallel_size", 1)),
+            "seed": 0,
+        }
+        if cfg.get("max_model_len"):
+            engine_kwargs["max_model_len"] = int(cfg["max_model_len"])
+        if cfg.get("revision"):
+            engine_kwargs["revision"] = cfg["revision"]
+        self.llm = LLM(**engine_kwargs)
+        self.tokenizer = self.llm.get_tokenizer()
+        log.info("loaded %s in vLLM in %.1f s", self.model_id, time.perf_counter() - started)
+
+    def _prompt_ids(self, request: Request) -> list[int]:
+        ids = self.tokenizer.apply_chat_template(
+            request.messages, add_generation_prompt=True, tokenize=True
+        )
+        if hasattr(ids, "keys"):
+            ids = ids["input_ids"]
+        return list(ids)
+
+    def generate(self, requests: list[Request]) -> Iterator[Response]:
+        from vllm import SamplingParams
+
+        for start in range(0, len(requests), CHUNK):
+            chunk = requests[start : start + CHUNK]
+            prompts, params, kept = [], [], []
+            for request in chunk:
+                try:
+                    prompts.append({"prompt_token_ids": self._prompt_ids(request)})
+                    params.append(SamplingParams(**sampling_kwargs(request.params)))
+                    kept.append(request)
+                except Exception as exc:  # noqa: BLE001 (a bad request must not stop the others)
+                    yield self._error(request, exc)
+            if not kept:
+                continue
+            started = time.perf_counter()
+            try:
+                outputs = self.llm.generate(prompts, sampling_params=params, use_tqdm=False)
+            except Exception as exc:  # noqa: BLE001 (record the failure for the whole chunk)
+                log.exception("vLLM failed on a chunk of %d requests", len(kept))
+                for request in kept:
+                    yield self._error(request, exc)
+                continue
+            latency = (time.perf_counter() - started) / len(kept)
+            for request, prompt, output in zip(kept, prompts, outputs, strict=True):
+                completion = output.outputs[0]
+                yield Response(
+                    request.request_id,
+                    self.model_id,
+                    completion.text,
+                    finish_reason=completion.finish_reason,
+                    prompt_tokens=len(prompt["prompt_token_ids"]),
+                    completion_tokens=len(completion.token_ids),
+                    latency_s=round(latency, 4),
+                )
+
+    def _error(self, request: Request, exc: Exception) -> Response:
+        return Response(
+            request.request_id, self.model_id, None, error=f"{type(exc).__name__}: {exc}"
+        )
+
+    def close(self) -> None:
+        self.llm = None

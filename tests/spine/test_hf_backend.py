@@ -1,0 +1,264 @@
+"""The `hf` backend: its decode loop, seeded sampling, quantization guard, GGUF conversion.
+
+Fast tests drive the decode loop with a tiny randomly initialised Llama (exact equalities are
+properties of the loop, not of the model). Slow tests run the embedded SmolLM2 through the
+backend and through the workflow.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+from oncoeval.backends.decoding import DecodeLoop, DecodeParams, Job
+from oncoeval.backends.hf import Backend, checkpoint_path, conversion_source, quantization_problem
+from oncoeval.errors import ConfigError
+from oncoeval.records import Request, read_responses
+from tests.conftest import SHARED_MODEL_STORE, run_snakemake, write_config
+
+EOS = 2
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    torch.manual_seed(0)
+    cfg = LlamaConfig(
+        vocab_size=300,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        bos_token_id=1,
+        eos_token_id=EOS,
+        pad_token_id=EOS,
+    )
+    return LlamaForCausalLM(cfg).eval()
+
+
+def prompts(n: int, seed: int = 1) -> list[list[int]]:
+    g = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(3, 40, (n,), generator=g).tolist()
+    return [torch.randint(3, 300, (k,), generator=g).tolist() for k in lengths]
+
+
+def decode_all(model, jobs: list[Job], batch_size: int, eos=(EOS,)) -> dict:
+    loop = DecodeLoop(model, list(eos), EOS, batch_size)
+    with torch.inference_mode():
+        return {j.key: (tuple(j.tokens), j.finish_reason) for j in loop.run(jobs)}
+
+
+def greedy_jobs(ps):
+    return [
+        Job(i, p, DecodeParams(max_new_tokens=8 + 3 * i, repetition_penalty=1.3))
+        for i, p in enumerate(ps)
+    ]
+
+
+def test_batched_greedy_equals_one_by_one(tiny):
+    ps = prompts(10)
+    # Extra stop tokens make rows end at different steps, so rows are refilled mid-batch.
+    one = decode_all(tiny, greedy_jobs(ps), 1, eos=range(2, 14))
+    assert {reason for _, reason in one.values()} == {"stop", "length"}
+    for batch_size in (3, 4, 10):
+        assert decode_all(tiny, greedy_jobs(ps), batch_size, eos=range(2, 14)) == one
+
+
+def test_greedy_loop_matches_transformers_generate(tiny):
+    for i, p in enumerate(prompts(4, seed=5)):
+        ours = decode_all(
+            tiny, [Job(0, p, DecodeParams(max_new_tokens=12, repetition_penalty=1.3))], 1
+        )
+        with torch.inference_mode():
+            out = tiny.generate(
+                input_ids=torch.tensor([p]),
+                max_new_tokens=12,
+                do_sample=False,
+                repetition_penalty=1.3,
+                pad_token_id=EOS,
+            )
+        theirs = out[0, len(p) :].tolist()
+        theirs = theirs[: theirs.index(EOS)] if EOS in theirs else theirs
+        assert list(ours[0][0]) == theirs, f"prompt {i}"
+
+
+def sampled_job(key, prompt, seed):
+    params = DecodeParams(max_new_tokens=16, temperature=1.0, top_p=0.9, top_k=50, seed=seed)
+    return Job(key, prompt, params)
+
+
+def test_seeded_sample_repeats_whatever_batch_it_lands_in(tiny):
+    ps = prompts(8, seed=3)
+    alone = decode_all(tiny, [sampled_job("s", ps[0], 42)], 1)["s"]
+    # The same request again, now among greedy and other sampled requests, at several widths.
+    for batch_size in (2, 5, 9):
+        mates = greedy_jobs(ps[1:5]) + [
+            sampled_job(f"o{i}", p, 7 + i) for i, p in enumerate(ps[5:])
+        ]
+        got = decode_all(tiny, [*mates, sampled_job("s", ps[0], 42)], batch_size)
+        assert got["s"] == alone, f"batch size {batch_size}"
+    assert decode_all(tiny, [sampled_job("s", ps[0], 42)], 1)["s"] == alone
+
+
+def test_different_seeds_draw_differently(tiny):
+    p = prompts(1, seed=4)[0]
+    draws = decode_all(tiny, [sampled_job(seed, p, seed) for seed in range(4)], 4)
+    assert len({tokens for tokens, _ in draws.values()}) == 4
+
+
+def test_stop_string_ends_a_row_and_cuts_the_text(tiny):
+    p = prompts(1, seed=6)[0]
+    free = decode_all(tiny, [Job(0, p, DecodeParams(max_new_tokens=10))], 1)[0][0]
+    stop_at = f" {free[3]} "
+    loop = DecodeLoop(tiny, [EOS], EOS, 1, decode=lambda ids: " " + " ".join(map(str, ids)) + " ")
+    with torch.inference_mode():
+        (job,) = loop.run([Job(0, p, DecodeParams(max_new_tokens=10, stop=(stop_at,)))])
+    assert job.finish_reason == "stop"
+    assert job.tokens == list(free[: free.index(free[3]) + 1])
+    assert stop_at not in job.text
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a CPU machine")
+def test_quantization_is_refused_before_loading_without_cuda(tmp_path):
+    cfg = {
+        "id": "big",
+        "backend": "hf",
+        "path": str(tmp_path / "no-such-model"),
+        "quantization": "4bit",
+    }
+    assert "models[big].quantization" in quantization_problem(cfg, cuda_available=False)
+    assert quantization_problem(cfg, cuda_available=True) is None
+    # The path does not exist: a ConfigError (not an OSError) shows nothing was loaded first.
+    with pytest.raises(ConfigError, match=r"models\[big\]\.quantization: 4bit needs .*CUDA"):
+        Backend(cfg, threads=1)
+
+
+# -- the embedded model ------------------------------------------------------------------------
+
+SMOLLM2 = {
+    "id": "smollm2",
+    "backend": "hf",
+    "path": "embedded:smollm2-135m-instruct",
+    "dtype": "float32",
+    "batch_size": 8,
+}
+QUESTIONS = [
+    "What is radiotherapy? Answer in one sentence.",
+    "Name two common side effects of chemotherapy.",
+    "What does a pathologist do?",
+    "Is a benign tumour cancer?",
+]
+
+
+def request(rid, question, **params) -> Request:
+    return Request(rid, [{"role": "user", "content": question}], {"max_new_tokens": 20, **params})
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    os.environ.setdefault("ONCOEVAL_MODEL_STORE", str(SHARED_MODEL_STORE))
+    # One thread: on a busy shared machine two OpenMP threads can stall each other badly.
+    backend = Backend(SMOLLM2, threads=1)
+    yield backend
+    backend.close()
+
+
+def answers(backend, requests, batch_size):
+    backend.batch_size = batch_size
+    return {r.request_id: r for r in backend.generate(requests)}
+
+
+@pytest.mark.slow
+def test_embedded_model_writes_text_and_batching_changes_nothing(smollm2):
+    greedy = [request(f"g{i}", q, repetition_penalty=1.2) for i, q in enumerate(QUESTIONS)]
+    sampled = [request("s1", QUESTIONS[0], temperature=0.8, top_p=0.95, seed=11)]
+    one_by_one = answers(smollm2, greedy + sampled, 1)
+    batched = answers(smollm2, greedy + sampled, 8)
+    for rid, resp in one_by_one.items():
+        assert resp.error is None
+        assert len(resp.text.split()) >= 5, resp.text  # real words, not an empty string
+        assert resp.completion_tokens > 0 and resp.prompt_tokens > 10
+        assert batched[rid].text == resp.text, rid
+    # Seeds: another seed draws another text; the same seed alone repeats the batched draw.
+    other = answers(smollm2, [request("s2", QUESTIONS[0], temperature=0.8, top_p=0.95, seed=12)], 1)
+    assert other["s2"].text != batched["s1"].text
+
+
+# -- conversion and the workflow ---------------------------------------------------------------
+
+
+def test_conversion_is_keyed_by_gguf_hash_and_transformers_version(tmp_path):
+    source = conversion_source(SMOLLM2)
+    assert source is not None
+    name = checkpoint_path(*source, store=tmp_path).name
+    import hashlib
+    import importlib.metadata
+
+    digest = hashlib.sha256(Path(*source).read_bytes()).hexdigest()
+    assert digest[:16] in name
+    assert name.endswith(f"-tf{importlib.metadata.version('transformers')}")
+    assert conversion_source({**SMOLLM2, "convert_gguf": False}) is None
+
+
+ADHOC = [
+    {
+        "request_id": "a1",
+        "messages": [{"role": "user", "content": "Name one side effect of breast radiotherapy."}],
+        "params": {"max_new_tokens": 12},
+    },
+    {
+        "request_id": "a2#r0",
+        "messages": [{"role": "user", "content": "What is a biopsy?"}],
+        "params": {"max_new_tokens": 12, "temperature": 0.7, "seed": 3},
+    },
+]
+
+
+@pytest.mark.slow
+def test_workflow_converts_once_answers_and_reruns_from_cache(workdir, tmp_path):
+    store = tmp_path / "store"  # a private store: this run must convert, the next one reuse
+    requests = tmp_path / "try.jsonl"
+    requests.write_text("".join(json.dumps(r) + "\n" for r in ADHOC))
+    config = write_config(
+        workdir,
+        {
+            "models": [{**SMOLLM2, "threads": 1, "batch_size": 4}],
+            "evaluate": ["smollm2"],
+            "adhoc": {"try": str(requests)},
+        },
+    )
+    env = {"ONCOEVAL_MODEL_STORE": str(store)}
+    run_snakemake(workdir, configfile=config, env=env)
+    (manifest,) = (workdir / "results" / "models").glob("*.json")
+    info = json.loads(manifest.read_text())
+    assert info["reused"] is False and Path(info["checkpoint"]).parent == store
+    out = workdir / "results" / "adhoc" / "responses" / "smollm2" / "try.jsonl"
+    first = read_responses(out)
+    assert [r.request_id for r in first] == ["a1", "a2#r0"]
+    assert all(r.text and not r.cached and r.error is None for r in first)
+
+    # Rerun the generate job: every answer comes from the cache, no model call.
+    run_snakemake(workdir, "--forcerun", "generate", configfile=config, env=env)
+    again = read_responses(out)
+    assert all(r.cached for r in again)
+    assert [r.text for r in again] == [r.text for r in first]
+    log = (workdir / "logs" / "adhoc" / "generate" / "smollm2" / "try.log").read_text()
+    assert "2 from cache, 0 to generate" in log
+    assert "loaded smollm2" not in log
+
+    # A run that needs the conversion again reuses the store's checkpoint; its new manifest
+    # (an ancient() input) reruns nothing downstream.
+    manifest.unlink()
+    answered = out.stat().st_mtime_ns
+    target = str(manifest.relative_to(workdir))
+    run_snakemake(workdir, "--", target, configfile=config, env=env)
+    assert json.loads(manifest.read_text())["reused"] is True
+    run_snakemake(workdir, configfile=config, env=env)
+    assert out.stat().st_mtime_ns == answered
+    assert len([p for p in store.iterdir() if not p.name.startswith(".")]) == 1
