@@ -360,7 +360,7 @@ rule guidelines_error_analysis:
     output:
         table=report(f"{GLR}/tables/error_analysis.tsv", category="guidelines"),
         table_md=f"{GLR}/tables/error_analysis.md",
-        points=f"{GLR}/tables/divergence_points.tsv",
+        points=f"{GLR}/error_analysis/divergence_points.tsv",
     log:
         "logs/guidelines/error_analysis.log",
     conda:
