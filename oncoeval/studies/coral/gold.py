@@ -211,10 +211,10 @@ def _test_results(g: SectionGraph, e: Entity) -> list[str]:
     return _texts(sorted(results, key=_pos))
 
 
-def radiology(g):
-    """Radiology mentions that occurred. Site: SiteOf (+laterality); Reason: the problems the
-    test was conducted for (TestOrProcedureConductedForProblem); Result: ResultOfTest results and
-    non-negated findings it revealed (TestOrProcedureReveals)."""
+def _test_tuples(g: SectionGraph, entity_type: str) -> list[GoldTuple]:
+    """Tuples for test or procedure mentions that occurred. Site: SiteOf (+laterality); Reason:
+    the problems it was conducted for (TestOrProcedureConductedForProblem); Result: see
+    `_test_results`."""
     return [
         GoldTuple(
             "",
@@ -226,28 +226,21 @@ def radiology(g):
                 "Result": _test_results(g, e),
             },
         )
-        for e in g.of_type("Radiology")
+        for e in g.of_type(entity_type)
         if occurred(e)
     ]
+
+
+def radiology(g):
+    """Radiology mentions that occurred, with ResultOfTest results and non-negated findings
+    they revealed (TestOrProcedureReveals) as results."""
+    return _test_tuples(g, "Radiology")
 
 
 def procedures(g):
-    """ProcedureName mentions that occurred; fields as for radiology, and Result also takes the
-    procedure's ProcedureOutcome and MarginStatus modifiers (ProcedureDesc)."""
-    return [
-        GoldTuple(
-            "",
-            norm(e.text),
-            {
-                "Datetime": g.datetimes(e),
-                "Site": g.sites(e),
-                "Reason": _texts(g.partners(e, {"TestOrProcedureConductedForProblem"})),
-                "Result": _test_results(g, e),
-            },
-        )
-        for e in g.of_type("ProcedureName")
-        if occurred(e)
-    ]
+    """ProcedureName mentions that occurred; as radiology, and Result also takes the procedure's
+    ProcedureOutcome and MarginStatus modifiers (ProcedureDesc)."""
+    return _test_tuples(g, "ProcedureName")
 
 
 def genomics(g):
