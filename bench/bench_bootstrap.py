@@ -32,9 +32,7 @@ def run(out_dir):
         timings[name] = sorted(runs)[1]
     _, low, high = bootstrap_mean_cis(scores, settings)
     ref = [bootstrap_mean_ci(row, settings) for row in scores]
-    max_gap = max(
-        max(abs(low[i] - ref[i][1]), abs(high[i] - ref[i][2])) for i in range(N_MODELS)
-    )
+    max_gap = max(max(abs(low[i] - ref[i][1]), abs(high[i] - ref[i][2])) for i in range(N_MODELS))
     ratio = timings["scipy_per_model"] / timings["matrix"]
     return {
         "models": N_MODELS,

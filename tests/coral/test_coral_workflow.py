@@ -41,7 +41,7 @@ def coral_config(replay_dir: Path, subtypes, sheet=None) -> dict:
                 "subtypes": subtypes,
                 "max_new_tokens": 64,
                 "review": {"sheet": sheet},
-            }
+            },
         },
         "bootstrap": {"n_resamples": 200, "ci": 0.95, "seed": 0},
     }

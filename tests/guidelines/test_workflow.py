@@ -115,7 +115,7 @@ def config(oracle, other, extra_models=()):
                 "synthetic": {"n_targets": N_TARGETS, "max_new_tokens": 32},
                 "consistency": {"pool": ["unlabelled", "labelled"]},
                 "meta_classifier": {"repeats": 2},
-            }
+            },
         },
         "bootstrap": {"n_resamples": 200, "seed": 0},
     }

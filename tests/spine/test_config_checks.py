@@ -6,8 +6,17 @@ import pytest
 from conftest import run_snakemake, write_config
 
 HF = {"id": "smollm2", "backend": "hf", "path": "embedded:smollm2-135m-instruct"}
-API = {"id": "remote", "backend": "openai", "model": "gpt-4o", "api_key_env": "ONCOEVAL_TEST_NO_SUCH_KEY"}
-ADHOC_ONLY = {"studies": {s: {"enabled": False} for s in ("side_effects", "cancer_myth", "coral", "guidelines")}}
+API = {
+    "id": "remote",
+    "backend": "openai",
+    "model": "gpt-4o",
+    "api_key_env": "ONCOEVAL_TEST_NO_SUCH_KEY",
+}
+ADHOC_ONLY = {
+    "studies": {
+        s: {"enabled": False} for s in ("side_effects", "cancer_myth", "coral", "guidelines")
+    }
+}
 
 CASES = {
     "unknown backend": (
@@ -34,7 +43,9 @@ CASES = {
         {
             "models": [HF, API],
             "evaluate": ["smollm2"],
-            "studies": {"side_effects": {"enabled": True, "contains_phi": True, "evaluate": ["remote"]}},
+            "studies": {
+                "side_effects": {"enabled": True, "contains_phi": True, "evaluate": ["remote"]}
+            },
         },
         ["studies.side_effects.contains_phi", "'remote'", "phi_safe"],
     ),

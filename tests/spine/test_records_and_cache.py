@@ -27,7 +27,10 @@ def _req(rid, text="hello", **params):
         ({"messages": [{"role": "user", "content": "x"}]}, "request_id must be a non-empty string"),
         ({"request_id": "a", "messages": []}, "messages must be a non-empty list"),
         ({"request_id": "a", "messages": [{"role": "robot", "content": "x"}]}, "needs a role"),
-        ({"request_id": "a", "messages": [{"role": "user", "content": 3}]}, "content must be a string"),
+        (
+            {"request_id": "a", "messages": [{"role": "user", "content": 3}]},
+            "content must be a string",
+        ),
         (_req("a", temprature=0), "unknown params ['temprature']"),
     ],
 )
@@ -49,7 +52,11 @@ def test_duplicate_request_ids_are_refused_with_both_lines(tmp_path):
 
 
 def test_requests_round_trip(tmp_path):
-    reqs = [Request("a#r0", [{"role": "user", "content": "q"}], {"temperature": 1.0, "seed": 7}, {"k": 1})]
+    reqs = [
+        Request(
+            "a#r0", [{"role": "user", "content": "q"}], {"temperature": 1.0, "seed": 7}, {"k": 1}
+        )
+    ]
     write_requests(tmp_path / "s.jsonl", reqs)
     assert read_requests(tmp_path / "s.jsonl") == reqs
 
@@ -106,7 +113,12 @@ def test_replay_answers_by_id_and_marks_missing_ones_as_errors(tmp_path):
     _write_lines(tmp_path / "req.jsonl", [dict(_req("a"), meta={"item": 1}), _req("b")])
     model = _replay_model(tmp_path, [{"request_id": "a", "text": "stored answer"}])
     counts = run_generate(
-        tmp_path / "req.jsonl", tmp_path / "out.jsonl", model, tmp_path / "cache", "adhoc", "req",
+        tmp_path / "req.jsonl",
+        tmp_path / "out.jsonl",
+        model,
+        tmp_path / "cache",
+        "adhoc",
+        "req",
         progress=False,
     )
     out = read_responses(tmp_path / "out.jsonl")
@@ -121,5 +133,13 @@ def test_replay_by_prompt_matches_the_last_user_message(tmp_path):
     _write_lines(tmp_path / "req.jsonl", [_req("x", text="What is PCS?")])
     model = _replay_model(tmp_path, [{"prompt": "What is PCS?", "text": "a score"}])
     model["match_by"] = "prompt"
-    run_generate(tmp_path / "req.jsonl", tmp_path / "out.jsonl", model, tmp_path / "c", "adhoc", "req", progress=False)
+    run_generate(
+        tmp_path / "req.jsonl",
+        tmp_path / "out.jsonl",
+        model,
+        tmp_path / "c",
+        "adhoc",
+        "req",
+        progress=False,
+    )
     assert read_responses(tmp_path / "out.jsonl")[0].text == "a score"
