@@ -49,7 +49,17 @@ def workdir(tmp_path: Path) -> Path:
     return tmp_path
 
 
+STUDIES = ("side_effects", "cancer_myth", "coral", "guidelines")
+
+
 def write_config(workdir: Path, config: dict, name: str = "test-config.yaml") -> Path:
+    """Write a test config; it extends config/config.yaml, as a user's --configfile does.
+
+    A config without a ``studies`` key switches every study off: the default config enables
+    them, with judges and model ids that a test's own ``models`` list does not define.
+    """
+    if "studies" not in config:
+        config = {**config, "studies": {s: {"enabled": False} for s in STUDIES}}
     path = workdir / name
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
@@ -65,10 +75,11 @@ def run_snakemake(
 ) -> subprocess.CompletedProcess:
     """Run ``snakemake`` in ``workdir`` (no workflow profile, two cores unless told otherwise)."""
     cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", "none", "--cores", "2"]
-    cmd += list(args)
     if configfile is not None:
-        # Last: --configfile takes several values and would swallow targets that follow it.
-        cmd += ["--configfile", str(configfile)]
+        # The `=` form takes exactly one value: a bare --configfile would swallow any targets
+        # that follow it as further config files.
+        cmd.append(f"--configfile={configfile}")
+    cmd += list(args)
     proc = subprocess.run(
         cmd,
         cwd=workdir,
