@@ -123,6 +123,14 @@ def load_questions(path: str | os.PathLike) -> list[dict]:
     return items
 
 
+def require_text(path, where: str, record: dict, keys) -> None:
+    """Stop with InputError unless every key of ``record`` holds a non-empty string."""
+    for key in keys:
+        value = record.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise InputError(path, where, f"missing {key} (a non-empty string)")
+
+
 def item_from_record(record: dict, index: int, path) -> dict:
     qid = _question_id(record, index)
     where = f"record {index + 1} (id {qid!r})"
@@ -162,9 +170,7 @@ def load_myths(path: str | os.PathLike) -> list[dict]:
         where = f"record {index + 1}"
         if not isinstance(record, dict):
             raise InputError(path, where, "expected a JSON object")
-        for key in ("cancer", "myth", "fact"):
-            if not isinstance(record.get(key), str) or not record[key].strip():
-                raise InputError(path, where, f"missing {key} (a non-empty string)")
+        require_text(path, where, record, ("cancer", "myth", "fact"))
         myth = {k: record.get(k) or "" for k in MYTH_KEYS}
         myth["source_row"] = index
         myth["meta"] = {k: v for k, v in record.items() if k not in MYTH_KEYS}

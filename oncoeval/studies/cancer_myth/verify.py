@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ...errors import InputError
 from ...io import atomic_write
 from ...records import Request, Response
-from .data import read_records
+from .data import read_records, require_text
 from .parse import VALID_SCORES, parse_verifier
 from .prompts import read_template, render_verifier
 
@@ -75,9 +75,7 @@ def load_verifier_examples(path) -> list[dict]:
         where = f"example {i + 1}"
         if not isinstance(ex, dict):
             raise InputError(path, where, "expected a JSON object")
-        for key in ("example_question", "example_assumption", "answer"):
-            if not isinstance(ex.get(key), str) or not ex[key].strip():
-                raise InputError(path, where, f"{key} must be a non-empty string")
+        require_text(path, where, ex, ("example_question", "example_assumption", "answer"))
         score = ex.get("score")
         if not isinstance(score, dict) or score.get("Sharpness") not in VALID_SCORES:
             raise InputError(path, where, 'score must be {"Reason": ..., "Sharpness": -1|0|1}')
