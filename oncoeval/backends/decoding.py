@@ -317,7 +317,7 @@ class DecodeLoop:
             if slot >= cache.capacity:
                 cache.reserve(0, 64)
             # Idle rows attend their own (ignored) slot so that no row's softmax is empty.
-            cache.valid[:, slot] = True
+            cache.valid[:, slot].fill_(True)
             step_started = time.perf_counter()
             out = self.model(
                 input_ids=state.next_ids[:, None],
@@ -331,33 +331,49 @@ class DecodeLoop:
             self.steps += 1
             self.row_steps += cache.rows
             self.busy_steps += len(live)
-            logits = out.logits[live, -1, :].float()
+            # Idle rows get a token too (it is never read): slicing every row needs no index
+            # tensor, and choosing for all rows at once keeps the step free of host round trips.
+            logits = out.logits[:, -1, :].float()
             self.decode_s += time.perf_counter() - step_started
-            yield from self._advance(state, cache, live, logits)
+            yield from self._advance(state, cache, None, logits)
 
-    def _advance(self, state: _Rows, cache: SlotCache, rows, logits: torch.Tensor) -> Iterator[Job]:
-        """Choose the next token of ``rows`` from their logits; yield and free finished jobs."""
-        index = torch.tensor(rows, device=self.device)
-        penalty = state.penalty[index]
-        if bool((penalty != 1).any()):
-            logits = _apply_penalty(logits, state.seen[index], penalty[:, None])
-        tokens = logits.argmax(dim=-1).tolist()
-        going_rows, going_tokens = [], []
-        for i, row in enumerate(rows):
-            job = state.jobs[row]
+    def _advance(
+        self, state: _Rows, cache: SlotCache, rows: list[int] | None, logits: torch.Tensor
+    ) -> Iterator[Job]:
+        """Choose the next token of ``rows`` (None: every row) from their logits.
+
+        Finished jobs are yielded and their rows freed. On a GPU every host read waits for the
+        device to drain, so a decode step reads back exactly one thing, the chosen tokens; all
+        other per-row state stays on the device or is known on the host already.
+        """
+        index = None if rows is None else torch.tensor(rows, device=self.device)
+        row_ids = range(cache.rows) if rows is None else rows
+        jobs = [state.jobs[row] for row in row_ids]
+        if any(job is not None and job.params.repetition_penalty for job in jobs):
+            seen = state.seen if index is None else state.seen[index]
+            penalty = state.penalty if index is None else state.penalty[index]
+            logits = _apply_penalty(logits, seen, penalty[:, None])
+        chosen = logits.argmax(dim=-1)
+        tokens = chosen.tolist()
+        sampled = False
+        for i, (row, job) in enumerate(zip(row_ids, jobs, strict=True)):
+            if job is None:  # an idle row
+                continue
             if job.params.sampled:
                 tokens[i] = _sample(logits[i].cpu(), job.params, state.generators[row])
+                sampled = True
             if self._record(job, tokens[i]):
                 job.ended = time.perf_counter()
                 state.free(row)
                 cache.valid[row] = False
                 yield job
-            else:
-                going_rows.append(row)
-                going_tokens.append(tokens[i])
-        if going_rows:  # one scatter for all rows (one kernel launch, not one per row, on a GPU)
-            index = torch.tensor(going_rows, device=self.device)
-            chosen = torch.tensor(going_tokens, device=self.device)
+        if sampled:
+            chosen = torch.tensor(tokens, device=self.device)
+        # Finished and idle rows are written too: admitting a request resets its row.
+        if index is None:
+            state.seen.scatter_(1, chosen[:, None], True)
+            state.next_ids.copy_(chosen)
+        else:
             state.seen[index, chosen] = True
             state.next_ids[index] = chosen
 

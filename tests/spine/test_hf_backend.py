@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from oncoeval.backends.decoding import DecodeLoop, DecodeParams, Job
@@ -86,6 +87,39 @@ def test_greedy_loop_matches_transformers_generate(tiny):
         theirs = out[0, len(p) :].tolist()
         theirs = theirs[: theirs.index(EOS)] if EOS in theirs else theirs
         assert list(ours[0][0]) == theirs, f"prompt {i}"
+
+
+class _CountHostRoundTrips(TorchDispatchMode):
+    """Counts the ops that move a value between host and tensor: on a GPU each is a stall."""
+
+    ROUND_TRIPS = {"lift_fresh", "_local_scalar_dense", "is_nonzero", "item"}
+
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.overloadpacket.__name__ in self.ROUND_TRIPS:
+            self.count += 1
+        return func(*args, **(kwargs or {}))
+
+
+def test_a_decode_step_moves_nothing_between_host_and_device_but_the_tokens(tiny):
+    # The chosen tokens are read back once per step (``tolist``, not a dispatched op); any
+    # other host value per step (an index tensor, a ``bool()`` of a tensor) would make the count
+    # grow with the number of steps.
+    counts = []
+    for new_tokens in (10, 30):
+        loop = DecodeLoop(tiny, [], EOS, 4)
+        jobs = [
+            Job(i, [5 + i] * 12, DecodeParams(max_new_tokens=new_tokens, repetition_penalty=1.2))
+            for i in range(4)
+        ]
+        with torch.inference_mode(), _CountHostRoundTrips() as mode:
+            finished = list(loop.run(jobs))
+        assert [len(job.tokens) for job in finished] == [new_tokens] * 4
+        counts.append(mode.count)
+    assert counts[0] == counts[1]
 
 
 def sampled_job(key, prompt, seed):
