@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from oncoeval.backends import get_backend
 from oncoeval.backends.vllm_offline import sampling_kwargs
 from oncoeval.errors import ConfigError
+from oncoeval.records import Request
 
 CFG = {
     "id": "llama8b",
@@ -54,3 +58,111 @@ def test_greedy_requests_carry_no_seed_and_sampled_ones_their_own():
     }
     sampled = sampling_kwargs({"temperature": 0.7, "top_p": 0.9, "seed": 9, "stop": "##"})
     assert sampled["seed"] == 9 and sampled["top_p"] == 0.9 and sampled["stop"] == ["##"]
+
+
+# vLLM needs CUDA; the stand-in package in tests/vllm_standin plays its engine so that the
+# backend's own code (prompt ids, per-request settings, chunking, failures) runs here.
+STANDIN = Path(__file__).resolve().parents[1] / "vllm_standin"
+
+
+@pytest.fixture
+def standin_vllm(monkeypatch, tmp_path):
+    log = tmp_path / "engine.jsonl"
+    monkeypatch.setenv("STANDIN_VLLM_LOG", str(log))
+    monkeypatch.syspath_prepend(str(STANDIN))
+    monkeypatch.delitem(sys.modules, "vllm", raising=False)
+    yield log
+    sys.modules.pop("vllm", None)
+
+
+def engine_calls(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def request(rid: str, text: str, **params) -> Request:
+    return Request(rid, [{"role": "user", "content": text}], {"max_new_tokens": 8, **params}, {})
+
+
+def test_engine_gets_chat_template_ids_and_each_request_its_own_settings(standin_vllm):
+    backend = get_backend("vllm")({**CFG, "quantization": "none"}, threads=1)
+    requests = [
+        request("greedy", "abc"),
+        request("sampled", "abcdef", temperature=0.8, top_p=0.9, seed=11),
+        request("short", "x", max_new_tokens=2, stop=["##"]),
+    ]
+    answers = {r.request_id: r for r in backend.generate(requests)}
+
+    load, call = engine_calls(standin_vllm)
+    assert load["load"]["model"] == CFG["path"] and load["load"]["quantization"] is None
+    assert load["load"]["max_model_len"] == 4096 and load["load"]["dtype"] == "bfloat16"
+    sent = call["generate"]
+    template = "<user>{}\n<assistant>"
+    assert [s["prompt_token_ids"] for s in sent] == [
+        [ord(c) for c in template.format(text)] for text in ("abc", "abcdef", "x")
+    ]
+    assert sent[0]["params"]["temperature"] == 0.0 and sent[0]["params"]["seed"] is None
+    assert sent[1]["params"]["seed"] == 11 and sent[1]["params"]["top_p"] == 0.9
+    assert sent[2]["params"]["stop"] == ["##"] and sent[2]["params"]["max_tokens"] == 2
+
+    assert answers["greedy"].text == "n=21 t=0.0 seed=None"
+    assert answers["greedy"].prompt_tokens == 21 and answers["greedy"].completion_tokens == 3
+    assert answers["sampled"].text == "n=24 t=0.8 seed=11"
+    assert answers["short"].finish_reason == "length" and answers["short"].completion_tokens == 2
+
+
+def test_chunks_are_answered_before_the_next_starts_and_a_failed_chunk_fails_alone(
+    standin_vllm, monkeypatch
+):
+    from oncoeval.backends import vllm_offline
+
+    monkeypatch.setattr(vllm_offline, "CHUNK", 2)
+    backend = get_backend("vllm")(CFG, threads=1)
+    requests = [request(f"r{i}", f"question {i}") for i in range(5)]
+    requests[3] = request("r3", "ENGINE-FAILS here")
+    answers = backend.generate(requests)
+
+    first = [next(answers), next(answers)]
+    # The first chunk's answers arrive (and are cached by the job) before the engine sees more.
+    assert len(engine_calls(standin_vllm)) == 2
+    rest = list(answers)
+    assert [len(c["generate"]) for c in engine_calls(standin_vllm)[1:]] == [2, 2, 1]
+    by_id = {r.request_id: r for r in first + rest}
+    assert sorted(by_id) == [f"r{i}" for i in range(5)]
+    for rid in ("r2", "r3"):  # the chunk the engine failed on
+        assert by_id[rid].text is None and "stand-in engine failure" in by_id[rid].error
+    for rid in ("r0", "r1", "r4"):
+        assert by_id[rid].error is None and by_id[rid].text.startswith("n=")
+
+
+@pytest.mark.slow
+def test_a_vllm_model_runs_through_the_generate_rule_and_reruns_from_cache(workdir, tmp_path):
+    from conftest import REPO, run_snakemake, write_config
+
+    probe = workdir / "probe.jsonl"
+    with open(probe, "w") as handle:
+        for i in range(4):
+            row = {
+                "request_id": f"q{i}",
+                "messages": [{"role": "user", "content": f"question {i}"}],
+                "params": {"temperature": 0, "max_new_tokens": 8},
+            }
+            handle.write(json.dumps(row) + "\n")
+    cfg = write_config(
+        workdir, {"models": [CFG], "evaluate": ["llama8b"], "adhoc": {"probe": probe.name}}
+    )
+    log = tmp_path / "engine.jsonl"
+    env = {"PYTHONPATH": f"{STANDIN}{os.pathsep}{REPO}", "STANDIN_VLLM_LOG": str(log)}
+    run_snakemake(workdir, configfile=cfg, env=env)
+
+    rows = [json.loads(x) for x in (workdir / "results/adhoc/responses/llama8b/probe.jsonl").open()]
+    n_ids = len("<user>question 0\n<assistant>")  # the stand-in's chat rendering, a char a token
+    assert [r["text"] for r in rows] == [f"n={n_ids} t=0.0 seed=None"] * 4
+    assert [c for c in engine_calls(log) if "generate" in c][0]["generate"][0]["params"][
+        "max_tokens"
+    ] == 8
+
+    log.unlink()
+    (workdir / "results/adhoc/responses/llama8b/probe.jsonl").unlink()
+    run_snakemake(workdir, configfile=cfg, env=env)
+    # Every answer came from the cache: the engine was not asked again.
+    assert not log.exists() or not [c for c in engine_calls(log) if "generate" in c]
