@@ -12,12 +12,15 @@ builds anywhere.
 - Every request carries its own ``SamplingParams``: greedy unless it samples, and a sampled
   request passes its ``seed`` to vLLM's per-request generator, so its draw does not depend on the
   batch it lands in.
-- Requests are handed to the engine in large chunks (vLLM schedules and batches them itself);
-  each chunk's answers are cached before the next starts, so a killed job loses at most a chunk.
+- All of a job's requests are queued in the engine at once and the engine is stepped until they
+  are done, which is what ``LLM.generate`` does inside; but every answer is handed back (and
+  cached by the job) the step it finishes, so a killed job loses only the requests in flight,
+  and the engine's batch never drains at a chunk boundary.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
 import time
@@ -29,7 +32,6 @@ from .base import BaseBackend
 
 log = logging.getLogger(__name__)
 
-CHUNK = 1024
 
 
 def missing_vllm_message(model_id: str) -> str | None:
@@ -118,38 +120,40 @@ class Backend(BaseBackend):
     def generate(self, requests: list[Request]) -> Iterator[Response]:
         from vllm import SamplingParams
 
-        for start in range(0, len(requests), CHUNK):
-            chunk = requests[start : start + CHUNK]
-            prompts, params, kept = [], [], []
-            for request in chunk:
-                try:
-                    prompts.append({"prompt_token_ids": self._prompt_ids(request)})
-                    params.append(SamplingParams(**sampling_kwargs(request.params)))
-                    kept.append(request)
-                except Exception as exc:  # noqa: BLE001 (a bad request must not stop the others)
-                    yield self._error(request, exc)
-            if not kept:
-                continue
-            started = time.perf_counter()
+        engine = self.llm.llm_engine
+        queued: dict[str, tuple[Request, int, float]] = {}
+        for request in requests:
             try:
-                outputs = self.llm.generate(prompts, sampling_params=params, use_tqdm=False)
-            except Exception as exc:  # noqa: BLE001 (record the failure for the whole chunk)
-                log.exception("vLLM failed on a chunk of %d requests", len(kept))
-                for request in kept:
-                    yield self._error(request, exc)
+                ids = self._prompt_ids(request)
+                params = SamplingParams(**sampling_kwargs(request.params))
+                # The engine refuses a prompt longer than max_model_len here, request by request.
+                engine.add_request(request.request_id, {"prompt_token_ids": ids}, params)
+            except Exception as exc:  # noqa: BLE001 (a bad request must not stop the others)
+                yield self._error(request, exc)
                 continue
-            latency = (time.perf_counter() - started) / len(kept)
-            for request, prompt, output in zip(kept, prompts, outputs, strict=True):
-                completion = output.outputs[0]
-                yield Response(
-                    request.request_id,
-                    self.model_id,
-                    completion.text,
-                    finish_reason=completion.finish_reason,
-                    prompt_tokens=len(prompt["prompt_token_ids"]),
-                    completion_tokens=len(completion.token_ids),
-                    latency_s=round(latency, 4),
-                )
+            queued[request.request_id] = (request, len(ids), time.perf_counter())
+        try:
+            while queued:
+                for output in engine.step():
+                    if not output.finished or output.request_id not in queued:
+                        continue
+                    request, n_prompt, started = queued.pop(output.request_id)
+                    completion = output.outputs[0]
+                    yield Response(
+                        request.request_id,
+                        self.model_id,
+                        completion.text,
+                        finish_reason=completion.finish_reason,
+                        prompt_tokens=n_prompt,
+                        completion_tokens=len(completion.token_ids),
+                        latency_s=round(time.perf_counter() - started, 4),
+                    )
+        except Exception as exc:  # noqa: BLE001 (the unanswered requests fail, not the job)
+            log.exception("vLLM failed with %d requests unanswered", len(queued))
+            with contextlib.suppress(Exception):
+                engine.abort_request(list(queued))
+            for request, _, _ in queued.values():
+                yield self._error(request, exc)
 
     def _error(self, request: Request, exc: Exception) -> Response:
         return Response(

@@ -92,10 +92,12 @@ def test_engine_gets_chat_template_ids_and_each_request_its_own_settings(standin
     ]
     answers = {r.request_id: r for r in backend.generate(requests)}
 
-    load, call = engine_calls(standin_vllm)
-    assert load["load"]["model"] == CFG["path"] and load["load"]["quantization"] is None
-    assert load["load"]["max_model_len"] == 4096 and load["load"]["dtype"] == "bfloat16"
-    sent = call["generate"]
+    calls = engine_calls(standin_vllm)
+    load = calls[0]["load"]
+    assert load["model"] == CFG["path"] and load["quantization"] is None
+    assert load["max_model_len"] == 4096 and load["dtype"] == "bfloat16"
+    sent = [c for c in calls if "add" in c]
+    assert [s["add"] for s in sent] == ["greedy", "sampled", "short"]
     template = "<user>{}\n<assistant>"
     assert [s["prompt_token_ids"] for s in sent] == [
         [ord(c) for c in template.format(text)] for text in ("abc", "abcdef", "x")
@@ -110,28 +112,38 @@ def test_engine_gets_chat_template_ids_and_each_request_its_own_settings(standin
     assert answers["short"].finish_reason == "length" and answers["short"].completion_tokens == 2
 
 
-def test_chunks_are_answered_before_the_next_starts_and_a_failed_chunk_fails_alone(
-    standin_vllm, monkeypatch
-):
-    from oncoeval.backends import vllm_offline
-
-    monkeypatch.setattr(vllm_offline, "CHUNK", 2)
+def test_each_answer_is_handed_back_the_step_it_finishes(standin_vllm):
     backend = get_backend("vllm")(CFG, threads=1)
-    requests = [request(f"r{i}", f"question {i}") for i in range(5)]
-    requests[3] = request("r3", "ENGINE-FAILS here")
+    # The stand-in writes one word a step, at most three words: these finish at steps 1, 2, 3.
+    requests = [request(f"r{i}", f"question {i}", max_new_tokens=i + 1) for i in range(3)]
     answers = backend.generate(requests)
+    for step, rid in enumerate(["r0", "r1", "r2"], start=1):
+        assert next(answers).request_id == rid
+        # The job gets (and caches) each answer before the engine is stepped again.
+        assert len([c for c in engine_calls(standin_vllm) if "step" in c]) == step
+    assert list(answers) == []
 
-    first = [next(answers), next(answers)]
-    # The first chunk's answers arrive (and are cached by the job) before the engine sees more.
-    assert len(engine_calls(standin_vllm)) == 2
-    rest = list(answers)
-    assert [len(c["generate"]) for c in engine_calls(standin_vllm)[1:]] == [2, 2, 1]
-    by_id = {r.request_id: r for r in first + rest}
-    assert sorted(by_id) == [f"r{i}" for i in range(5)]
-    for rid in ("r2", "r3"):  # the chunk the engine failed on
+
+def test_a_refused_prompt_fails_alone_and_an_engine_failure_fails_only_the_unanswered(
+    standin_vllm,
+):
+    backend = get_backend("vllm")({**CFG, "max_model_len": 40}, threads=1)
+    requests = [
+        request("short", "a", max_new_tokens=1),
+        request("too-long", "x" * 60),
+        request("slow", "b", max_new_tokens=3),
+        request("late", "c"),
+        request("crash", "ENGINE-FAILS"),
+    ]
+    by_id = {r.request_id: r for r in backend.generate(requests)}
+    assert sorted(by_id) == sorted(r.request_id for r in requests)
+    assert "longer than max_model_len" in by_id["too-long"].error
+    assert by_id["short"].error is None and by_id["short"].text == "n=19"
+    # The crash comes at the second step, with "slow" and "late" still unanswered: all three
+    # fail (and, failures never being cached, are asked again on the next run).
+    for rid in ("slow", "late", "crash"):
         assert by_id[rid].text is None and "stand-in engine failure" in by_id[rid].error
-    for rid in ("r0", "r1", "r4"):
-        assert by_id[rid].error is None and by_id[rid].text.startswith("n=")
+    assert not backend.llm.llm_engine.has_unfinished_requests()
 
 
 @pytest.mark.slow
@@ -157,12 +169,12 @@ def test_a_vllm_model_runs_through_the_generate_rule_and_reruns_from_cache(workd
     rows = [json.loads(x) for x in (workdir / "results/adhoc/responses/llama8b/probe.jsonl").open()]
     n_ids = len("<user>question 0\n<assistant>")  # the stand-in's chat rendering, a char a token
     assert [r["text"] for r in rows] == [f"n={n_ids} t=0.0 seed=None"] * 4
-    assert [c for c in engine_calls(log) if "generate" in c][0]["generate"][0]["params"][
-        "max_tokens"
-    ] == 8
+    added = [c for c in engine_calls(log) if "add" in c]
+    assert [c["add"] for c in added] == [f"q{i}" for i in range(4)]
+    assert {c["params"]["max_tokens"] for c in added} == {8}
 
     log.unlink()
     (workdir / "results/adhoc/responses/llama8b/probe.jsonl").unlink()
     run_snakemake(workdir, configfile=cfg, env=env)
     # Every answer came from the cache: the engine was not asked again.
-    assert not log.exists() or not [c for c in engine_calls(log) if "generate" in c]
+    assert not log.exists() or not [c for c in engine_calls(log) if "add" in c]

@@ -1,12 +1,15 @@
-"""A stand-in for vLLM's offline API (``LLM``, ``SamplingParams``) for machines without a GPU.
+"""A stand-in for vLLM's offline API (``LLM``, its ``llm_engine``, ``SamplingParams``).
 
 vLLM needs CUDA, so the tests put this package first on ``sys.path`` to exercise the `vllm`
 backend's own code: what it hands the engine and what it makes of the answers. The engine
-"answers" by describing its input, so a test can check every request's prompt ids and settings.
+"answers" by describing its input (prompt length, temperature, seed), one word per step, and
+runs at most ``max_num_seqs`` requests at a time (default 3), first come first served, so
+requests finish at different steps as in the real scheduler.
 
-- ``STANDIN_VLLM_LOG``: a file to which every engine call appends one JSON line (engine kwargs
-  at load, then the prompts and sampling settings of each ``generate`` call).
-- A prompt whose text contains ``ENGINE-FAILS`` makes the whole ``generate`` call raise.
+- ``STANDIN_VLLM_LOG``: a file to which the engine appends one JSON line per event (its load
+  arguments, each added request's prompt ids and settings, each step's running request ids).
+- A request whose prompt text contains ``ENGINE-FAILS`` makes the step that runs it raise.
+- A prompt longer than ``max_model_len`` is refused by ``add_request``, as vLLM does.
 """
 
 from __future__ import annotations
@@ -33,13 +36,15 @@ class SamplingParams:
 class CompletionOutput:
     text: str
     token_ids: list[int]
-    finish_reason: str
+    finish_reason: str | None
 
 
 @dataclass
 class RequestOutput:
+    request_id: str
     prompt_token_ids: list[int]
     outputs: list[CompletionOutput]
+    finished: bool
 
 
 class CharTokenizer:
@@ -62,44 +67,73 @@ def _log(record: dict) -> None:
             handle.write(json.dumps(record) + "\n")
 
 
+class LLMEngine:
+    def __init__(self, max_num_seqs: int, max_model_len: int | None, tokenizer: CharTokenizer):
+        self.max_num_seqs, self.max_model_len, self.tokenizer = (
+            max_num_seqs,
+            max_model_len,
+            tokenizer,
+        )
+        self.waiting: list[dict] = []
+        self.running: list[dict] = []
+
+    def add_request(self, request_id: str, prompt: dict, params: SamplingParams) -> None:
+        ids = prompt["prompt_token_ids"]
+        if self.max_model_len is not None and len(ids) > self.max_model_len:
+            raise ValueError(f"prompt of {len(ids)} tokens is longer than max_model_len")
+        _log({"add": request_id, "prompt_token_ids": ids, "params": asdict(params)})
+        words = [f"n={len(ids)}", f"t={params.temperature}", f"seed={params.seed}"]
+        self.waiting.append(
+            {
+                "id": request_id,
+                "ids": ids,
+                "words": words[: params.max_tokens],
+                "done": 0,
+                "length": len(words) >= params.max_tokens,
+            }
+        )
+
+    def has_unfinished_requests(self) -> bool:
+        return bool(self.waiting or self.running)
+
+    def abort_request(self, request_ids) -> None:
+        drop = set(request_ids)
+        self.waiting = [r for r in self.waiting if r["id"] not in drop]
+        self.running = [r for r in self.running if r["id"] not in drop]
+
+    def step(self) -> list[RequestOutput]:
+        while self.waiting and len(self.running) < self.max_num_seqs:
+            self.running.append(self.waiting.pop(0))
+        _log({"step": [r["id"] for r in self.running]})
+        outputs = []
+        for r in self.running:
+            if FAIL_MARKER in self.tokenizer.decode(r["ids"]):
+                raise RuntimeError("stand-in engine failure")
+            r["done"] += 1
+            finished = r["done"] >= len(r["words"])
+            words = r["words"][: r["done"]]
+            reason = ("length" if r["length"] else "stop") if finished else None
+            outputs.append(
+                RequestOutput(
+                    r["id"],
+                    r["ids"],
+                    [CompletionOutput(" ".join(words), list(range(len(words))), reason)],
+                    finished,
+                )
+            )
+        self.running = [r for r in self.running if r["done"] < len(r["words"])]
+        return outputs
+
+
 class LLM:
     def __init__(self, model: str, **kwargs):
         self.model = model
         self.kwargs = kwargs
         self.tokenizer = CharTokenizer()
+        self.llm_engine = LLMEngine(
+            kwargs.get("max_num_seqs", 3), kwargs.get("max_model_len"), self.tokenizer
+        )
         _log({"load": {"model": model, **kwargs}})
 
     def get_tokenizer(self) -> CharTokenizer:
         return self.tokenizer
-
-    def generate(self, prompts, sampling_params=None, use_tqdm=True):
-        if not isinstance(sampling_params, list):
-            sampling_params = [sampling_params] * len(prompts)
-        _log(
-            {
-                "generate": [
-                    {"prompt_token_ids": p["prompt_token_ids"], "params": asdict(s)}
-                    for p, s in zip(prompts, sampling_params, strict=True)
-                ]
-            }
-        )
-        outputs = []
-        for prompt, params in zip(prompts, sampling_params, strict=True):
-            ids = prompt["prompt_token_ids"]
-            if FAIL_MARKER in self.tokenizer.decode(ids):
-                raise RuntimeError("stand-in engine failure")
-            words = [f"n={len(ids)}", f"t={params.temperature}", f"seed={params.seed}"]
-            words = words[: params.max_tokens]
-            outputs.append(
-                RequestOutput(
-                    ids,
-                    [
-                        CompletionOutput(
-                            " ".join(words),
-                            list(range(len(words))),
-                            "length" if len(words) == params.max_tokens else "stop",
-                        )
-                    ],
-                )
-            )
-        return outputs
