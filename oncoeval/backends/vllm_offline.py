@@ -33,7 +33,6 @@ from .base import BaseBackend
 log = logging.getLogger(__name__)
 
 
-
 def missing_vllm_message(model_id: str) -> str | None:
     """The refusal when vllm is not importable here, else None."""
     if importlib.util.find_spec("vllm") is not None:
