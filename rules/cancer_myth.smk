@@ -113,7 +113,8 @@ rule cancer_myth_retry_requests:
     log:
         "logs/cancer_myth/retry_requests/{stage}{rest}.log",
     wildcard_constraints:
-        stage="verify|validate",
+        # Evaluation (verify--{model}), judge validation, and each construction step's verdicts.
+        stage=rf"verify|validate|construct-({CM_GENERATOR_PATTERN})-m\d+-verify",
         rest=r"(--[A-Za-z0-9._-]+)?",
     conda:
         "../envs/cpu.yaml"
@@ -326,6 +327,7 @@ rule cancer_myth_construct_update:
         generated=f"{CM_R}/responses/{{generator}}/construct-{{generator}}-m{{index}}-generate.jsonl",
         answers=lambda wc: f"{CM_R}/responses/{cm.responder_of(CM, wc.generator)}/construct-{wc.generator}-m{wc.index}-respond.jsonl",
         verdicts=f"{CM_R}/responses/{CM_VERIFIER}/construct-{{generator}}-m{{index}}-verify.jsonl",
+        retry=f"{CM_R}/responses/{CM_VERIFIER}/construct-{{generator}}-m{{index}}-verify-retry.jsonl",
     output:
         pools=f"{CM_R}/construction/{{generator}}/pools/m{{index}}.json",
         steps=f"{CM_R}/construction/{{generator}}/steps/m{{index}}.jsonl",

@@ -1,4 +1,4 @@
-"""Pools after myth i-1 + verdicts of myth i -> pools after myth i and the step's records."""
+"""Pools after myth i-1 + verdicts (and retries) of myth i -> pools after myth i and its records."""
 
 from oncoeval.io import setup_script_logging
 from oncoeval.studies.cancer_myth import steps
@@ -10,6 +10,7 @@ steps.construct_update(
     snakemake.input.generated,
     snakemake.input.answers,
     snakemake.input.verdicts,
+    snakemake.input.retry,
     int(snakemake.wildcards.index),
     snakemake.params.construction,
     snakemake.params.responder,

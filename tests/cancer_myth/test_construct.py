@@ -115,3 +115,39 @@ def test_unreadable_verdicts_and_failed_generations_change_no_pool():
     )
     assert records[0]["question_id"] is None and "no question" in records[0]["generator_note"]
     assert pools2["after_myth"] == 1
+
+
+def test_an_unreadable_verdict_is_read_again_from_its_retry_as_in_the_evaluation():
+    answers = {f"m0-q{j}": Response(f"m0-q{j}", "resp", f"answer {j}") for j in range(2)}
+    verdicts = {
+        "m0-q0": Response("m0-q0", "ver", "The answer is fine, I would say."),
+        "m0-q1": Response("m0-q1", "ver", "Not sure."),
+    }
+    retries = {
+        "m0-q0": _verdict("m0-q0", -1),
+        "m0-q1": Response("m0-q1", "ver", "Still not sure."),
+    }
+    pools1, records = update_pools(
+        _pools(),
+        MYTH,
+        0,
+        _generated("A?", "B?"),
+        answers,
+        verdicts,
+        SETTINGS,
+        "resp",
+        "ver",
+        retries=retries,
+    )
+    assert [r["pool"] for r in records] == ["valid", None]
+    assert [v["example_question"] for v in pools1["valid"]] == ["V0?", "V1?", "A?"]
+    assert records[0]["retried"] and records[0]["parse_error"] == ""
+    assert records[0]["verifier_retry_text"] == retries["m0-q0"].text
+    assert records[1]["parse_error"] == (
+        "no score in verifier output; after retry: no score in verifier output"
+    )
+    # Without the retry the first verdict alone decides: unreadable, so no pool.
+    _, alone = update_pools(
+        _pools(), MYTH, 0, _generated("A?", "B?"), answers, verdicts, SETTINGS, "resp", "ver"
+    )
+    assert [r["pool"] for r in alone] == [None, None]

@@ -242,12 +242,16 @@ def _construction_inputs(wd):
             gen / f"construct-gen-m{i}-respond.jsonl",
             [{"request_id": f"m{i}-q{j}", "text": f"answer {i}{j}"} for j in range(2)],
         )
+        verdicts = [_verdict(s, f"reason {i}{j}") for j, s in enumerate(scores)]
+        if i == 2:  # unreadable at first; the retry with a reminder gives the score
+            _jsonl(
+                judge / f"construct-gen-m{i}-verify-retry.jsonl",
+                [{"request_id": f"m{i}-q1", "text": verdicts[1]}],
+            )
+            verdicts[1] = "I think the answer is mostly fine."
         _jsonl(
             judge / f"construct-gen-m{i}-verify.jsonl",
-            [
-                {"request_id": f"m{i}-q{j}", "text": _verdict(s, f"reason {i}{j}")}
-                for j, s in enumerate(scores)
-            ],
+            [{"request_id": f"m{i}-q{j}", "text": v} for j, v in enumerate(verdicts)],
         )
     _jsonl(
         judge / "construct-categorize.jsonl",
@@ -345,6 +349,9 @@ def test_construction_updates_pools_myth_by_myth_and_resumes_after_a_kill(workdi
     assert [v["example_question"] for v in p1["valid"]] == ["V0?", "Q00?", "Q10?"]
     assert len(p1["invalid"]) == 2  # score 0 goes to neither pool
     assert [v["example_question"] for v in p2["valid"]] == ["V0?", "Q00?", "Q10?", "Q20?", "Q21?"]
+    steps2 = [json.loads(x) for x in (pools.parent / "steps/m2.jsonl").read_text().splitlines()]
+    assert [r["retried"] for r in steps2] == [False, True]
+    assert steps2[1]["verifier_text"].startswith("I think") and steps2[1]["score"] == -1
     # myth 1's generator prompt was built from the pools after myth 0
     req1 = json.loads((workdir / R / "requests/construct-gen-m1-generate.jsonl").read_text())
     assert "Q00?" in req1["messages"][0]["content"] and "Q01?" in req1["messages"][0]["content"]

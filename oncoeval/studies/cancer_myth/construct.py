@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from ...errors import InputError
 from ...records import Request, Response
 from .data import read_records
-from .parse import parse_generated, parse_verifier
+from .parse import parse_generated
 from .prompts import render_generator
-from .verify import answer_problem
+from .verify import judge
 
 
 @dataclass(frozen=True)
@@ -139,11 +139,13 @@ def update_pools(
     settings: ConstructSettings,
     responder: str,
     verifier: str,
+    retries: dict[str, Response] | None = None,
 ) -> tuple[dict, list[dict]]:
     """Pools after myth ``index`` and one record per generated question (for the audit trail).
 
     Score -1 adds the question to the valid pool (hard), score 1 to the invalid pool (easy, with
-    the verifier's reason), score 0 or an unreadable verdict to neither.
+    the verifier's reason), score 0 or a verdict unreadable even after its retry with a reminder
+    (``retries``, as in the evaluation) to neither.
     """
     if pools["after_myth"] != index - 1:
         raise ValueError(
@@ -172,18 +174,8 @@ def update_pools(
     for j, q in enumerate(questions):
         qid = question_id(index, j)
         answer = answers.get(qid)
-        problem = answer_problem(answer)
-        verdict = verdicts.get(qid)
-        if problem:
-            score, reason, error = None, "", problem
-        elif verdict is None or verdict.error:
-            score, reason = None, ""
-            error = (
-                "no verifier response" if verdict is None else f"verifier error: {verdict.error}"
-            )
-        else:
-            result = parse_verifier(verdict.text)
-            score, reason, error = result.score, result.reason, result.error
+        verdict = judge(qid, answer, verdicts.get(qid), (retries or {}).get(qid))
+        score, reason = verdict["score"], verdict["reason"]
         pool = None
         if score == -1:
             pool = "valid"
@@ -215,10 +207,12 @@ def update_pools(
                 "responder": responder,
                 "answer": None if answer is None else answer.text,
                 "verifier": verifier,
-                "verifier_text": None if verdict is None else verdict.text,
+                "verifier_text": verdict["verifier_text"],
+                "verifier_retry_text": verdict["verifier_retry_text"],
+                "retried": verdict["retried"],
                 "score": score,
                 "reason": reason,
-                "parse_error": error,
+                "parse_error": verdict["parse_error"],
                 "pool": pool,
             }
         )

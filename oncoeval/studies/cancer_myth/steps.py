@@ -246,6 +246,7 @@ def construct_update(
     generator_responses,
     answers_path,
     verdicts_path,
+    retry_path,
     index,
     block,
     responder,
@@ -265,6 +266,7 @@ def construct_update(
         ConstructSettings.from_block(block),
         responder,
         verifier,
+        retries=_by_id(retry_path),
     )
     write_jsonl(out_steps, records)
     write_json(out_pools, new)
