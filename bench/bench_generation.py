@@ -9,6 +9,11 @@ new tokens, with the default config's model entry (fp32, repetition_penalty 1.2)
 - ``backend``: the backend's continuous-batching loop at batch sizes 1-32;
 - ``rule``: ``oncoeval.generate.run_generate`` (the body of the `generate` rule: model load,
   cache, response file) at the default config's batch size;
+- ``hf_generate_mixed`` / ``backend_mixed``: the same requests with caps of 16, 32, 64 and 128
+  new tokens in turn (a study's answers differ in length: a JSON label, a list, a narrative),
+  at the default batch size. The caps stand in for answers that end at different points (at
+  EOS), which no batcher knows in advance. A static batch runs to its longest cap and its
+  finished rows idle; the loop refills them. Only tokens within each request's own cap count;
 - ``llama_cpp``: llama.cpp single stream on the same GGUF, through ``llama-cpp-python`` when it
   is importable here or in ``$ONCOEVAL_BENCH_LLAMA_PYTHON`` (default ``/work/bench-venv``);
   skipped otherwise. It is never a dependency of the project.
@@ -40,6 +45,7 @@ THREADS = int(os.environ.get("ONCOEVAL_BENCH_THREADS", "2"))
 N_REQUESTS = int(os.environ.get("ONCOEVAL_BENCH_REQUESTS", "64"))
 NEW_TOKENS = 128
 BATCH_SIZES = (1, 2, 4, 8, 16, 32)
+MIXED_CAPS = (16, 32, 64, 128)
 LLAMA_PYTHON = os.environ.get("ONCOEVAL_BENCH_LLAMA_PYTHON", "/work/bench-venv/bin/python")
 
 TOPICS = [
@@ -196,12 +202,15 @@ def run(out_dir: Path) -> dict:
     def subset(batch_size: int) -> int:
         return min(N_REQUESTS, max(4, 2 * batch_size))
 
-    def hf_generate(n: int, batch_size: int):
+    def hf_generate(n: int, batch_size: int, caps: list[int] | None = None):
+        caps = caps or [NEW_TOKENS] * n
+
         def go():
             tokens = 0
             order = sorted(range(n), key=lambda i: len(prompts[i]))
             for start in range(0, n, batch_size):
-                chunk = [prompts[i] for i in order[start : start + batch_size]]
+                members = order[start : start + batch_size]
+                chunk = [prompts[i] for i in members]
                 width = max(map(len, chunk))
                 pad = tokenizer.pad_token_id
                 ids = torch.tensor([[pad] * (width - len(p)) + p for p in chunk])
@@ -210,21 +219,22 @@ def run(out_dir: Path) -> dict:
                     out = model.generate(
                         input_ids=ids,
                         attention_mask=mask,
-                        max_new_tokens=NEW_TOKENS,
+                        max_new_tokens=max(caps[i] for i in members),
                         do_sample=False,
                         pad_token_id=pad,
                         **generation,
                     )
-                for row in out[:, width:].tolist():
+                for i, row in zip(members, out[:, width:].tolist(), strict=True):
+                    row = row[: caps[i]]
                     tokens += next((k for k, t in enumerate(row) if t in eos), len(row))
             return tokens, {}
 
         return go
 
-    def through_backend(n: int, batch_size: int):
+    def through_backend(n: int, batch_size: int, todo=None):
         def go():
             backend.batch_size = batch_size
-            responses = list(backend.generate(requests[:n]))
+            responses = list(backend.generate((todo or requests)[:n]))
             assert all(r.error is None for r in responses), responses[0].error
             return sum(r.completion_tokens for r in responses), dict(backend.last_stats)
 
@@ -241,6 +251,18 @@ def run(out_dir: Path) -> dict:
         rows.append(
             measure("backend", through_backend(n, batch_size), batch_size=batch_size, requests=n)
         )
+    # Answers of different lengths, where continuous batching pays.
+    n = N_REQUESTS
+    caps = [MIXED_CAPS[i % len(MIXED_CAPS)] for i in range(n)]
+    mixed = [
+        type(r)(r.request_id, r.messages, {**r.params, "max_new_tokens": cap}, r.meta)
+        for r, cap in zip(requests, caps, strict=True)
+    ]
+    for label, fn in (
+        ("hf_generate_mixed", hf_generate(n, default_batch, caps)),
+        ("backend_mixed", through_backend(n, default_batch, mixed)),
+    ):
+        rows.append(measure(label, fn, batch_size=default_batch, requests=n))
     backend.close()
 
     # The generate rule's own code path, model load and response cache included.
@@ -310,6 +332,15 @@ def summarise(rows: list[dict], llama: dict, default_batch: int) -> list[str]:
             )
         )
     rule = next(r for r in rows if r["mode"] == "rule")
+    static = next((r for r in rows if r["mode"] == "hf_generate_mixed"), None)
+    refill = next((r for r in rows if r["mode"] == "backend_mixed"), None)
+    if static and refill:
+        lines += [
+            "",
+            f"Mixed caps {'/'.join(map(str, MIXED_CAPS))} at batch {default_batch}: the loop "
+            f"{refill['tok_s'] / static['tok_s']:.2f}x static `generate` batches "
+            f"({refill['tok_s']:.1f} vs {static['tok_s']:.1f} tok/s).",
+        ]
     lines += [
         "",
         f"The generate rule (batch {default_batch}): {rule['tok_s'] / base:.2f}x one-by-one "
