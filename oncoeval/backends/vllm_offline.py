@@ -133,6 +133,9 @@ class Backend(BaseBackend):
             queued[request.request_id] = (request, len(ids), time.perf_counter())
         try:
             while queued:
+                if not engine.has_unfinished_requests():
+                    # Nothing left to step, yet answers are missing: never wait forever.
+                    raise RuntimeError("the engine dropped these requests without an answer")
                 for output in engine.step():
                     if not output.finished or output.request_id not in queued:
                         continue

@@ -146,6 +146,14 @@ def test_a_refused_prompt_fails_alone_and_an_engine_failure_fails_only_the_unans
     assert not backend.llm.llm_engine.has_unfinished_requests()
 
 
+def test_a_request_the_engine_drops_fails_instead_of_waiting_forever(standin_vllm):
+    backend = get_backend("vllm")(CFG, threads=1)
+    requests = [request("kept", "a", max_new_tokens=2), request("lost", "ENGINE-DROPS")]
+    by_id = {r.request_id: r for r in backend.generate(requests)}
+    assert by_id["kept"].error is None
+    assert "dropped these requests" in by_id["lost"].error
+
+
 @pytest.mark.slow
 def test_a_vllm_model_runs_through_the_generate_rule_and_reruns_from_cache(workdir, tmp_path):
     from conftest import REPO, run_snakemake, write_config

@@ -8,7 +8,8 @@ requests finish at different steps as in the real scheduler.
 
 - ``STANDIN_VLLM_LOG``: a file to which the engine appends one JSON line per event (its load
   arguments, each added request's prompt ids and settings, each step's running request ids).
-- A request whose prompt text contains ``ENGINE-FAILS`` makes the step that runs it raise.
+- A request whose prompt text contains ``ENGINE-FAILS`` makes the step that runs it raise;
+  one containing ``ENGINE-DROPS`` is dropped by that step without an answer.
 - A prompt longer than ``max_model_len`` is refused by ``add_request``, as vLLM does.
 """
 
@@ -19,6 +20,7 @@ import os
 from dataclasses import asdict, dataclass, field
 
 FAIL_MARKER = "ENGINE-FAILS"
+DROP_MARKER = "ENGINE-DROPS"
 
 
 @dataclass
@@ -106,6 +108,8 @@ class LLMEngine:
             self.running.append(self.waiting.pop(0))
         _log({"step": [r["id"] for r in self.running]})
         outputs = []
+        dropped = [r for r in self.running if DROP_MARKER in self.tokenizer.decode(r["ids"])]
+        self.running = [r for r in self.running if r not in dropped]
         for r in self.running:
             if FAIL_MARKER in self.tokenizer.decode(r["ids"]):
                 raise RuntimeError("stand-in engine failure")
