@@ -13,9 +13,16 @@ Measured side by side (tokens/s = new tokens / wall time, prefill included):
 - ``vllm``: vLLM's offline engine on the same token ids, and the ``vllm`` backend around it
   (skipped without vllm).
 
+- ``*_mixed`` rows: at batch 32 and 64, the same prompts with caps of 1/8, 1/4, 1/2 and all of
+  ``NEW`` new tokens in turn (answers that end at different points): static ``generate``
+  batches run to their longest cap, the loop refills finished rows; only tokens within each
+  request's cap count.
+
 Without CUDA the benchmark returns a skip record at once. Settings by environment:
 ``ONCOEVAL_GPU_BATCHES`` (default 1,8,32,64,128), ``ONCOEVAL_GPU_NEW`` (128),
-``ONCOEVAL_GPU_LAYERS`` (32; fewer for a quick smoke run).
+``ONCOEVAL_GPU_LAYERS`` (32; fewer for a quick smoke run). For a smoke run of this file's code
+on a machine without a GPU: ``ONCOEVAL_GPU_DEVICE=cpu ONCOEVAL_GPU_SHAPE=tiny`` (a small Llama,
+fp32; its numbers mean nothing).
 """
 
 from __future__ import annotations
@@ -31,20 +38,23 @@ BATCHES = [int(b) for b in os.environ.get("ONCOEVAL_GPU_BATCHES", "1,8,32,64,128
 NEW = int(os.environ.get("ONCOEVAL_GPU_NEW", "128"))
 LAYERS = int(os.environ.get("ONCOEVAL_GPU_LAYERS", "32"))
 EOS = 128009  # <|eot_id|> of Llama 3; random weights almost never pick it
-DEVICE = "cuda"
+DEVICE = os.environ.get("ONCOEVAL_GPU_DEVICE", "cuda")
+SHAPE = os.environ.get("ONCOEVAL_GPU_SHAPE", "8b")
+ON_CUDA = DEVICE.startswith("cuda")
 
 
 def llama3_8b_config():
     from transformers import LlamaConfig
 
+    tiny = SHAPE == "tiny"  # a smoke run's model: same code paths, a thousandth of the work
     return LlamaConfig(
         vocab_size=128256,
-        hidden_size=4096,
-        intermediate_size=14336,
+        hidden_size=256 if tiny else 4096,
+        intermediate_size=512 if tiny else 14336,
         num_hidden_layers=LAYERS,
-        num_attention_heads=32,
-        num_key_value_heads=8,
-        head_dim=128,
+        num_attention_heads=4 if tiny else 32,
+        num_key_value_heads=2 if tiny else 8,
+        head_dim=64 if tiny else 128,
         max_position_embeddings=8192,
         rope_theta=500000.0,
         rms_norm_eps=1e-5,
@@ -61,7 +71,9 @@ def random_model(config):
 
     torch.manual_seed(0)
     with torch.device(DEVICE):
-        model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+        model = AutoModelForCausalLM.from_config(
+            config, dtype=torch.bfloat16 if ON_CUDA else torch.float32
+        )
     return model.eval()
 
 
@@ -81,6 +93,10 @@ def timed(fn, *args) -> tuple[int, float, float]:
     """(new tokens, seconds, peak GPU GB) of ``fn(*args)`` returning new tokens."""
     import torch
 
+    if not ON_CUDA:
+        started = time.perf_counter()
+        tokens = fn(*args)
+        return tokens, time.perf_counter() - started, 0.0
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     started = time.perf_counter()
@@ -104,37 +120,47 @@ def row(mode: str, batch_size: int, n: int, result) -> dict:
     return out
 
 
-def decode_loop(model, batch_size: int, ps: list[list[int]]) -> int:
+def mixed_caps(n: int) -> list[int]:
+    """Per-request caps of NEW/8, NEW/4, NEW/2 and NEW in turn."""
+    return [max(1, NEW >> (3 - i % 4)) for i in range(n)]
+
+
+def decode_loop(model, batch_size: int, ps: list[list[int]], caps=None) -> int:
     import torch
 
     from oncoeval.backends.decoding import DecodeLoop, DecodeParams, Job
 
+    caps = caps or [NEW] * len(ps)
     loop = DecodeLoop(model, [EOS], EOS, batch_size)
-    jobs = [Job(i, p, DecodeParams(max_new_tokens=NEW)) for i, p in enumerate(ps)]
+    pairs = enumerate(zip(ps, caps, strict=True))
+    jobs = [Job(i, p, DecodeParams(max_new_tokens=c)) for i, (p, c) in pairs]
     with torch.inference_mode():
         return sum(len(j.tokens) for j in loop.run(jobs))
 
 
-def hf_generate(model, batch_size: int, ps: list[list[int]]) -> int:
+def hf_generate(model, batch_size: int, ps: list[list[int]], caps=None) -> int:
     import torch
 
+    caps = caps or [NEW] * len(ps)
     tokens = 0
-    order = sorted(ps, key=len)
+    order = sorted(range(len(ps)), key=lambda i: len(ps[i]))
     for start in range(0, len(order), batch_size):
-        chunk = order[start : start + batch_size]
+        members = order[start : start + batch_size]
+        chunk = [ps[i] for i in members]
         width = max(map(len, chunk))
+        longest = max(caps[i] for i in members)
         ids = torch.tensor([[EOS] * (width - len(p)) + p for p in chunk], device=DEVICE)
         mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in chunk], device=DEVICE)
         with torch.inference_mode():
             out = model.generate(
                 input_ids=ids,
                 attention_mask=mask,
-                max_new_tokens=NEW,
-                min_new_tokens=NEW,
+                max_new_tokens=longest,
+                min_new_tokens=longest,
                 do_sample=False,
                 pad_token_id=EOS,
             )
-        tokens += (out.shape[1] - width) * len(chunk)
+        tokens += sum(min(caps[i], out.shape[1] - width) for i in members)
     return tokens
 
 
@@ -143,11 +169,11 @@ def run(out_dir: Path) -> dict:
         import torch
     except ImportError:
         return {"skipped": "torch is not installed", "summary": ["skipped: no torch"]}
-    if not torch.cuda.is_available():
+    if ON_CUDA and not torch.cuda.is_available():
         return {"skipped": "no CUDA device", "summary": ["skipped: no CUDA device here"]}
     import importlib.util
 
-    device = torch.cuda.get_device_name(0)
+    device = torch.cuda.get_device_name(0) if ON_CUDA else f"{DEVICE} (smoke run)"
     rows: list[dict] = []
     notes: list[str] = []
     config = llama3_8b_config()
@@ -168,23 +194,34 @@ def run(out_dir: Path) -> dict:
             rows.append(
                 row("hf_generate", batch_size, n, timed(hf_generate, model, batch_size, ps))
             )
+    for batch_size in (32, 64):
+        if batch_size in BATCHES:
+            n = n_requests(batch_size)
+            ps, caps = prompts(n), mixed_caps(n)
+            for mode, fn in (("hf_generate_mixed", hf_generate), ("backend_mixed", decode_loop)):
+                rows.append(row(mode, batch_size, n, timed(fn, model, batch_size, ps, caps)))
 
-    need_disk = importlib.util.find_spec("bitsandbytes") or importlib.util.find_spec("vllm")
+    need_disk = ON_CUDA and (
+        importlib.util.find_spec("bitsandbytes") or importlib.util.find_spec("vllm")
+    )
     folder = None
     if need_disk:
         folder = Path(tempfile.mkdtemp(prefix="oncoeval-gpu-bench-"))
         model.save_pretrained(folder)
     del model
-    torch.cuda.empty_cache()
+    if ON_CUDA:
+        torch.cuda.empty_cache()
 
     try:
-        if importlib.util.find_spec("bitsandbytes"):
+        if not ON_CUDA:
+            notes.append("4-bit and vLLM skipped: not on CUDA")
+        elif importlib.util.find_spec("bitsandbytes"):
             rows += run_4bit(folder)
         else:
             notes.append("4-bit skipped: bitsandbytes is not installed")
-        if importlib.util.find_spec("vllm"):
+        if ON_CUDA and importlib.util.find_spec("vllm"):
             rows += run_vllm(folder)
-        else:
+        elif ON_CUDA:
             notes.append("vLLM skipped: vllm is not installed")
     finally:
         if folder is not None:
@@ -267,8 +304,9 @@ def run_vllm(folder: Path) -> list[dict]:
 
 def summarise(rows: list[dict], device: str, notes: list[str]) -> list[str]:
     lines = [
-        f"{device}; random Llama-3-8B-shaped model ({LAYERS} layers), bf16; {NEW} new tokens per "
-        "request; prompts of 120-180 tokens.",
+        f"{device}; random Llama-3-8B-shaped model ({LAYERS} layers, {SHAPE}), "
+        f"{'bf16' if ON_CUDA else 'fp32'}; {NEW} new tokens per request; prompts of 120-180 "
+        "tokens.",
         "",
         "| mode | batch | requests | tok/s | peak GPU GB |",
         "|---|---|---|---|---|",
@@ -287,4 +325,15 @@ def summarise(rows: list[dict], device: str, notes: list[str]) -> list[str]:
         )
     if wrapped and engine:
         lines.append(f"vllm backend / vLLM engine: {wrapped['tok_s'] / engine['tok_s']:.2f}")
+    for r in rows:
+        if r["mode"] == "backend_mixed":
+            static = next(
+                s
+                for s in rows
+                if s["mode"] == "hf_generate_mixed" and s["batch_size"] == r["batch_size"]
+            )
+            lines.append(
+                f"mixed caps, batch {r['batch_size']}: loop / static generate batches "
+                f"{r['tok_s'] / static['tok_s']:.2f}"
+            )
     return lines + [f"- {n}" for n in notes]
