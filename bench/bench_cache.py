@@ -24,6 +24,7 @@ from pathlib import Path
 import yaml
 
 from bench._fake_api import REPO, ServerProcess, make_workdir, write_requests
+from oncoeval.config import STUDIES
 
 KEY_ENV = "ONCOEVAL_BENCH_KEY"
 N_MODELS = 10
@@ -74,6 +75,8 @@ def _config(workdir: Path, url: str, n_models: int, concurrency: int) -> Path:
         "models": models,
         "evaluate": [m["id"] for m in models],
         "adhoc": {"probe": "requests.jsonl"},
+        # The ad-hoc set only: the default config's studies name judges this config lacks.
+        "studies": {study: {"enabled": False} for study in STUDIES},
     }
     path = workdir / "bench-config.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))

@@ -95,9 +95,11 @@ def run_snakemake(
     return proc
 
 
-def dry_run_jobs(workdir: Path, *args: str, configfile: Path | None = None) -> dict[str, int]:
+def dry_run_jobs(
+    workdir: Path, *args: str, configfile: Path | None = None, env: dict | None = None
+) -> dict[str, int]:
     """Rule name -> job count of a dry run (from Snakemake's job stats table)."""
-    proc = run_snakemake(workdir, "-n", "--quiet", "rules", *args, configfile=configfile)
+    proc = run_snakemake(workdir, "-n", "--quiet", "rules", *args, configfile=configfile, env=env)
     counts: dict[str, int] = {}
     in_table = False
     for line in (proc.stdout + proc.stderr).splitlines():
