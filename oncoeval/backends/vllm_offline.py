@@ -15,7 +15,8 @@ builds anywhere.
 - All of a job's requests are queued in the engine at once and the engine is stepped until they
   are done, which is what ``LLM.generate`` does inside; but every answer is handed back (and
   cached by the job) the step it finishes, so a killed job loses only the requests in flight,
-  and the engine's batch never drains at a chunk boundary.
+  and the engine's batch never drains at a chunk boundary. ``latency_s`` counts from the moment
+  a request is queued, so it includes its wait for a place in the engine's batch.
 """
 
 from __future__ import annotations
