@@ -61,7 +61,8 @@ class ServerProcess:
 
 
 def make_workdir(path: Path) -> Path:
-    path.mkdir(parents=True)
+    """Link the workflow's parts into ``path`` (made if missing) so that Snakemake runs there."""
+    path.mkdir(parents=True, exist_ok=True)
     for part in WORKFLOW_PARTS:
         if (REPO / part).exists():
             (path / part).symlink_to(REPO / part)

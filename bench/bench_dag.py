@@ -20,10 +20,9 @@ from pathlib import Path
 
 import yaml
 
+from bench._fake_api import REPO, make_workdir
 from oncoeval import config as oc
 
-REPO = Path(__file__).resolve().parents[1]
-PARTS = ("Snakefile", "rules", "scripts", "config", "resources", "envs", "profiles", "report")
 SIZES = (1, 10, 50)
 REPEATS = 2
 
@@ -78,10 +77,7 @@ def dry_run(root: Path, configfile: Path) -> tuple[dict[str, int], float]:
 def run(out_dir: Path) -> dict:
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-dag-") as tmp:
-        root = Path(tmp)
-        for part in PARTS:
-            if (REPO / part).exists():
-                (root / part).symlink_to(REPO / part)
+        root = make_workdir(Path(tmp))
         cases = [(n, 10) for n in SIZES] + [(10, 1000)]
         for n_models, n_items in cases:
             cfg = make_config(root, n_models, n_items)

@@ -43,10 +43,16 @@ def workflow_env(extra: dict | None = None) -> dict:
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     """A fresh directory that looks like the repository to Snakemake."""
+    return link_workflow(tmp_path)
+
+
+def link_workflow(path: Path) -> Path:
+    """Link the workflow's parts into ``path`` (made if missing) so that Snakemake runs there."""
+    path.mkdir(parents=True, exist_ok=True)
     for part in WORKFLOW_PARTS:
         if (REPO / part).exists():
-            (tmp_path / part).symlink_to(REPO / part)
-    return tmp_path
+            (path / part).symlink_to(REPO / part)
+    return path
 
 
 STUDIES = ("side_effects", "cancer_myth", "coral", "guidelines")

@@ -12,21 +12,13 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, WORKFLOW_PARTS, run_snakemake, workflow_env, write_config
+from conftest import link_workflow, run_snakemake, workflow_env, write_config
 from fake_openai_server import FakeOpenAIServer
 
 KEY_ENV = "ONCOEVAL_TEST_KEY_" + secrets.token_hex(4).upper()
 N = 20
 PROMPTS = [f"summarise note {i}" for i in range(N)]
 RESPONSES = Path("results/adhoc/responses/gpt/notes.jsonl")
-
-
-def make_workdir(path: Path) -> Path:
-    path.mkdir()
-    for part in WORKFLOW_PARTS:
-        if (REPO / part).exists():
-            (path / part).symlink_to(REPO / part)
-    return path
 
 
 def setup_run(workdir: Path, url: str) -> Path:
@@ -98,7 +90,7 @@ def run_and_kill_halfway(workdir: Path, config: Path, server: FakeOpenAIServer, 
 def test_killed_generate_job_resumes_without_repeating_answered_requests(workdir, tmp_path):
     env = {KEY_ENV: "sk-" + secrets.token_hex(12)}
     with FakeOpenAIServer(latency=0.25, api_key=env[KEY_ENV]) as server:
-        reference = make_workdir(tmp_path / "reference")
+        reference = link_workflow(tmp_path / "reference")
         run_snakemake(reference, configfile=setup_run(reference, server.url), env=env)
         expected = read_rows(reference)
         assert all(r["error"] is None for r in expected) and len(expected) == N
