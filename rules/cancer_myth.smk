@@ -146,6 +146,7 @@ rule cancer_myth_tables:
         scores=expand(
             f"{CM_R}/scores/{{model}}.tsv", model=evaluated_models("cancer_myth")
         ),
+        validation=f"{CM_R}/validation/verifier_pairs.tsv" if CM["human_scores"] else [],
     output:
         pcs_pcr=report(
             f"{CM_R}/tables/pcs_pcr.tsv", category="cancer_myth", subcategory="tables"
@@ -189,6 +190,7 @@ rule cancer_myth_tables:
     params:
         correction=CM["multiple_testing"],
         bootstrap=config["bootstrap"],
+        judge_correction=config.get("judge_correction", {}),
     script:
         "../scripts/cancer_myth/tables.py"
 
@@ -211,6 +213,13 @@ rule cancer_myth_judge_agreement:
             subcategory="judge validation",
         ),
         confusion_md=f"{CM_R}/tables/judge_confusion.md",
+        pairs=f"{CM_R}/validation/verifier_pairs.tsv",
+        per_class=report(
+            f"{CM_R}/tables/judge_per_class.tsv",
+            category="cancer_myth",
+            subcategory="judge validation",
+        ),
+        per_class_md=f"{CM_R}/tables/judge_per_class.md",
     log:
         "logs/cancer_myth/judge_agreement.log",
     conda:
@@ -411,7 +420,7 @@ STUDY_TARGETS["cancer_myth"] = lambda: (
     + (
         [
             f"{CM_R}/tables/judge_{t}.{ext}"
-            for t in ("agreement", "confusion")
+            for t in ("agreement", "confusion", "per_class")
             for ext in ("tsv", "md")
         ]
         if CM["human_scores"]

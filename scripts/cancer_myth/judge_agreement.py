@@ -1,4 +1,4 @@
-"""Verifier replies on human-scored answers -> agreement table and confusion matrix."""
+"""Verifier replies on human-scored answers -> agreement, confusion, per-class rates, pairs."""
 
 from oncoeval.io import setup_script_logging
 from oncoeval.stats import BootstrapSettings
@@ -15,4 +15,7 @@ steps.judge_validation(
     snakemake.output.md,
     snakemake.output.confusion,
     snakemake.output.confusion_md,
+    snakemake.output.pairs,
+    snakemake.output.per_class,
+    snakemake.output.per_class_md,
 )

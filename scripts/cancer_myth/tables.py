@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from oncoeval.io import setup_script_logging
+from oncoeval.judges.correction import CorrectionSettings
 from oncoeval.stats import BootstrapSettings
 from oncoeval.studies.cancer_myth import steps
 
@@ -12,4 +13,6 @@ steps.tables(
     {k: snakemake.output[k] for k in snakemake.output.keys()},
     BootstrapSettings.from_config({"bootstrap": snakemake.params.bootstrap}),
     snakemake.params.correction,
+    snakemake.input.validation or None,
+    CorrectionSettings.from_config({"judge_correction": snakemake.params.judge_correction}),
 )

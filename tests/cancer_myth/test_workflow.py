@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -121,6 +122,7 @@ def _evaluation_config(wd, evaluate=("resp_a", "resp_b")):
             }
         },
         "bootstrap": {"n_resamples": 200, "seed": 0},
+        "judge_correction": {"min_labels_per_class": 1},
     }
 
 
@@ -193,6 +195,19 @@ def test_replay_evaluation_reproduces_hand_computed_tables(workdir):
     assert agreement["exact_agreement"] == pytest.approx(2 / 3)
     assert agreement["binary_agreement"] == pytest.approx(1.0)
     assert agreement["cohen_kappa"] == pytest.approx(0.5)  # (2/3 - 1/3) / (1 - 1/3)
+    per_class = pd.read_csv(workdir / R / "tables/judge_per_class.tsv", sep="\t")
+    # score -1: the one human -1 found (sensitivity 1), the human 0 also called -1 (spec. 1/2)
+    assert per_class.set_index("class").loc[-1, ["sensitivity", "specificity"]].tolist() == [
+        1.0,
+        0.5,
+    ]
+    # Corrected rates from the same three validation answers (min_labels_per_class: 1): score 1
+    # vs not is judged perfectly (sensitivity = specificity = 1), so Rogan-Gladen leaves PCR as
+    # it is; human -1 and 0 both get -1, a singular 3x3 matrix, so PCS cannot be corrected.
+    assert float(overall.loc["resp_a", "pcr_corrected"]) == pytest.approx(0.4)
+    assert float(overall.loc["resp_b", "pcr_corrected"]) == pytest.approx(0.6)
+    assert "singular" in overall.loc["resp_a", "pcs_corrected"]
+    assert np.isnan(overall.loc["resp_a", "pcs_corrected_ci_low"])
     for name in ("pcs_pcr", "pcs_by_category", "pcs_by_generator", "pairwise", "judge_agreement"):
         assert (workdir / R / f"tables/{name}.md").read_text().startswith("# Cancer-Myth")
     for name in ("pcs_pcr", "pcs_by_category", "pcs_by_generator"):

@@ -15,14 +15,33 @@ from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 from statsmodels.stats.multitest import multipletests
 
+from ...judges.correction import (
+    DEFAULT_CORRECTION,
+    Corrected,
+    CorrectionSettings,
+    corrected_distribution,
+    corrected_rate,
+)
 from ...stats import BootstrapSettings, bootstrap_mean_ci, paired_bootstrap_diff
 from .data import CATEGORIES
 
 SCORES = (-1, 0, 1)
 
 
-def pcs_pcr(scores, settings: BootstrapSettings) -> dict:
-    """n, n_unscored, PCS and PCR with bootstrap CIs for one set of per-question scores."""
+NO_VALIDATION = "no judge validation (human_scores not set)"
+
+
+def pcs_pcr(
+    scores,
+    settings: BootstrapSettings,
+    validation=None,
+    correction: CorrectionSettings = DEFAULT_CORRECTION,
+) -> dict:
+    """n, n_unscored, PCS and PCR with bootstrap CIs for one set of per-question scores.
+
+    Next to them, PCS and PCR corrected for the verifier's errors measured on ``validation``
+    (human scores, verifier scores on the readable validation items); oncoeval.judges.correction.
+    """
     s = pd.to_numeric(pd.Series(scores, dtype="object"), errors="coerce").astype(float)
     scored = s.dropna().to_numpy()
     pcs, pcs_lo, pcs_hi = bootstrap_mean_ci(scored, settings)
@@ -36,37 +55,71 @@ def pcs_pcr(scores, settings: BootstrapSettings) -> dict:
         "pcr": pcr,
         "pcr_ci_low": pcr_lo,
         "pcr_ci_high": pcr_hi,
+        **corrected_pcs_pcr(scored, validation, settings, correction),
     }
 
 
-def overall_table(scores_by_model: dict[str, pd.DataFrame], settings) -> pd.DataFrame:
-    rows = [{"model": m, **pcs_pcr(df["score"], settings)} for m, df in scores_by_model.items()]
+def corrected_pcs_pcr(scored, validation, settings, correction) -> dict:
+    """PCR by Rogan-Gladen (score 1 vs not), PCS by inverting the 3x3 confusion matrix.
+
+    A cell holds the reason instead of a number where the validation set cannot support the
+    correction; the CI cells are then empty.
+    """
+    if validation is None:
+        pcs = pcr = Corrected(None, None, None, NO_VALIDATION)
+    else:
+        human, verifier = (np.asarray(v, dtype=int) for v in validation)
+        pcr = corrected_rate(scored == 1, human == 1, verifier == 1, settings, correction)
+        _, pcs = corrected_distribution(
+            scored.astype(int),
+            human,
+            verifier,
+            SCORES,
+            settings,
+            correction,
+            functional=lambda shares: float(shares @ np.array(SCORES)),
+        )
+    return {
+        "pcs_corrected": pcs.cell,
+        "pcs_corrected_ci_low": pcs.ci_low,
+        "pcs_corrected_ci_high": pcs.ci_high,
+        "pcr_corrected": pcr.cell,
+        "pcr_corrected_ci_low": pcr.ci_low,
+        "pcr_corrected_ci_high": pcr.ci_high,
+    }
+
+
+def overall_table(scores_by_model: dict[str, pd.DataFrame], settings, **correct) -> pd.DataFrame:
+    rows = [
+        {"model": m, **pcs_pcr(df["score"], settings, **correct)}
+        for m, df in scores_by_model.items()
+    ]
     return pd.DataFrame(rows, columns=["model"] + list(pcs_pcr([], settings)))
 
 
-def _grouped(scores_by_model, settings, column, values, label) -> pd.DataFrame:
+def _grouped(scores_by_model, settings, column, values, label, **correct) -> pd.DataFrame:
     rows = []
     for model, df in scores_by_model.items():
         for value in values:
             part = df.loc[df[column] == value, "score"]
             if len(part):
-                rows.append({"model": model, label: value, **pcs_pcr(part, settings)})
+                rows.append({"model": model, label: value, **pcs_pcr(part, settings, **correct)})
     return pd.DataFrame(rows, columns=["model", label] + list(pcs_pcr([], settings)))
 
 
-def category_table(scores_by_model, settings) -> pd.DataFrame:
+def category_table(scores_by_model, settings, **correct) -> pd.DataFrame:
     """Category-wise PCS and PCR per model (Figure 7), categories in the paper's order."""
     present = {c for df in scores_by_model.values() for c in df["category"]}
     order = [c for c in CATEGORIES if c in present] + sorted(present - set(CATEGORIES))
-    return _grouped(scores_by_model, settings, "category", order, "category")
+    return _grouped(scores_by_model, settings, "category", order, "category", **correct)
 
 
-def generator_table(scores_by_model, settings, exclude=("manual",)) -> pd.DataFrame:
+def generator_table(scores_by_model, settings, exclude=("manual",), **correct) -> pd.DataFrame:
     """PCS of each responder on each generator's questions (Figure 6b); ``manual`` excluded."""
     present = sorted(
         {g for df in scores_by_model.values() for g in df["from_model"]} - set(exclude)
     )
-    table = _grouped(scores_by_model, settings, "from_model", present, "generator")
+    table = _grouped(scores_by_model, settings, "from_model", present, "generator", **correct)
     return table.rename(columns={"model": "responder"})
 
 

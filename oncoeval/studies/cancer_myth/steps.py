@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 
 from ...io import read_jsonl, write_jsonl, write_table
+from ...judges.correction import DEFAULT_CORRECTION, CorrectionSettings
 from ...records import Request, Response, read_requests, read_responses, write_requests
 from .balance import balance_by_model
 from .construct import (
@@ -95,30 +96,44 @@ def score(items_path, answers_path, first_path, retry_path, verifier, scores_pat
     )
 
 
-def tables(score_paths: dict, out: dict, settings, correction: str) -> None:
-    """pcs_pcr, pcs_by_category, pcs_by_generator, pairwise (TSV + MD) and the three figures."""
+def tables(
+    score_paths: dict,
+    out: dict,
+    settings,
+    correction: str,
+    validation_path=None,
+    judge_correction: CorrectionSettings = DEFAULT_CORRECTION,
+) -> None:
+    """pcs_pcr, pcs_by_category, pcs_by_generator, pairwise (TSV + MD) and the three figures.
+
+    With ``validation_path`` (the verifier's readable verdicts on human-scored answers), the
+    PCS/PCR tables show the corrected rates next to the raw ones.
+    """
     from . import figures, metrics  # heavy imports only where tables are made
 
     scores = {model: read_scores(path) for model, path in score_paths.items()}
+    validation = read_validation_pairs(validation_path) if validation_path else None
     note = (
         "PCS: mean verifier score (-1/0/1); PCR: share of score 1; over scored questions only. "
         "n_unscored: questions whose answer or verifier reply could not be scored. "
         f"Bootstrap {settings.ci:.0%} CI over questions ({settings.n_resamples} resamples, "
         f"seed {settings.seed})."
     )
-    overall = metrics.overall_table(scores, settings)
-    write_table(overall, out["pcs_pcr"], out["pcs_pcr_md"], "Cancer-Myth: PCS and PCR", [note])
-    by_cat = metrics.category_table(scores, settings)
+    correct = {"validation": validation, "correction": judge_correction}
+    notes = [note, correction_note(validation, judge_correction)]
+    overall = metrics.overall_table(scores, settings, **correct)
+    write_table(overall, out["pcs_pcr"], out["pcs_pcr_md"], "Cancer-Myth: PCS and PCR", notes)
+    by_cat = metrics.category_table(scores, settings, **correct)
     write_table(
-        by_cat, out["by_category"], out["by_category_md"], "Cancer-Myth: PCS by category", [note]
+        by_cat, out["by_category"], out["by_category_md"], "Cancer-Myth: PCS by category", notes
     )
-    by_gen = metrics.generator_table(scores, settings)
+    by_gen = metrics.generator_table(scores, settings, **correct)
     write_table(
         by_gen,
         out["by_generator"],
         out["by_generator_md"],
         "Cancer-Myth: PCS by generator x responder",
-        [note, "Questions written by hand (`manual`) are left out, as in Figure 6b."],
+        notes + ["Questions written by hand (`manual`) are left out, as in Figure 6b."],
     )
     pairs = metrics.pairwise_table(scores, settings, correction)
     write_table(
@@ -138,11 +153,52 @@ def tables(score_paths: dict, out: dict, settings, correction: str) -> None:
     figures.generator_figure(by_gen, out["fig_generator"])
 
 
+def correction_note(validation, judge_correction: CorrectionSettings) -> str:
+    if validation is None:
+        return "*_corrected: no judge validation, so no corrected rates (set human_scores)."
+    return (
+        "*_corrected: the same rate corrected for the verifier's errors on "
+        f"{len(validation[0])} human-scored answers (PCR: Rogan-Gladen on score 1 vs not; PCS: "
+        "the 3x3 confusion matrix inverted, constrained to valid shares). Their CIs resample "
+        "both the questions and the validation answers. A correction needs at least "
+        f"{judge_correction.min_labels_per_class} human labels per score and a verifier better "
+        "than chance; otherwise the cell gives the reason. It assumes the verifier errs on these "
+        "questions as it does on the validation answers."
+    )
+
+
+VALIDATION_PAIR_COLUMNS = ["id", "human_score", "verifier_score", "parse_error"]
+
+
+def read_validation_pairs(path):
+    """(human scores, verifier scores) of the validation answers the verifier scored."""
+    import pandas as pd
+
+    df = pd.read_csv(path, sep="\t", dtype={"id": str}, keep_default_na=False)
+    scored = df[df["verifier_score"].astype(str) != ""]
+    return (
+        scored["human_score"].astype(int).to_numpy(),
+        scored["verifier_score"].astype(float).astype(int).to_numpy(),
+    )
+
+
 def judge_validation(
-    human_path, first_path, retry_path, verifier, settings, tsv, md, confusion_tsv, confusion_md
+    human_path,
+    first_path,
+    retry_path,
+    verifier,
+    settings,
+    tsv,
+    md,
+    confusion_tsv,
+    confusion_md,
+    pairs_tsv=None,
+    per_class_tsv=None,
+    per_class_md=None,
 ):
     import numpy as np
 
+    from ...judges import agreement
     from . import metrics
 
     rows = load_human_scores(human_path)
@@ -152,6 +208,38 @@ def judge_validation(
     human = [r["human_score"] for r in rows]
     verifier_scores = [np.nan if v["score"] is None else v["score"] for v in verdicts]
     summary, confusion = metrics.judge_agreement(human, verifier_scores, settings, verifier)
+    kappa = agreement.kappa_with_ci(human, verifier_scores, metrics.SCORES, settings)
+    where = summary.columns.get_loc("cohen_kappa") + 1
+    summary.insert(where, "cohen_kappa_ci_high", kappa[2])
+    summary.insert(where, "cohen_kappa_ci_low", kappa[1])
+    if per_class_tsv:
+        write_table(
+            agreement.per_class_table(human, verifier_scores, metrics.SCORES, settings),
+            per_class_tsv,
+            per_class_md,
+            "Cancer-Myth: verifier sensitivity and specificity per human score",
+            [
+                "Each score against the other two, over the answers the verifier scored: "
+                "sensitivity = P(verifier gives s | human gave s), specificity = P(verifier does "
+                "not give s | human did not). Bootstrap CIs over the answers of each group."
+            ],
+        )
+    if pairs_tsv:
+        import pandas as pd
+
+        pairs = pd.DataFrame(
+            [
+                {
+                    "id": r["id"],
+                    "human_score": r["human_score"],
+                    "verifier_score": "" if v["score"] is None else v["score"],
+                    "parse_error": v["parse_error"],
+                }
+                for r, v in zip(rows, verdicts, strict=True)
+            ],
+            columns=VALIDATION_PAIR_COLUMNS,
+        )
+        write_table(pairs, pairs_tsv)
     notes = [
         f"Verifier {verifier} against {len(rows)} human scores from {human_path}. "
         "Binary agreement collapses -1/0 vs 1; unreadable verifier replies are counted in "
