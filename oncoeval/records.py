@@ -18,7 +18,7 @@ from .io import iter_jsonl, write_jsonl
 
 ROLES = {"system", "user", "assistant"}
 # Generation parameters a request may carry; anything else is a mistake worth stopping on.
-KNOWN_PARAMS = {"temperature", "max_new_tokens", "seed", "top_p", "top_k", "stop"}
+KNOWN_PARAMS = {"temperature", "max_new_tokens", "seed", "top_p", "top_k", "stop", "response_shape"}
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,8 @@ class Response:
     error: str | None = None
     cost_usd: float | None = None
     meta: dict = field(default_factory=dict)
+    # Why a shaped request was answered without its shape enforced (oncoeval.judges.structured).
+    structured_fallback: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -81,6 +83,12 @@ def validate_request(obj: dict, path, lineno: int) -> Request:
         raise InputError(
             path, where, f"unknown params {sorted(unknown)}; known: {sorted(KNOWN_PARAMS)}"
         )
+    if "response_shape" in params:
+        from .judges.structured import shape_problem
+
+        problem = shape_problem(params["response_shape"])
+        if problem:
+            raise InputError(path, where, problem)
     meta = obj.get("meta", {})
     if not isinstance(meta, dict):
         raise InputError(path, where, "meta must be an object")

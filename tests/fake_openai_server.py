@@ -32,6 +32,30 @@ import time
 from collections import defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+
+def schema_instance(schema: dict):
+    """A small value valid under ``schema`` (enough of JSON Schema for verdict shapes)."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    kind = schema.get("type")
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {k: schema_instance(v) for k, v in props.items()}
+    if kind == "array":
+        return [schema_instance(schema["items"])] * schema.get("minItems", 0)
+    if kind == "integer":
+        return int(schema.get("minimum", 0))
+    if kind == "number":
+        return float(schema.get("minimum", 0))
+    if kind == "boolean":
+        return True
+    return "x" * schema.get("minLength", 1)
+
 
 def answer_text(prompt: str, model: str) -> str:
     """The text the server answers a prompt with (deterministic, so reruns compare equal)."""
@@ -58,8 +82,10 @@ class FakeOpenAIServer:
         seed: int = 0,
         host: str = "127.0.0.1",
         port: int = 0,
+        structured: str = "accept",
     ):
         self.latency = latency
+        self.structured = structured
         self.api_key = api_key
         self.rate_429 = rate_429
         self.retry_after_429 = retry_after_429
@@ -134,6 +160,22 @@ class FakeOpenAIServer:
             if self.rate_429 and self._rng.random() < self.rate_429:
                 return f"429:{self.retry_after_429}"
             return "ok"
+
+    def _shaped_text(self, body: dict) -> tuple[int, str]:
+        """(status, text) for a request asking for structured output."""
+        if self.structured == "refuse":
+            return 400, "structured output (response_format / structured_outputs) is not supported"
+        if "structured_outputs" in body:
+            return 200, body["structured_outputs"]["choice"][0]
+        fmt = body["response_format"]
+        spec = fmt.get("json_schema") or {}
+        if fmt.get("type") != "json_schema" or not isinstance(spec.get("name"), str):
+            return 400, "response_format needs type json_schema and json_schema.name"
+        try:
+            Draft202012Validator.check_schema(spec.get("schema"))
+        except SchemaError as exc:
+            return 400, f"invalid JSON schema: {exc.message}"
+        return 200, json.dumps(schema_instance(spec["schema"]))
 
     def _handler_class(self):
         server = self
@@ -211,6 +253,11 @@ class FakeOpenAIServer:
                 time.sleep(float(arg) if kind == "stall" else server.latency)
                 model = body.get("model", "")
                 text = answer_text(prompt, model)
+                if "response_format" in body or "structured_outputs" in body:
+                    status, text = server._shaped_text(body)
+                    if status != 200:
+                        self._status(status, text)
+                        return
                 n_prompt = sum(len(m["content"].split()) for m in body.get("messages", []))
                 cap = body.get("max_completion_tokens") or body.get("max_tokens")
                 words = text.split()

@@ -74,6 +74,7 @@ class Job:
     text: str | None = None
     started: float = 0.0
     ended: float = 0.0
+    constraint: object = None  # oncoeval.judges.structured.TokenConstraint, for shaped requests
 
 
 class _SlotLayer(DynamicLayer):
@@ -353,6 +354,10 @@ class DecodeLoop:
             seen = state.seen if index is None else state.seen[index]
             penalty = state.penalty if index is None else state.penalty[index]
             logits = _apply_penalty(logits, seen, penalty[:, None])
+        if any(job is not None and job.constraint is not None for job in jobs):
+            from ..judges.structured import constrain_rows
+
+            constrain_rows(logits, jobs)
         chosen = logits.argmax(dim=-1)
         tokens = chosen.tolist()
         sampled = False
@@ -384,6 +389,8 @@ class DecodeLoop:
             job.finish_reason = "stop"
             return True
         job.tokens.append(token)
+        if job.constraint is not None:
+            job.constraint.consume(token)
         if p.stop and self.decode is not None:
             text = self.decode(job.tokens)
             cuts = [text.find(s) for s in p.stop if s in text]

@@ -344,7 +344,10 @@ class Backend(BaseBackend):
             try:
                 jobs.append(
                     Job(
-                        request, self._prompt_ids(request), DecodeParams.from_params(request.params)
+                        request,
+                        self._prompt_ids(request),
+                        DecodeParams.from_params(request.params),
+                        constraint=self._constraint(request),
                     )
                 )
             except Exception as exc:  # noqa: BLE001 (a bad request must not stop the others)
@@ -368,6 +371,17 @@ class Backend(BaseBackend):
                 yield self._error(job.key, exc)
         self.last_stats = loop.stats()
         log.info("decode loop: %s", self.last_stats)
+
+    def _constraint(self, request: Request):
+        """The llguidance matcher of a shaped request (None otherwise); needs the own loop."""
+        from ..judges.structured import ConstraintFactory, shape_of
+
+        if shape_of(request.params) is None:
+            return None
+        if getattr(self, "_constraints", None) is None:
+            vocab = self.model.get_output_embeddings().weight.shape[0]
+            self._constraints = ConstraintFactory(self.tokenizer, vocab, self._eos_ids())
+        return self._constraints.for_params(request.params)
 
     def _error(self, request: Request, exc: Exception) -> Response:
         return Response(

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from ..errors import ConfigError
+from ..judges.structured import SHAPE_PARAM, openai_fields
 from ..records import Request, Response
 from .base import BaseBackend
 
@@ -70,6 +71,11 @@ def request_kwargs(request: Request, cfg: dict) -> dict:
     for name in ("seed", "stop"):
         if name in params:
             kwargs[name] = params.pop(name)
+    shape = params.pop(SHAPE_PARAM, None)
+    if shape is not None:
+        shaped, shaped_extra = openai_fields(shape)
+        kwargs.update(shaped)
+        extra.update(shaped_extra)
     extra.update(params)
     if extra:
         kwargs["extra_body"] = extra
@@ -241,10 +247,29 @@ class Backend(BaseBackend):
             text = text.replace(self._key, "***")
         return _KEYLIKE.sub("sk-***", text)
 
+    def _create(self, request: Request):
+        """One completion; a server that refuses a response shape is asked with the prompt alone.
+
+        Returns (completion, why the shape was dropped or None).
+        """
+        import openai
+
+        kwargs = request_kwargs(request, self.cfg)
+        try:
+            return self.client.chat.completions.create(**kwargs), None
+        except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+            if SHAPE_PARAM not in request.params:
+                raise
+            reason = self._scrub(f"server refused the response shape: {type(exc).__name__}: {exc}")
+            log.warning("request %s: %s; asking without it", request.request_id, reason)
+        params = {k: v for k, v in request.params.items() if k != SHAPE_PARAM}
+        plain = Request(request.request_id, request.messages, params, request.meta)
+        return self.client.chat.completions.create(**request_kwargs(plain, self.cfg)), reason
+
     def _call(self, request: Request) -> Response:
         started = time.perf_counter()
         try:
-            completion = self.client.chat.completions.create(**request_kwargs(request, self.cfg))
+            completion, fallback = self._create(request)
             if not completion.choices:
                 raise ValueError("the server returned no choices")
         except Exception as exc:  # one failed request must not stop the others
@@ -274,6 +299,7 @@ class Backend(BaseBackend):
             completion_tokens=completion_tokens,
             latency_s=round(time.perf_counter() - started, 4),
             cost_usd=cost_usd(self.price, prompt_tokens, completion_tokens),
+            structured_fallback=fallback,
         )
 
     def generate(self, requests: list[Request]) -> Iterator[Response]:

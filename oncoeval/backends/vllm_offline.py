@@ -11,7 +11,8 @@ builds anywhere.
 - Prompts go in as token ids from the model's chat template, so ``prompt_tokens`` is exact.
 - Every request carries its own ``SamplingParams``: greedy unless it samples, and a sampled
   request passes its ``seed`` to vLLM's per-request generator, so its draw does not depend on the
-  batch it lands in.
+  batch it lands in; a request with a ``response_shape`` gets vLLM's structured outputs
+  (oncoeval.judges.structured).
 - All of a job's requests are queued in the engine at once and the engine is stepped until they
   are done, which is what ``LLM.generate`` does inside; but every answer is handed back (and
   cached by the job) the step it finishes, so a killed job loses only the requests in flight,
@@ -28,6 +29,7 @@ import time
 from collections.abc import Iterator
 
 from ..errors import ConfigError
+from ..judges.structured import shape_of, vllm_structured_kwargs
 from ..records import Request, Response
 from .base import BaseBackend
 
@@ -65,6 +67,16 @@ def sampling_kwargs(params: dict) -> dict:
     if stop:
         kwargs["stop"] = [stop] if isinstance(stop, str) else list(stop)
     return kwargs
+
+
+def structured_kwargs(params: dict) -> dict:
+    """``structured_outputs`` of a shaped request: vLLM's guided decoding enforces the shape."""
+    shape = shape_of(params)
+    if shape is None:
+        return {}
+    from vllm.sampling_params import StructuredOutputsParams
+
+    return {"structured_outputs": StructuredOutputsParams(**vllm_structured_kwargs(shape))}
 
 
 class Backend(BaseBackend):
@@ -125,7 +137,9 @@ class Backend(BaseBackend):
         for request in requests:
             try:
                 ids = self._prompt_ids(request)
-                params = SamplingParams(**sampling_kwargs(request.params))
+                params = SamplingParams(
+                    **sampling_kwargs(request.params), **structured_kwargs(request.params)
+                )
                 # The engine refuses a prompt longer than max_model_len here, request by request.
                 engine.add_request(request.request_id, {"prompt_token_ids": ids}, params)
             except Exception as exc:  # noqa: BLE001 (a bad request must not stop the others)

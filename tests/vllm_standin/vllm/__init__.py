@@ -11,6 +11,8 @@ requests finish at different steps as in the real scheduler.
 - A request whose prompt text contains ``ENGINE-FAILS`` makes the step that runs it raise;
   one containing ``ENGINE-DROPS`` is dropped by that step without an answer.
 - A prompt longer than ``max_model_len`` is refused by ``add_request``, as vLLM does.
+- A request with ``structured_outputs`` is answered, in one step, with a value of that shape: the
+  first choice, or a small JSON instance of the schema (as guided decoding guarantees validity).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, field
+
+from .sampling_params import StructuredOutputsParams
 
 FAIL_MARKER = "ENGINE-FAILS"
 DROP_MARKER = "ENGINE-DROPS"
@@ -32,6 +36,25 @@ class SamplingParams:
     seed: int | None = None
     repetition_penalty: float = 1.0
     stop: list[str] = field(default_factory=list)
+    structured_outputs: StructuredOutputsParams | None = None
+
+
+def _instance(schema: dict):
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        return {k: _instance(v) for k, v in schema.get("properties", {}).items()}
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 0)
+    return "x"
+
+
+def _shaped_words(shape: StructuredOutputsParams) -> list[str]:
+    if shape.choice is not None:
+        return [shape.choice[0]]
+    schema = json.loads(shape.json) if isinstance(shape.json, str) else shape.json
+    return [json.dumps(_instance(schema))]
 
 
 @dataclass
@@ -85,6 +108,8 @@ class LLMEngine:
             raise ValueError(f"prompt of {len(ids)} tokens is longer than max_model_len")
         _log({"add": request_id, "prompt_token_ids": ids, "params": asdict(params)})
         words = [f"n={len(ids)}", f"t={params.temperature}", f"seed={params.seed}"]
+        if params.structured_outputs is not None:
+            words = _shaped_words(params.structured_outputs)
         self.waiting.append(
             {
                 "id": request_id,
