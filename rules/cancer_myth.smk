@@ -81,6 +81,7 @@ rule cancer_myth_verify_requests:
         "../envs/cpu.yaml"
     params:
         max_new_tokens=CM["verifier_max_new_tokens"],
+        structured=CM["structured_verdicts"],
     script:
         "../scripts/cancer_myth/verify_requests.py"
 
@@ -99,6 +100,7 @@ rule cancer_myth_validation_requests:
         "../envs/cpu.yaml"
     params:
         max_new_tokens=CM["verifier_max_new_tokens"],
+        structured=CM["structured_verdicts"],
     script:
         "../scripts/cancer_myth/validation_requests.py"
 
@@ -325,6 +327,7 @@ rule cancer_myth_construct_verify_requests:
         "../envs/cpu.yaml"
     params:
         max_new_tokens=CM["verifier_max_new_tokens"],
+        structured=CM["structured_verdicts"],
     script:
         "../scripts/cancer_myth/construct_verify_requests.py"
 

@@ -10,5 +10,6 @@ prompt = VerifierPrompt.from_files(
     snakemake.input.example_template,
     snakemake.input.examples,
     snakemake.params.max_new_tokens,
+    structured=snakemake.params.structured,
 )
 steps.construct_verify_requests(snakemake.input.answers, prompt, snakemake.output[0])

@@ -10,5 +10,6 @@ prompt = VerifierPrompt.from_files(
     snakemake.input.example_template,
     snakemake.input.examples,
     snakemake.params.max_new_tokens,
+    structured=snakemake.params.structured,
 )
 steps.validation_requests(snakemake.input.human, snakemake.output[0], prompt)

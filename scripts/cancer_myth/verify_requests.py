@@ -10,6 +10,7 @@ prompt = VerifierPrompt.from_files(
     snakemake.input.example_template,
     snakemake.input.examples,
     snakemake.params.max_new_tokens,
+    structured=snakemake.params.structured,
 )
 steps.verify_requests(
     snakemake.input.questions, snakemake.input.answers, snakemake.output[0], prompt

@@ -219,3 +219,21 @@ def test_embedded_model_gives_only_valid_verdicts():
         assert text_problem(shape, answers[rid].text) == "", (rid, answers[rid].text)
         assert answers[rid].finish_reason == "stop"
     assert answers["free"].text and answers["free"].error is None
+
+
+def test_cancer_myth_verdict_shape_fits_the_token_limit_and_the_parser():
+    from fake_openai_server import schema_instance
+
+    from oncoeval.studies.cancer_myth.parse import parse_verifier
+    from oncoeval.studies.cancer_myth.verify import VerifierPrompt
+
+    prompt = VerifierPrompt("[Examples] [Question to Evaluate]", "", [], 64, structured=True)
+    params = prompt.request("q1", "question", "information", "answer").params
+    schema = params["response_shape"]["json_schema"]
+    assert schema["properties"]["Reason"]["maxLength"] == 64 - 24
+    assert shape_problem(params["response_shape"]) == ""
+    for score in (-1, 0, 1):
+        verdict = {**schema_instance(schema), "Sharpness": score}
+        assert parse_verifier(json.dumps(verdict)).score == score
+    plain = VerifierPrompt("[Examples]", "", [], 64).request("q1", "q", "i", "a").params
+    assert "response_shape" not in plain

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ...errors import InputError
 from ...io import atomic_write
+from ...judges.structured import SHAPE_PARAM, json_schema_shape
 from ...records import Request, Response
 from .data import read_records, require_text
 from .parse import VALID_SCORES, parse_verifier
@@ -40,32 +41,64 @@ def build_answer_requests(items, system_prompt, max_new_tokens) -> list[Request]
     ]
 
 
+# Tokens a verdict needs besides its reason: braces, keys, quotes, the score, end of text.
+VERDICT_OVERHEAD_TOKENS = 24
+
+
+def verdict_schema(max_new_tokens: int) -> dict:
+    """The Figure 13 verdict as a response shape (``structured_verdicts``).
+
+    One JSON object with a reason and the score. The reason is bounded in characters by the
+    token limit less the overhead (a token carries at least one character), so an enforced
+    verdict is never cut off by ``max_new_tokens`` before its score.
+    """
+    return {
+        "type": "object",
+        "properties": {
+            "Reason": {
+                "type": "string",
+                "maxLength": max(16, int(max_new_tokens) - VERDICT_OVERHEAD_TOKENS),
+            },
+            "Sharpness": {"enum": list(VALID_SCORES)},
+        },
+        "required": ["Reason", "Sharpness"],
+        "additionalProperties": False,
+    }
+
+
 @dataclass(frozen=True)
 class VerifierPrompt:
     template: str
     example_template: str
     examples: list[dict]
     max_new_tokens: int
+    structured: bool = False
 
     @classmethod
-    def from_files(cls, template, example_template, examples_path, max_new_tokens):
+    def from_files(
+        cls, template, example_template, examples_path, max_new_tokens, structured=False
+    ):
         return cls(
             read_template(template),
             read_template(example_template),
             load_verifier_examples(examples_path),
             int(max_new_tokens),
+            bool(structured),
         )
+
+    def params(self) -> dict:
+        params = {"temperature": 0.0, "max_new_tokens": self.max_new_tokens}
+        if self.structured:
+            params[SHAPE_PARAM] = json_schema_shape(
+                verdict_schema(self.max_new_tokens), "cancer_myth_verdict"
+            )
+        return params
 
     def request(self, rid, question, information, answer, meta=None) -> Request:
         text = render_verifier(
             self.template, self.example_template, self.examples, question, information, answer
         )
-        return Request(
-            rid,
-            [{"role": "user", "content": text}],
-            {"temperature": 0.0, "max_new_tokens": self.max_new_tokens},
-            meta or {},
-        )
+        return Request(rid, [{"role": "user", "content": text}], self.params(), meta or {})
 
 
 def load_verifier_examples(path) -> list[dict]:

@@ -14,6 +14,7 @@ DEFAULTS = {
     "answer_max_new_tokens": 1000,
     "verifier_examples": "resources/demo/cancer_myth/verifier_examples.json",
     "verifier_max_new_tokens": 256,
+    "structured_verdicts": True,
     "human_scores": "resources/demo/cancer_myth/human_scores.json",
     "multiple_testing": "holm",
     "construct": False,
