@@ -114,3 +114,34 @@ def validation_summary(truth, judged, classes, settings: BootstrapSettings, judg
         "cohen_kappa_ci_low": kappa[1],
         "cohen_kappa_ci_high": kappa[2],
     }
+
+
+def write_validation_tables(
+    truth, judged, classes, settings: BootstrapSettings, judge_id: str, out: dict, title: str
+) -> None:
+    """Summary, confusion matrix and per-class table of one judge, each as TSV + Markdown.
+
+    ``out`` maps ``summary``, ``confusion``, ``per_class`` to (tsv, md) path pairs; the hook a
+    study's judge-validation rule calls (the side-effect matcher's validation set, a chooser).
+    """
+    from ..io import write_table
+
+    note = (
+        f"Judge {judge_id} against {len(list(truth))} human labels; unreadable verdicts are "
+        f"counted in n_unscored and left out. Bootstrap {settings.ci:.0%} CIs "
+        f"({settings.n_resamples} resamples, seed {settings.seed})."
+    )
+    summary = pd.DataFrame([validation_summary(truth, judged, classes, settings, judge_id)])
+    write_table(summary, *out["summary"], f"{title}: agreement with human labels", [note])
+    write_table(
+        confusion_table(truth, judged, classes),
+        *out["confusion"],
+        f"{title}: confusion matrix",
+        ["Rows: human label; columns: judge verdict (judge_unscored: unreadable)."],
+    )
+    write_table(
+        per_class_table(truth, judged, classes, settings),
+        *out["per_class"],
+        f"{title}: sensitivity and specificity per class",
+        [note, "Each class against the rest."],
+    )

@@ -52,3 +52,20 @@ def test_kappa_undefined_for_a_single_class():
     assert np.isnan(kappa) and np.isnan(low) and np.isnan(high)
     with pytest.raises(ValueError, match="3 human labels but 2"):
         kappa_with_ci(["yes"] * 3, ["yes"] * 2, CLASSES, SETTINGS)
+
+
+def test_write_validation_tables(tmp_path):
+    import pandas as pd
+
+    from oncoeval.judges.agreement import write_validation_tables
+
+    out = {
+        k: (tmp_path / f"{k}.tsv", tmp_path / f"{k}.md")
+        for k in ("summary", "confusion", "per_class")
+    }
+    write_validation_tables(HUMAN, JUDGE, CLASSES, SETTINGS, "matcher", out, "Side effects")
+    summary = pd.read_csv(out["summary"][0], sep="\t").iloc[0]
+    assert summary["cohen_kappa"] == pytest.approx(22 / 40)
+    assert (tmp_path / "per_class.md").read_text().startswith("# Side effects: sensitivity")
+    confusion = pd.read_csv(out["confusion"][0], sep="\t").set_index("human")
+    assert confusion.loc["yes", "judge_unscored"] == 1
