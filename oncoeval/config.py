@@ -46,18 +46,25 @@ def study_evaluated_models(config: dict, study: str) -> list[str]:
 
 
 def study_judges(config: dict, study: str) -> dict[str, str]:
-    """Judge roles of a study (``judges: {role: model_id}``); roles set to null are unused."""
+    """Judge roles of a study (``judges: {role: model_id}``); roles set to null are unused.
+
+    A role may name a jury (a list of model ids, oncoeval.judges.jury) where the study allows.
+    """
     block = (config.get("studies") or {}).get(study) or {}
     return {role: mid for role, mid in (block.get("judges") or {}).items() if mid}
+
+
+def judge_ids(value) -> list[str]:
+    """The model ids behind one judge role: one id, or a jury's list."""
+    return [value] if isinstance(value, str) else list(value or [])
 
 
 def used_models(config: dict) -> dict[str, set[str]]:
     """Model id -> the studies (and ad-hoc sets) that send it data."""
     used: dict[str, set[str]] = {}
     for study in enabled_studies(config):
-        for mid in study_evaluated_models(config, study) + list(
-            study_judges(config, study).values()
-        ):
+        judges = [m for v in study_judges(config, study).values() for m in judge_ids(v)]
+        for mid in study_evaluated_models(config, study) + judges:
             used.setdefault(mid, set()).add(study)
     for name in config.get("adhoc") or {}:
         for mid in config.get("evaluate") or []:
@@ -76,13 +83,20 @@ def check_config(config: dict, env: dict | None = None, cuda_available=None) -> 
         for mid in study_evaluated_models(config, study):
             if mid not in models:
                 raise ConfigError(f"studies.{study}.evaluate: unknown model id {mid!r}")
-        for role, mid in study_judges(config, study).items():
-            if mid not in models:
-                raise ConfigError(f"studies.{study}.judges.{role}: unknown model id {mid!r}")
+        for role, value in study_judges(config, study).items():
+            for mid in judge_ids(value):
+                if mid not in models:
+                    raise ConfigError(f"studies.{study}.judges.{role}: unknown model id {mid!r}")
         block = config["studies"][study]
         if block.get("contains_phi"):
             roles = {m: "evaluated" for m in study_evaluated_models(config, study)}
-            roles.update({m: f"judge {r}" for r, m in study_judges(config, study).items()})
+            roles.update(
+                {
+                    m: f"judge {r}"
+                    for r, v in study_judges(config, study).items()
+                    for m in judge_ids(v)
+                }
+            )
             for mid, role in roles.items():
                 if not models[mid]["phi_safe"]:
                     raise ConfigError(

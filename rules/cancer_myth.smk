@@ -9,7 +9,9 @@ from oncoeval.studies.cancer_myth import workflow as cm
 CM = cm.settings(config)
 CM_R = cm.R
 CM_P = cm.PROMPTS
-CM_VERIFIER = judge_model("cancer_myth", "verifier") or "NO_VERIFIER"
+CM_JURY = cm.jurors(CM)  # the verifier: one model, or a jury of several
+CM_VERIFIER = CM_JURY[0] if CM_JURY else "NO_VERIFIER"
+CM_JUROR_PATTERN = "|".join(re.escape(m) for m in CM_JURY) or "NO_JURORS"
 CM_CLASSIFIER = judge_model("cancer_myth", "classifier") or "NO_CLASSIFIER"
 CM_GENERATOR_PATTERN = "|".join(re.escape(m) for m in sorted(MODELS)) or "NO_MODELS"
 
@@ -108,15 +110,17 @@ rule cancer_myth_validation_requests:
 rule cancer_myth_retry_requests:
     input:
         requests=f"{CM_R}/requests/{{stage}}{{rest}}.jsonl",
-        responses=f"{CM_R}/responses/{CM_VERIFIER}/{{stage}}{{rest}}.jsonl",
+        # A jury's retries are per juror ({stage}-retry-by-{juror}{rest}): each quotes its own reply.
+        responses=lambda wc: f"{CM_R}/responses/{wc.by.removeprefix('-by-') or CM_VERIFIER}/{wc.stage}{wc.rest}.jsonl",
         reminder=f"{CM_P}/verifier_reminder.txt",
     output:
-        f"{CM_R}/requests/{{stage}}-retry{{rest}}.jsonl",
+        f"{CM_R}/requests/{{stage}}-retry{{by}}{{rest}}.jsonl",
     log:
-        "logs/cancer_myth/retry_requests/{stage}{rest}.log",
+        "logs/cancer_myth/retry_requests/{stage}{by}{rest}.log",
     wildcard_constraints:
         # Evaluation (verify--{model}), judge validation, and each construction step's verdicts.
         stage=rf"verify|validate|construct-({CM_GENERATOR_PATTERN})-m\d+-verify",
+        by=rf"(-by-({CM_JUROR_PATTERN}))?" if len(CM_JURY) > 1 else "",
         rest=r"(--[A-Za-z0-9._-]+)?",
     conda:
         "../envs/cpu.yaml"
@@ -128,8 +132,8 @@ rule cancer_myth_score:
     input:
         questions=f"{CM_R}/items.jsonl",
         answers=f"{CM_R}/responses/{{model}}/answer.jsonl",
-        first=f"{CM_R}/responses/{CM_VERIFIER}/verify--{{model}}.jsonl",
-        retry=f"{CM_R}/responses/{CM_VERIFIER}/verify-retry--{{model}}.jsonl",
+        first=lambda wc: cm.verdict_files(CM_JURY, "verify", f"--{wc.model}")["first"],
+        retry=lambda wc: cm.verdict_files(CM_JURY, "verify", f"--{wc.model}")["retry"],
     output:
         scores=f"{CM_R}/scores/{{model}}.tsv",
         judged=f"{CM_R}/judged/{{model}}.jsonl",
@@ -138,7 +142,8 @@ rule cancer_myth_score:
     conda:
         "../envs/cpu.yaml"
     params:
-        verifier=CM_VERIFIER,
+        verifier=CM_JURY,
+        combine=CM["jury_combine"],
     script:
         "../scripts/cancer_myth/score.py"
 
@@ -170,6 +175,12 @@ rule cancer_myth_tables:
             f"{CM_R}/tables/pairwise.tsv", category="cancer_myth", subcategory="tables"
         ),
         pairwise_md=f"{CM_R}/tables/pairwise.md",
+        jury=report(
+            f"{CM_R}/tables/jury_agreement.tsv",
+            category="cancer_myth",
+            subcategory="tables",
+        ),
+        jury_md=f"{CM_R}/tables/jury_agreement.md",
         fig_overall=report(
             f"{CM_R}/figures/pcs_pcr.png",
             category="cancer_myth",
@@ -200,8 +211,8 @@ rule cancer_myth_tables:
 rule cancer_myth_judge_agreement:
     input:
         human=CM["human_scores"] or [],
-        first=f"{CM_R}/responses/{CM_VERIFIER}/validate.jsonl",
-        retry=f"{CM_R}/responses/{CM_VERIFIER}/validate-retry.jsonl",
+        first=cm.verdict_files(CM_JURY, "validate", "")["first"],
+        retry=cm.verdict_files(CM_JURY, "validate", "")["retry"],
     output:
         tsv=report(
             f"{CM_R}/tables/judge_agreement.tsv",
@@ -227,7 +238,8 @@ rule cancer_myth_judge_agreement:
     conda:
         "../envs/cpu.yaml"
     params:
-        verifier=CM_VERIFIER,
+        verifier=CM_JURY,
+        combine=CM["jury_combine"],
         bootstrap=config["bootstrap"],
     script:
         "../scripts/cancer_myth/judge_agreement.py"

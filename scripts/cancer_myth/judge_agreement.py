@@ -18,4 +18,5 @@ steps.judge_validation(
     snakemake.output.pairs,
     snakemake.output.per_class,
     snakemake.output.per_class_md,
+    snakemake.params.combine,
 )

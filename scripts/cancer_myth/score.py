@@ -12,4 +12,5 @@ steps.score(
     snakemake.params.verifier,
     snakemake.output.scores,
     snakemake.output.judged,
+    snakemake.params.combine,
 )

@@ -65,8 +65,11 @@ def corrected_pcs_pcr(scored, validation, settings, correction) -> dict:
     A cell holds the reason instead of a number where the validation set cannot support the
     correction; the CI cells are then empty.
     """
+    human, verifier = (None, None) if validation is None else validation
     if validation is None:
         pcs = pcr = Corrected(None, None, None, NO_VALIDATION)
+    elif not (np.isin(scored, SCORES).all() and np.isin(verifier, SCORES).all()):
+        pcs = pcr = Corrected(None, None, None, "verdicts are not -1/0/1 (a jury's mean)")
     else:
         human, verifier = (np.asarray(v, dtype=int) for v in validation)
         pcr = corrected_rate(scored == 1, human == 1, verifier == 1, settings, correction)

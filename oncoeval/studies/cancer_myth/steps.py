@@ -80,11 +80,38 @@ def retry_requests(requests_path, responses_path, reminder_path, out_path) -> No
     log.info("%d of %d verifier replies retried with a reminder", len(retries), len(requests))
 
 
-def score(items_path, answers_path, first_path, retry_path, verifier, scores_path, judged_path):
+def _listed(value) -> list:
+    return [value] if isinstance(value, str | Path) else list(value)
+
+
+def score(
+    items_path,
+    answers_path,
+    first_path,
+    retry_path,
+    verifier,
+    scores_path,
+    judged_path,
+    combine="majority",
+):
+    """Per-question scores; ``verifier``/``first_path``/``retry_path`` may list a jury."""
     items = read_items(items_path)
-    judged, df = score_items(
-        items, _by_id(answers_path), _by_id(first_path), _by_id(retry_path), verifier
-    )
+    jury, firsts, retries = _listed(verifier), _listed(first_path), _listed(retry_path)
+    if len(jury) == 1:
+        judged, df = score_items(
+            items, _by_id(answers_path), _by_id(firsts[0]), _by_id(retries[0]), jury[0]
+        )
+    else:
+        from .jury import jury_score_items
+
+        judged, df = jury_score_items(
+            items,
+            _by_id(answers_path),
+            [_by_id(p) for p in firsts],
+            [_by_id(p) for p in retries],
+            jury,
+            combine,
+        )
     write_jsonl(judged_path, judged)
     Path(scores_path).parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(scores_path, sep="\t", index=False)
@@ -136,6 +163,19 @@ def tables(
         notes + ["Questions written by hand (`manual`) are left out, as in Figure 6b."],
     )
     pairs = metrics.pairwise_table(scores, settings, correction)
+    if "jury" in out:
+        from .jury import jury_agreement_table
+
+        write_table(
+            jury_agreement_table(scores),
+            out["jury"],
+            out["jury_md"],
+            "Cancer-Myth: agreement between the verifier's jurors",
+            [
+                "Fleiss' kappa over the questions every juror scored; n_tie: questions left "
+                "unscored because the jurors' majority was tied. One juror: no jury."
+            ],
+        )
     write_table(
         pairs,
         out["pairwise"],
@@ -178,7 +218,7 @@ def read_validation_pairs(path):
     scored = df[df["verifier_score"].astype(str) != ""]
     return (
         scored["human_score"].astype(int).to_numpy(),
-        scored["verifier_score"].astype(float).astype(int).to_numpy(),
+        scored["verifier_score"].astype(float).to_numpy(),
     )
 
 
@@ -195,6 +235,7 @@ def judge_validation(
     pairs_tsv=None,
     per_class_tsv=None,
     per_class_md=None,
+    combine="majority",
 ):
     import numpy as np
 
@@ -202,9 +243,19 @@ def judge_validation(
     from . import metrics
 
     rows = load_human_scores(human_path)
-    first, retry = _by_id(first_path), _by_id(retry_path)
+    jury = _listed(verifier)
+    firsts = [_by_id(p) for p in _listed(first_path)]
+    retries = [_by_id(p) for p in _listed(retry_path)]
+    if len(jury) == 1:
+        verdicts = [
+            judge(r["id"], _answer(r), firsts[0].get(r["id"]), retries[0].get(r["id"]))
+            for r in rows
+        ]
+    else:
+        from .jury import jury_reading
 
-    verdicts = [judge(r["id"], _answer(r), first.get(r["id"]), retry.get(r["id"])) for r in rows]
+        verdicts = [jury_reading(r["id"], _answer(r), firsts, retries, combine) for r in rows]
+    verifier = "+".join(jury)
     human = [r["human_score"] for r in rows]
     verifier_scores = [np.nan if v["score"] is None else v["score"] for v in verdicts]
     summary, confusion = metrics.judge_agreement(human, verifier_scores, settings, verifier)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from ...errors import ConfigError
 from .data import load_myths
 
 R = "results/cancer_myth"
@@ -15,6 +16,7 @@ DEFAULTS = {
     "verifier_examples": "resources/demo/cancer_myth/verifier_examples.json",
     "verifier_max_new_tokens": 256,
     "structured_verdicts": True,
+    "jury_combine": "majority",
     "human_scores": "resources/demo/cancer_myth/human_scores.json",
     "multiple_testing": "holm",
     "construct": False,
@@ -39,7 +41,7 @@ CONSTRUCTION_DEFAULTS = {
     "select_per_category": 50,
 }
 PROMPTS = "config/prompts/cancer_myth"
-TABLES = ("pcs_pcr", "pcs_by_category", "pcs_by_generator", "pairwise")
+TABLES = ("pcs_pcr", "pcs_by_category", "pcs_by_generator", "pairwise", "jury_agreement")
 FIGURES = ("pcs_pcr", "pcs_by_category", "pcs_by_generator")
 
 
@@ -52,6 +54,36 @@ def settings(config: dict) -> dict:
     construction.update(block.get("construction") or {})
     block["construction"] = construction
     return block
+
+
+def jurors(block: dict) -> list[str]:
+    """The verifier's model ids: one, or a jury."""
+    value = (block.get("judges") or {}).get("verifier")
+    ids = [value] if isinstance(value, str) else list(value or [])
+    classifier = (block.get("judges") or {}).get("classifier")
+    if isinstance(classifier, list):
+        raise ConfigError("studies.cancer_myth.judges.classifier: name one model, not a list")
+    if len(ids) > 1 and block.get("construct"):
+        raise ConfigError(
+            "studies.cancer_myth.judges.verifier: the construction loop routes each question by "
+            "one verifier's score; name a single verifier when construct is true"
+        )
+    return ids
+
+
+def retry_set(stage: str, rest: str, juror: str, jury: list[str]) -> str:
+    """Name of a juror's retry request set: ``{stage}-retry{rest}`` for a single verifier, and
+    ``{stage}-retry-by-{juror}{rest}`` in a jury (each juror's retry quotes its own reply)."""
+    by = f"-by-{juror}" if len(jury) > 1 else ""
+    return f"{stage}-retry{by}{rest}"
+
+
+def verdict_files(jury: list[str], stage: str, rest: str) -> dict:
+    """Each juror's first and retry response files of one request set."""
+    return {
+        "first": [f"{R}/responses/{j}/{stage}{rest}.jsonl" for j in jury],
+        "retry": [f"{R}/responses/{j}/{retry_set(stage, rest, j, jury)}.jsonl" for j in jury],
+    }
 
 
 def construction_params(block: dict) -> dict:

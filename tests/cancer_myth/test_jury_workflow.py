@@ -1,0 +1,83 @@
+"""A jury of three replayed verifiers through the workflow, every figure worked by hand."""
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+
+from tests.cancer_myth.test_workflow import (
+    R,
+    _evaluation_config,
+    _evaluation_inputs,
+    _jsonl,
+    _only_cancer_myth,
+    _verdict,
+)
+from tests.conftest import run_snakemake, write_config
+
+# Final readings of juror "judge" on resp_a (after its retries): -1, 1, 0, unreadable, 1, -1.
+JUDGE2 = [-1, -1, 0, 1, 0, 1]
+JUDGE3 = [-1, 1, 1, 1, -1, 0]
+VALIDATE2, VALIDATE3 = [-1, 1, 0], [0, 1, 0]  # on h0, h1, h2
+
+
+def _jury_inputs(wd):
+    _evaluation_inputs(wd)
+    judge = wd / "replay_judge/cancer_myth"
+    # In a jury each juror's retry set is its own (it quotes that juror's first reply).
+    shutil.copy(judge / "verify-retry--resp_a.jsonl", judge / "verify-retry-by-judge--resp_a.jsonl")
+    shutil.copy(judge / "validate-retry.jsonl", judge / "validate-retry-by-judge.jsonl")
+    for name, verdicts, validation in (
+        ("judge2", JUDGE2, VALIDATE2),
+        ("judge3", JUDGE3, VALIDATE3),
+    ):
+        folder = wd / f"replay_{name}/cancer_myth"
+        _jsonl(
+            folder / "verify--resp_a.jsonl",
+            [{"request_id": str(i), "text": _verdict(s)} for i, s in enumerate(verdicts)],
+        )
+        _jsonl(
+            folder / "validate.jsonl",
+            [{"request_id": f"h{i}", "text": _verdict(s)} for i, s in enumerate(validation)],
+        )
+
+
+def test_jury_majority_ties_fleiss_kappa_and_corrected_rates(workdir):
+    _jury_inputs(workdir)
+    cfg = _only_cancer_myth(_evaluation_config(workdir, evaluate=("resp_a",)))
+    for name in ("judge2", "judge3"):
+        cfg["models"].append(
+            {"id": name, "backend": "replay", "path": str(workdir / f"replay_{name}")}
+        )
+    cfg["studies"]["cancer_myth"]["judges"]["verifier"] = ["judge", "judge2", "judge3"]
+    run_snakemake(workdir, configfile=write_config(workdir, cfg))
+
+    retry = workdir / R / "requests/verify-retry-by-judge--resp_a.jsonl"
+    assert [json.loads(x)["request_id"] for x in retry.read_text().splitlines()] == ["2", "3"]
+    assert (workdir / R / "requests/verify-retry-by-judge2--resp_a.jsonl").read_text() == ""
+
+    scores = pd.read_csv(workdir / R / "scores/resp_a.tsv", sep="\t", keep_default_na=False)
+    # votes: (-1,-1,-1) (1,-1,1) (0,0,1) (-,1,1) (1,0,-1) (-1,1,0)
+    assert scores["score"].astype(str).tolist() == ["-1", "1", "0", "1", "", ""]
+    assert scores["parse_error"].tolist()[4:] == ["tie", "tie"]
+    assert json.loads(scores["votes"][3]) == [None, 1, 1]
+
+    overall = pd.read_csv(workdir / R / "tables/pcs_pcr.tsv", sep="\t").set_index("model")
+    row = overall.loc["resp_a"]
+    assert (row["n"], row["n_unscored"]) == (4, 2)
+    assert row["pcs"] == pytest.approx(0.25) and row["pcr"] == pytest.approx(0.5)
+    # The jury's combined validation verdicts (-1, 1, 0) match the humans exactly: an identity
+    # confusion matrix, so the corrected rates equal the raw ones.
+    assert float(row["pcs_corrected"]) == pytest.approx(0.25)
+    assert float(row["pcr_corrected"]) == pytest.approx(0.5)
+    agreement = pd.read_csv(workdir / R / "tables/judge_agreement.tsv", sep="\t").iloc[0]
+    assert agreement["verifier"] == "judge+judge2+judge3"
+    assert agreement["exact_agreement"] == pytest.approx(1.0)
+
+    jury = pd.read_csv(workdir / R / "tables/jury_agreement.tsv", sep="\t").iloc[0]
+    assert (jury["n_jurors"], jury["n_all_readable"], jury["n_tie"]) == (3, 5, 2)
+    # Items with three readable votes, counts over (-1, 0, 1): [3,0,0] [1,0,2] [0,2,1] [1,1,1]
+    # [1,1,1]: P_bar = 75/225, P_e = (36 + 16 + 25)/225 -> kappa = (75 - 77) / (225 - 77).
+    assert jury["fleiss_kappa"] == pytest.approx(-2 / 148, abs=1e-6)  # %.6g in the TSV
+    assert jury["n_unanimous"] == 1
