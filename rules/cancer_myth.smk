@@ -120,7 +120,8 @@ rule cancer_myth_retry_requests:
     wildcard_constraints:
         # Evaluation (verify--{model}), judge validation, and each construction step's verdicts.
         stage=rf"verify|validate|construct-({CM_GENERATOR_PATTERN})-m\d+-verify",
-        by=rf"(-by-({CM_JUROR_PATTERN}))?" if len(CM_JURY) > 1 else "",
+        # One verifier: always empty (an empty constraint string would mean "anything").
+        by=rf"(-by-({CM_JUROR_PATTERN}))?" if len(CM_JURY) > 1 else r"(?:)",
         rest=r"(--[A-Za-z0-9._-]+)?",
     conda:
         "../envs/cpu.yaml"
