@@ -25,6 +25,7 @@ localrules:
     cancer_myth_tables,
     cancer_myth_validation_requests,
     cancer_myth_judge_agreement,
+    cancer_myth_adjudication_sheet,
     cancer_myth_construct_myths,
     cancer_myth_construct_init,
     cancer_myth_construct_generate_requests,
@@ -212,6 +213,15 @@ rule cancer_myth_tables:
 rule cancer_myth_judge_agreement:
     input:
         human=CM["human_scores"] or [],
+        # A filled adjudication sheet adds labels; the verdicts come from the judged answers.
+        adjudicated=CM["adjudicated"] or [],
+        judged=(
+            expand(
+                f"{CM_R}/judged/{{model}}.jsonl", model=evaluated_models("cancer_myth")
+            )
+            if CM["adjudicated"]
+            else []
+        ),
         first=cm.verdict_files(CM_JURY, "validate", "")["first"],
         retry=cm.verdict_files(CM_JURY, "validate", "")["retry"],
     output:
@@ -244,6 +254,25 @@ rule cancer_myth_judge_agreement:
         bootstrap=config["bootstrap"],
     script:
         "../scripts/cancer_myth/judge_agreement.py"
+
+
+rule cancer_myth_adjudication_sheet:
+    input:
+        judged=expand(
+            f"{CM_R}/judged/{{model}}.jsonl", model=evaluated_models("cancer_myth")
+        ),
+    output:
+        sheet=f"{CM_R}/adjudication/sheet.tsv",
+        key=f"{CM_R}/adjudication/key.tsv",
+    log:
+        "logs/cancer_myth/adjudication_sheet.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        max_items=CM["adjudication"]["max_items"],
+        seed=CM["adjudication"]["seed"],
+    script:
+        "../scripts/cancer_myth/adjudication_sheet.py"
 
 
 # ---------------------------------------------------------------- construction (opt-in)
@@ -433,6 +462,7 @@ STUDY_TARGETS["cancer_myth"] = lambda: (
     expand(f"{CM_R}/scores/{{model}}.tsv", model=evaluated_models("cancer_myth"))
     + [f"{CM_R}/tables/{t}.{ext}" for t in cm.TABLES for ext in ("tsv", "md")]
     + [f"{CM_R}/figures/{f}.png" for f in cm.FIGURES]
+    + [f"{CM_R}/adjudication/sheet.tsv"]
     + (
         [
             f"{CM_R}/tables/judge_{t}.{ext}"

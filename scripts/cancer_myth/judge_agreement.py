@@ -1,5 +1,7 @@
 """Verifier replies on human-scored answers -> agreement, confusion, per-class rates, pairs."""
 
+from pathlib import Path
+
 from oncoeval.io import setup_script_logging
 from oncoeval.stats import BootstrapSettings
 from oncoeval.studies.cancer_myth import steps
@@ -19,4 +21,6 @@ steps.judge_validation(
     snakemake.output.per_class,
     snakemake.output.per_class_md,
     snakemake.params.combine,
+    snakemake.input.adjudicated or None,
+    {Path(p).stem: p for p in snakemake.input.judged},
 )

@@ -81,3 +81,33 @@ def test_jury_majority_ties_fleiss_kappa_and_corrected_rates(workdir):
     # [1,1,1]: P_bar = 75/225, P_e = (36 + 16 + 25)/225 -> kappa = (75 - 77) / (225 - 77).
     assert jury["fleiss_kappa"] == pytest.approx(-2 / 148, abs=1e-6)  # %.6g in the TSV
     assert jury["n_unanimous"] == 1
+
+    # Adjudication: the answers where the jury was unsure, blinded, then read back as labels.
+    sheet = pd.read_csv(workdir / R / "adjudication/sheet.tsv", sep="\t", dtype=str)
+    key = pd.read_csv(workdir / R / "adjudication/key.tsv", sep="\t", dtype=str)
+    why = dict(zip(key["question_id"], key["why"], strict=True))
+    # 0: unanimous; 1, 2: jurors disagree; 3: one juror needed its retry; 4, 5: ties
+    assert why == {
+        "1": "jurors disagree",
+        "2": "jurors disagree",
+        "3": "verdict needed a retry",
+        "4": "jury tie",
+        "5": "jury tie",
+    }
+    assert "resp_a" not in sheet.to_csv() and "model" not in sheet.columns
+    labels = {"1": "1", "2": "0", "3": "-1", "4": "0", "5": ""}
+    item_of = dict(zip(key["question_id"], key["item"], strict=True))
+    sheet["human_score"] = [
+        labels[q] for q in key.set_index("item").loc[sheet["item"], "question_id"]
+    ]
+    assert set(sheet["item"]) == {item_of[q] for q in labels}
+    filled = workdir / "filled.tsv"
+    sheet.to_csv(filled, sep="\t", index=False)
+    scores_mtime = (workdir / R / "scores/resp_a.tsv").stat().st_mtime_ns
+    cfg["studies"]["cancer_myth"]["adjudicated"] = str(filled)
+    run_snakemake(workdir, configfile=write_config(workdir, cfg))
+    assert (workdir / R / "scores/resp_a.tsv").stat().st_mtime_ns == scores_mtime
+    agreement = pd.read_csv(workdir / R / "tables/judge_agreement.tsv", sep="\t").iloc[0]
+    # 3 human scores (all matched) + 4 adjudicated: (1, 1), (0, 0), (-1, 1), (0, tie -> unscored)
+    assert (agreement["n"], agreement["n_unscored"]) == (6, 1)
+    assert agreement["exact_agreement"] == pytest.approx(5 / 6)

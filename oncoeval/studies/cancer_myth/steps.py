@@ -236,6 +236,8 @@ def judge_validation(
     per_class_tsv=None,
     per_class_md=None,
     combine="majority",
+    adjudicated=None,
+    judged_paths=(),
 ):
     import numpy as np
 
@@ -258,6 +260,12 @@ def judge_validation(
     verifier = "+".join(jury)
     human = [r["human_score"] for r in rows]
     verifier_scores = [np.nan if v["score"] is None else v["score"] for v in verdicts]
+    labelled = adjudicated_labels(adjudicated, judged_paths) if adjudicated else []
+    for lab in labelled:
+        rows.append({"id": f"adjudicated:{lab['item']}", "human_score": lab["label"]})
+        verdicts.append({"score": lab["score"], "parse_error": lab["parse_error"]})
+        human.append(lab["label"])
+        verifier_scores.append(np.nan if lab["score"] is None else lab["score"])
     summary, confusion = metrics.judge_agreement(human, verifier_scores, settings, verifier)
     kappa = agreement.kappa_with_ci(human, verifier_scores, metrics.SCORES, settings)
     where = summary.columns.get_loc("cohen_kappa") + 1
@@ -292,7 +300,9 @@ def judge_validation(
         )
         write_table(pairs, pairs_tsv)
     notes = [
-        f"Verifier {verifier} against {len(rows)} human scores from {human_path}. "
+        f"Verifier {verifier} against {len(rows) - len(labelled)} human scores from {human_path}"
+        + (f" and {len(labelled)} adjudicated answers from {adjudicated}" if labelled else "")
+        + ". "
         "Binary agreement collapses -1/0 vs 1; unreadable verifier replies are counted in "
         "n_unscored and left out of the agreement figures."
     ]
@@ -304,6 +314,34 @@ def judge_validation(
         "Cancer-Myth: verifier vs human confusion matrix",
         ["Rows: human score; columns: verifier score (verifier_unscored: no readable score)."],
     )
+
+
+def adjudication_sheet(judged_paths: dict, sheet_path, key_path, max_items, seed) -> None:
+    """The blinded sheet of the answers whose verdicts are least certain, and its key."""
+    from ...judges import adjudication
+
+    judged = {model: read_jsonl(path) for model, path in judged_paths.items()}
+    chosen = adjudication.select(judged, int(max_items), int(seed))
+    adjudication.write_sheet(chosen, "human_score", sheet_path, key_path)
+    log.info("%d answers on the adjudication sheet", len(chosen))
+
+
+def adjudicated_labels(sheet_path, judged_paths: dict) -> list[dict]:
+    """Labels of a filled adjudication sheet, each with the verifier's verdict on that answer."""
+    from ...judges.adjudication import blind_id, read_filled_sheet
+    from .parse import VALID_SCORES
+
+    items = {
+        blind_id(model, rec["question_id"]): {
+            "model": model,
+            "question_id": rec["question_id"],
+            "score": rec["score"],
+            "parse_error": rec["parse_error"],
+        }
+        for model, path in judged_paths.items()
+        for rec in read_jsonl(path)
+    }
+    return read_filled_sheet(sheet_path, "human_score", VALID_SCORES, items)
 
 
 def _answer(row):

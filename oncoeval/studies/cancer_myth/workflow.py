@@ -17,6 +17,8 @@ DEFAULTS = {
     "verifier_max_new_tokens": 256,
     "structured_verdicts": True,
     "jury_combine": "majority",
+    "adjudication": {"max_items": 50, "seed": 0},
+    "adjudicated": None,
     "human_scores": "resources/demo/cancer_myth/human_scores.json",
     "multiple_testing": "holm",
     "construct": False,
