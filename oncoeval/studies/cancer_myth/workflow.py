@@ -55,6 +55,11 @@ def settings(config: dict) -> dict:
     construction = dict(CONSTRUCTION_DEFAULTS)
     construction.update(block.get("construction") or {})
     block["construction"] = construction
+    if block.get("adjudicated") and not block.get("human_scores"):
+        raise ConfigError(
+            "studies.cancer_myth.adjudicated: adjudicated labels join human_scores, which is "
+            "not set; set human_scores too"
+        )
     return block
 
 
