@@ -329,6 +329,8 @@ class Backend(BaseBackend):
             prompt_tokens=len(job.prompt),
             completion_tokens=len(job.tokens),
             latency_s=round(job.ended - job.started, 4),
+            # A shape llguidance could not follow to the end leaves the rest unconstrained.
+            structured_fallback=getattr(job.constraint, "problem", None) or None,
         )
 
     def generate(self, requests: list[Request]) -> Iterator[Response]:

@@ -13,6 +13,9 @@ OpenAI-compatible server (vLLM, llama.cpp server) through ``base_url``.
   pool has more threads than slots, so one rate-limited request does not idle the others.
 - Reasoning models (``reasoning: true``) get no ``temperature``/``top_p`` and
   ``max_completion_tokens`` instead of ``max_tokens``.
+- A request with a ``response_shape`` is sent as structured output (oncoeval.judges.structured);
+  a server that answers it with 400/422 is asked again without it, and the response records why
+  in ``structured_fallback``.
 - A request that fails for good becomes a Response with ``error`` ("ErrorType: message") while
   the others complete. Token usage, ``cost_usd`` (from ``price``), ``finish_reason`` and
   ``latency_s`` (first attempt to answer, retries included) are recorded.
