@@ -111,3 +111,57 @@ def test_jury_majority_ties_fleiss_kappa_and_corrected_rates(workdir):
     # 3 human scores (all matched) + 4 adjudicated: (1, 1), (0, 0), (-1, 1), (0, tie -> unscored)
     assert (agreement["n"], agreement["n_unscored"]) == (6, 1)
     assert agreement["exact_agreement"] == pytest.approx(5 / 6)
+
+
+def test_a_jury_mean_is_rounded_to_a_score_for_agreement(tmp_path):
+    from oncoeval.stats import BootstrapSettings
+    from oncoeval.studies.cancer_myth import steps
+
+    human = [
+        {
+            "id": f"h{i}",
+            "example_question": "q",
+            "example_assumption": "c",
+            "answer": "a",
+            "human_score": s,
+        }
+        for i, s in enumerate([1, -1, 0])
+    ]
+    (tmp_path / "human.json").write_text(json.dumps(human))
+    # Means: h0 (1 + 1 + 0) / 3 = 0.67 -> 1; h1 (-1 - 1 + 1) / 3 = -0.33 -> 0; h2 0 -> 0
+    juror_scores = {"j1": [1, -1, 0], "j2": [1, -1, 0], "j3": [0, 1, 0]}
+    firsts, retries = [], []
+    for name, scores in juror_scores.items():
+        first, retry = tmp_path / f"{name}.jsonl", tmp_path / f"{name}-retry.jsonl"
+        _jsonl(
+            first,
+            [
+                {"request_id": f"h{i}", "model": name, "text": _verdict(s)}
+                for i, s in enumerate(scores)
+            ],
+        )
+        retry.write_text("")
+        firsts.append(first)
+        retries.append(retry)
+    out = {k: tmp_path / f"{k}.tsv" for k in ("summary", "confusion", "pairs", "per_class")}
+    steps.judge_validation(
+        tmp_path / "human.json",
+        firsts,
+        retries,
+        list(juror_scores),
+        BootstrapSettings(200),
+        out["summary"],
+        None,
+        out["confusion"],
+        None,
+        out["pairs"],
+        out["per_class"],
+        None,
+        "mean",
+    )
+    pairs = pd.read_csv(out["pairs"], sep="\t")
+    # The pairs keep the jury's mean (the corrected rates then give their reason); the agreement
+    # tables count the rounded scores (1, 0, 0) against the humans (1, -1, 0).
+    assert pairs["verifier_score"].tolist() == pytest.approx([2 / 3, -1 / 3, 0.0], abs=1e-6)
+    summary = pd.read_csv(out["summary"], sep="\t").iloc[0]
+    assert summary["exact_agreement"] == pytest.approx(2 / 3)

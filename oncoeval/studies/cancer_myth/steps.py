@@ -260,6 +260,10 @@ def judge_validation(
     verifier = "+".join(jury)
     human = [r["human_score"] for r in rows]
     verifier_scores = [np.nan if v["score"] is None else v["score"] for v in verdicts]
+    if len(jury) > 1 and combine == "mean":
+        # Agreement is counted on scores: a jury's mean verdict is rounded to the nearest one
+        # (halves to even, numpy's rule).
+        verifier_scores = [float(np.round(v)) for v in verifier_scores]
     labelled = adjudicated_labels(adjudicated, judged_paths) if adjudicated else []
     for lab in labelled:
         rows.append({"id": f"adjudicated:{lab['item']}", "human_score": lab["label"]})
@@ -302,6 +306,11 @@ def judge_validation(
     notes = [
         f"Verifier {verifier} against {len(rows) - len(labelled)} human scores from {human_path}"
         + (f" and {len(labelled)} adjudicated answers from {adjudicated}" if labelled else "")
+        + (
+            " (jury mean rounded to the nearest score)"
+            if len(jury) > 1 and combine == "mean"
+            else ""
+        )
         + ". "
         "Binary agreement collapses -1/0 vs 1; unreadable verifier replies are counted in "
         "n_unscored and left out of the agreement figures."
