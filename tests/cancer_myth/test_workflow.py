@@ -213,7 +213,8 @@ def test_replay_evaluation_reproduces_hand_computed_tables(workdir):
     for name in ("pcs_pcr", "pcs_by_category", "pcs_by_generator"):
         assert (workdir / R / f"figures/{name}.png").stat().st_size > 1000
 
-    # adding a model schedules only that model's jobs plus the aggregate
+    # adding a model schedules only that model's jobs plus the aggregates (tables, and the
+    # adjudication sheet, which draws on every model's verdicts)
     cfg2 = write_config(
         workdir,
         _only_cancer_myth(_evaluation_config(workdir, ("resp_a", "resp_b", "resp_c"))),
@@ -226,6 +227,7 @@ def test_replay_evaluation_reproduces_hand_computed_tables(workdir):
         "cancer_myth_retry_requests": 1,
         "cancer_myth_score": 1,
         "cancer_myth_tables": 1,
+        "cancer_myth_adjudication_sheet": 1,
         "all": 1,
     }
 
