@@ -43,6 +43,7 @@ def _jury_inputs(wd):
         )
 
 
+@pytest.mark.slow  # two Snakemake runs, as the other Cancer-Myth workflow tests
 def test_jury_majority_ties_fleiss_kappa_and_corrected_rates(workdir):
     _jury_inputs(workdir)
     cfg = _only_cancer_myth(_evaluation_config(workdir, evaluate=("resp_a",)))
