@@ -78,7 +78,11 @@ def test_score_model_makes_one_unit_per_field_and_counts_failures():
             },
         ]
     )
-    scores = score_model(parsed, gold).set_index("field")
+    gold["view"] = "published"
+    scores = score_model(parsed, gold)
+    # both gold views give units; the clean gold of this test is empty: its sides are unknown
+    assert scores.groupby("gold_view").size().to_dict() == {"clean": 2, "published": 2}
+    scores = scores[scores["gold_view"] == "published"].set_index("field")
     assert list(scores.index) == ["Datetime", "Result"]
     assert scores.loc["Datetime", "em_f1"] == 1  # case and spaces do not matter
     assert scores.loc["Result", "em_f1"] == 0
@@ -101,6 +105,8 @@ def units(values, groups):
                 "n_pred": 1,
                 "n_gold": 1,
                 "gold_unknown_only": False,
+                "gold_view": "published",
+                "unscored": False,
             }
         )
     meta = pd.DataFrame({"doc_id": [f"n{i}" for i in range(len(values))], "gender": groups})
@@ -176,12 +182,18 @@ def test_views_drop_no_gold_and_unknown_only_units():
             },
         ]
     )
+    scores["gold_view"], scores["unscored"] = "published", False
+    # the clean gold of note a's informative unit, matched this time
+    clean = scores.iloc[[1]].assign(gold_view="clean", bleu4=1.0, rouge1=1.0, em_f1=1.0)
+    scores = pd.concat([scores, clean], ignore_index=True)
     table = summarise({"m": scores}, [], BootstrapSettings(n_resamples=200)).set_index("view")
     # published: note means 0.5 (a) and 1 (b) -> 0.75; gold_present: 0 and 1 -> 0.5;
     # informative: only note a's second unit -> 0
     assert table.loc["published", "em_f1"] == pytest.approx(0.75)
     assert table.loc["gold_present", "em_f1"] == pytest.approx(0.5)
     assert table.loc["informative", "em_f1"] == 0 and table.loc["informative", "n_units"] == 1
+    assert table.loc["clean", "em_f1"] == 1 and table.loc["clean", "n_units"] == 1
+    assert (table["n_unscored"] == 0).all()
 
 
 def test_review_sheet_round_trip_to_table2(tmp_path):

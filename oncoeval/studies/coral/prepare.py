@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -10,14 +11,15 @@ import pandas as pd
 from ...errors import InputError
 from ...records import Request
 from .brat import find_documents, read_document, read_schema
-from .gold import derive, gold_rows
-from .sections import find_sections
+from .gold import GOLD_VIEWS, derive, gold_rows
+from .sections import find_sections, marker_types, skip_chars
 from .tasks import SUBTYPES
 
 log = logging.getLogger(__name__)
 
 METADATA_COLUMNS = ["doc_id", "cancer_type", "gender", "race_ethnicity", "age_group"]
 GOLD_COLUMNS = [
+    "view",
     "doc_id",
     "section",
     "subtype",
@@ -48,10 +50,24 @@ def read_metadata(path: str | Path | None, doc_ids: list[str]) -> pd.DataFrame:
     return full.fillna("")
 
 
+SECTION_COLUMNS = ["doc_id", "section", "found", "start", "end", "n_chars", "skip_chars"]
+
+
 def prepare(notes_dir, conf_path, metadata_path, section_settings: dict):
-    """(items, section report, gold) for every note under ``notes_dir``."""
+    """(items, section report, gold) for every note under ``notes_dir``.
+
+    Gold has one block of rows per derivation (``view`` published and clean, see ``gold.py``).
+    Pre-annotations skipped by the reader are counted in the log.
+    """
     schema = read_schema(conf_path)
-    docs = [read_document(t, a, schema) for t, a in find_documents(notes_dir)]
+    markers = marker_types(section_settings)
+    docs = [read_document(t, a, schema, markers) for t, a in find_documents(notes_dir)]
+    skipped = sum((d.skipped for d in docs), start=Counter())
+    if skipped:
+        log.info(
+            "skipped pre-annotations (types not in annotation.conf): %s",
+            ", ".join(f"{k}: {v}" for k, v in sorted(skipped.items())),
+        )
     ids = [d.doc_id for d in docs]
     meta = read_metadata(metadata_path, ids).set_index("doc_id")
     names = list(section_settings.get("names") or ["hpi", "ap"])
@@ -69,6 +85,7 @@ def prepare(notes_dir, conf_path, metadata_path, section_settings: dict):
                     "start": section.start if section else "",
                     "end": section.end if section else "",
                     "n_chars": len(section.text) if section else 0,
+                    "skip_chars": skip_chars(doc, section) if section else 0,
                 }
             )
             if section is None:
@@ -77,14 +94,17 @@ def prepare(notes_dir, conf_path, metadata_path, section_settings: dict):
             item["sections"][name] = {
                 "start": section.start,
                 "end": section.end,
+                "spans": [list(span) for span in section.parts],
                 "text": section.text,
             }
-            for subtype in SUBTYPES:
-                gold += gold_rows(doc.doc_id, name, subtype, derive(doc, section, subtype))
+            for view, rules in GOLD_VIEWS.items():
+                for subtype in SUBTYPES:
+                    tuples = derive(doc, section, subtype, rules)
+                    gold += gold_rows(doc.doc_id, name, subtype, tuples, view)
         items.append(item)
     return (
         items,
-        pd.DataFrame(report, columns=["doc_id", "section", "found", "start", "end", "n_chars"]),
+        pd.DataFrame(report, columns=SECTION_COLUMNS),
         pd.DataFrame(gold, columns=GOLD_COLUMNS),
     )
 
