@@ -169,10 +169,14 @@ class SectionGraph:
         self.names = {e.id: self._name(e) for e in self.entities.values()}
 
     def _name(self, e: Entity) -> str:
-        """The entity's text; a biomarker name carries its results (published rule)."""
-        if e.type != "BiomarkerName" or self.rules.biomarker_as_written:
+        """The entity's text; a biomarker name carries its results ("ER +"; clean: "ER+")."""
+        if e.type != "BiomarkerName":
             return norm(e.text)
-        results = [r for t, r in self.links[e.id] if r.type == "BiomarkerResult"]
+        results = [r for _, r in self.links[e.id] if r.type == "BiomarkerResult"]
+        if self.rules.biomarker_as_written and results:
+            return " ".join(
+                [_as_written(self, e, results[0])] + [norm(r.text) for r in results[1:]]
+            )
         return " ".join([norm(e.text)] + [norm(r.text) for r in results])
 
     def text(self, e: Entity) -> str:
