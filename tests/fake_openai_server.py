@@ -182,6 +182,8 @@ class FakeOpenAIServer:
                     if given != server.api_key:
                         # Like the real API, the message quotes the key it was given.
                         message = f"Incorrect API key provided: {given}"
+                        with server._lock:
+                            server.statuses[401] += 1
                         self._send(401, {"error": {"message": message, "type": "auth"}})
                         return
                 body = json.loads(raw or b"{}")
