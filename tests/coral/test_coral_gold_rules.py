@@ -370,3 +370,102 @@ def test_additional_testing_is_scored_only_in_the_clean_view(tmp_path):
         ("Datetime", "IV unknown"),
         ("AdditionalTesting", "IV FISH test"),
     ]
+
+
+def test_published_gold_of_a_demo_note_for_every_subtype():
+    """breast_01 (resources/demo/coral/notes), its HPI and A&P, every subtype, by hand."""
+    notes = REPO / "resources" / "demo" / "coral" / "notes"
+    doc = read_document(notes / "breast_01.txt", notes / "breast_01.ann", SCHEMA)
+    sections = find_sections(doc, {"source": "headings"})
+    got = {
+        (name, subtype): [(t.primary, t.fields) for t in derive(doc, sec, subtype)]
+        for name, sec in sections.items()
+        for subtype in ("symptoms", "symptoms_at_diagnosis", "symptoms_due_to_cancer")
+        + ("radiology", "procedures", "genomics", "biomarkers", "histology", "metastasis")
+        + ("stage", "tnm", "grade", "prescribed_meds", "future_meds")
+    }
+    u = ["unknown"]
+    biopsy_date = {"Datetime": ["04/10/2021"]}
+    surgery = {"Datetime": ["05/20/2021"], "AdditionalTesting": u}
+    no_events = {"ConfirmedAdvEvent": u, "PotentialAdvEvent": u}
+    expected = {
+        ("hpi", "symptoms"): [
+            ("lump", {"Datetime": ["March 2021"]}),
+            ("hot flashes", {"Datetime": u}),  # "She denies bone pain": negated, left out
+        ],
+        ("hpi", "symptoms_at_diagnosis"): [("lump", {"Datetime": ["March 2021"]})],
+        ("hpi", "symptoms_due_to_cancer"): [("lump", {"Datetime": ["March 2021"]})],
+        ("hpi", "radiology"): [
+            (
+                "mammogram",
+                {
+                    "Datetime": ["04/02/2021"],
+                    "Site": ["left breast"],
+                    "Reason": ["lump"],
+                    "Result": ["2.1 cm mass"],
+                },
+            )
+        ],
+        ("hpi", "procedures"): [  # margins (ProcedureDesc) and what it revealed
+            (
+                "lumpectomy",
+                {
+                    "Datetime": ["05/20/2021"],
+                    "Site": ["left"],
+                    "Reason": ["carcinoma"],
+                    "Result": ["negative", "IA", "pT1cN0"],
+                },
+            )
+        ],
+        ("hpi", "genomics"): [
+            ("Oncotype DX", {"Datetime": ["05/01/2021"], "Result": ["low recurrence score"]})
+        ],
+        ("hpi", "biomarkers"): [
+            ("ER +", biopsy_date),
+            ("PR +", biopsy_date),
+            ("HER2 negative", biopsy_date),
+        ],
+        ("hpi", "histology"): [
+            ("invasive ductal carcinoma", biopsy_date),
+            ("carcinoma", {"Datetime": u}),  # the lumpectomy's reason, revealed by no test
+        ],
+        ("hpi", "metastasis"): [],
+        ("hpi", "stage"): [("IA", surgery)],
+        ("hpi", "tnm"): [("pT1cN0", surgery)],
+        ("hpi", "grade"): [("2", {**biopsy_date, "AdditionalTesting": u})],
+        ("hpi", "prescribed_meds"): [
+            (
+                "anastrozole",
+                {
+                    "Begin": ["06/15/2021"],
+                    "End": u,
+                    "Reason": ["invasive ductal carcinoma"],
+                    "Continuity": ["continuing"],
+                    "ConfirmedAdvEvent": ["hot flashes"],
+                    "PotentialAdvEvent": u,
+                },
+            )
+        ],
+        ("hpi", "future_meds"): [],
+        ("ap", "symptoms"): [("hot flashes", {"Datetime": u})],
+        ("ap", "stage"): [("IA", {"Datetime": u, "AdditionalTesting": u})],
+        ("ap", "prescribed_meds"): [
+            (
+                "anastrozole",
+                {"Begin": u, "End": u, "Reason": ["cancer"], "Continuity": ["continuing"]}
+                | {"ConfirmedAdvEvent": ["hot flashes"], "PotentialAdvEvent": u},
+            ),
+            (
+                "anastrozole",
+                {"Begin": u, "End": u, "Reason": u, "Continuity": ["continuing"]}
+                | {"ConfirmedAdvEvent": u, "PotentialAdvEvent": ["bone loss"]},
+            ),
+            # hypothetical: the public code's medication filter keeps it among prescribed ones
+            ("tamoxifen", {"Begin": u, "End": u, "Reason": u, "Continuity": u} | no_events),
+        ],
+        ("ap", "future_meds"): [
+            ("tamoxifen", {"Consideration": ["hypothetical"], "PotentialAdvEvent": u})
+        ],
+    }
+    for key, tuples in got.items():
+        assert tuples == expected.get(key, []), key
