@@ -110,7 +110,12 @@ def test_corpus_layout_loads_and_failed_calls_are_never_scored(workdir):
         # read by headings, the marker types are unknown: prepare stops, naming file and line
         cfg = write_config(workdir, config(notes, server.url, "headings"))
         proc = run_snakemake(
-            workdir, "-p", "results/coral/gold/gold.tsv", configfile=cfg, check=False
+            workdir,
+            "-p",
+            "results/coral/gold/gold.tsv",
+            configfile=cfg,
+            env={KEY_ENV: "sk-wrong"},
+            check=False,
         )
         assert proc.returncode != 0
         log = (workdir / "logs/coral/prepare.log").read_text()
