@@ -39,7 +39,7 @@ localrules:
 
 rule cancer_myth_prepare:
     input:
-        CM["questions"],
+        CM["questions"] or [],
     output:
         f"{CM_R}/items.jsonl",
     log:
@@ -230,7 +230,7 @@ rule cancer_myth_judge_agreement:
 
 rule cancer_myth_construct_myths:
     input:
-        CM["construction"]["myths"],
+        CM["construction"]["myths"] or [],
     output:
         f"{CM_R}/construction/myths.jsonl",
     log:

@@ -35,8 +35,8 @@ localrules:
 
 rule guidelines_prepare:
     input:
-        tree=GL["guideline"],
-        labelled=GL["labelled_notes"],
+        tree=GLS.optional_inputs(GL["guideline"]),
+        labelled=GLS.optional_inputs(GL["labelled_notes"]),
         unlabelled=GLS.optional_inputs(GL["unlabelled_notes"]),
     output:
         tree=f"{GLR}/prepared/tree.json",

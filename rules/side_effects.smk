@@ -23,8 +23,8 @@ localrules:
 
 rule side_effects_prepare:
     input:
-        profiles=SE_BLOCK.get("profiles", []),
-        reference=SE_BLOCK.get("reference", []),
+        profiles=SE_BLOCK.get("profiles") or [],
+        reference=SE_BLOCK.get("reference") or [],
         site_aliases=SE_BLOCK.get("site_aliases", []),
         side_effect_aliases=SE_BLOCK.get("side_effect_aliases", []),
     output:
