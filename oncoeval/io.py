@@ -64,7 +64,18 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
 def write_table(
     df: pd.DataFrame, tsv_path: str | os.PathLike, md_path=None, title=None, notes=None
 ):
-    """Write a table as TSV and, when ``md_path`` is given, as a Markdown twin."""
+    """Write a table as TSV and, when ``md_path`` is given, as a Markdown twin.
+
+    In a capped smoke run (``limit``, handed to jobs as ONCOEVAL_ITEM_LIMIT) the Markdown twin
+    says so under its title, so a table of five items is never read as a finding.
+    """
+    limit = os.environ.get("ONCOEVAL_ITEM_LIMIT")
+    if limit:
+        capped = (
+            f"Capped run (limit={limit}): each study used only its first {limit} items; "
+            "not a result."
+        )
+        notes = [capped, *(notes or [])]
     with atomic_write(tsv_path) as handle:
         df.to_csv(handle, sep="\t", index=False, float_format="%.6g")
     if md_path is not None:
