@@ -46,6 +46,8 @@ rule cancer_myth_prepare:
         "logs/cancer_myth/prepare.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        limit=ITEM_LIMIT,
     script:
         "../scripts/cancer_myth/prepare.py"
 

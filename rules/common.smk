@@ -33,6 +33,7 @@ MODELS = oc.models_by_id(config)
 GENERATE_ROUTES = {(r.study, r.model) for r in oc.model_routes(config)}
 # A capped run (limit=N) says so in every table it writes (oncoeval.io.write_table).
 oc.export_item_limit(config)
+ITEM_LIMIT = oc.item_limit(config)
 
 # The GGUF conversion store is shared by every hf job of the run.
 os.environ.setdefault("ONCOEVAL_MODEL_STORE", config["model_store"])

@@ -37,6 +37,7 @@ rule coral_prepare:
     params:
         notes_dir=CORAL["notes_dir"],
         sections=CORAL["sections"],
+        limit=ITEM_LIMIT,
     script:
         "../scripts/coral/prepare.py"
 

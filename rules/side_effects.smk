@@ -37,6 +37,7 @@ rule side_effects_prepare:
         "../envs/cpu.yaml"
     params:
         form=SE_BLOCK.get("profiles_form"),
+        limit=ITEM_LIMIT,
         site_assignment=SE_BLOCK.get("site_assignment"),
         site_phrases=SE_BLOCK.get("site_phrases"),
         specify_mentions=SE_BLOCK.get("specify_mentions"),
