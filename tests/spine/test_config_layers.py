@@ -15,7 +15,7 @@ from snakemake.utils import validate
 
 from oncoeval import config as oc
 from oncoeval.io import cap_jsonl, read_jsonl, write_jsonl
-from tests.conftest import REPO, dry_run_jobs, run_snakemake, write_config
+from tests.conftest import REPO, dry_run_jobs, layered, run_snakemake, write_config
 
 SCHEMA = REPO / "config" / "config.schema.yaml"
 DEMO = "resources/demo/"
@@ -109,6 +109,7 @@ def test_demo_values_do_not_reach_a_user_run(workdir):
             src = REPO / DEMO / rel
             (workdir / "data" / rel).parent.mkdir(parents=True, exist_ok=True)
             (workdir / "data" / rel).write_bytes(src.read_bytes())
+    (workdir / "replay").mkdir()
     config = user_config("side_effects", workdir / "data")
     config["studies"].update(user_config("cancer_myth", workdir / "data")["studies"])
     path = write_config(workdir, config, demo=False)
@@ -374,3 +375,85 @@ def test_generate_jobs_match_the_checked_routes(workdir):
     assert ("cancer_myth", "demo-noisy-replay") in pairs  # construction generator
     assert ("cancer_myth", "demo-oracle-replay") in pairs  # construction responder
     assert ("coral", "demo-oracle-replay") in pairs  # review model (evaluated too)
+
+
+# ---------------------------------------------------------------- every config the docs name
+
+# The demo's files of each data key: stand-ins for a user's data in the dry runs below.
+DEMO_DATA = {
+    "side_effects": {
+        "profiles": f"{DEMO}side_effects/profiles.csv",
+        "reference": f"{DEMO}side_effects/reference.tsv",
+    },
+    "cancer_myth": {
+        "questions": f"{DEMO}cancer_myth/questions.json",
+        "human_scores": f"{DEMO}cancer_myth/human_scores.json",
+        "construction.myths": f"{DEMO}cancer_myth/myths.jsonl",
+    },
+    "coral": {
+        "notes_dir": f"{DEMO}coral/notes",
+        "metadata": f"{DEMO}coral/metadata.tsv",
+        "review.sheet": f"{DEMO}coral/review_sheet_filled.tsv",
+    },
+    "guidelines": {
+        "guideline": f"{DEMO}guidelines/guideline.json",
+        "labelled_notes": f"{DEMO}guidelines/labelled_notes.jsonl",
+        "unlabelled_notes": f"{DEMO}guidelines/unlabelled_notes.jsonl",
+    },
+}
+
+
+def doc_configs() -> dict[str, list[dict]]:
+    """Name -> the config files (as dicts, layered in order) of every config the docs name."""
+    demo = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    out = {
+        f"config/paper/{p.name}": [yaml.safe_load(p.read_text())]
+        for p in sorted((REPO / "config/paper").glob("*.yaml"))
+    }
+    out["config/demo-construct.yaml"] = [
+        demo,
+        yaml.safe_load((REPO / "config/demo-construct.yaml").read_text()),
+    ]
+    for doc in ("README.md", "config/README.md"):
+        blocks = re.findall(r"```yaml\n(.*?)```", (REPO / doc).read_text(), flags=re.S)
+        for i, block in enumerate(blocks):
+            out[f"{doc} yaml block {i}"] = [yaml.safe_load(block)]
+    return out
+
+
+def dummy_env(config: dict) -> dict:
+    env = {}
+    for model in config.get("models") or []:
+        if model["backend"] == "openai":
+            env[model.get("api_key_env") or "OPENAI_API_KEY"] = "sk-dummy"
+            if model.get("azure"):
+                env[model["azure"].get("endpoint_env") or "AZURE_OPENAI_ENDPOINT"] = "https://x"
+    return env
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(doc_configs()))
+def test_every_config_the_docs_name_builds_its_dag(name, workdir):
+    layers = doc_configs()[name]
+    merged = {}
+    for layer in layers:
+        merged = layered(merged, copy.deepcopy(layer))
+    env = dummy_env(merged)
+    # 1. as written, the only problems are the user's own data files being absent
+    problems = oc.schema_problems(merged, SCHEMA)
+    assert problems == [], problems
+    problems = oc.config_problems(resolve(merged), env=env, cuda_available=False)
+    assert all(oc.MISSING_FILE in p for p in problems), problems
+    # 2. with stand-ins for those files, the DAG builds
+    for study, keys in DEMO_DATA.items():
+        block = (merged.get("studies") or {}).get(study)
+        for dotted, demo_path in keys.items():
+            *parents, leaf = dotted.split(".")
+            target = block
+            for part in parents:
+                target = (target or {}).get(part)
+            if target and target.get(leaf) and not Path(target[leaf]).exists():
+                target[leaf] = demo_path
+    path = workdir / "docs-config.yaml"
+    path.write_text(yaml.safe_dump(merged))
+    run_snakemake(workdir, "-n", configfile=path, env=env)
