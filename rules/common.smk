@@ -13,7 +13,9 @@ min_version("9.0")
 # Every problem of the config is reported at once, before any job: first what the schemas see
 # (shapes, types, unknown keys), then what they cannot (references between keys, data paths,
 # PHI routes, API key variables, hardware).
-_problems = oc.schema_problems(config, Path(workflow.basedir) / "config/config.schema.yaml")
+_problems = oc.schema_problems(
+    config, Path(workflow.basedir) / "config/config.schema.yaml"
+)
 if not _problems:
     validate(config, "../config/config.schema.yaml")
     # Snakemake's default-filling validator does not follow the $ref into each study's schema, so

@@ -19,7 +19,9 @@ localrules:
 
 rule coral_prepare:
     input:
-        notes=lambda wc: coral_wf.note_files(CORAL["notes_dir"]) if CORAL["notes_dir"] else [],
+        notes=lambda wc: (
+            coral_wf.note_files(CORAL["notes_dir"]) if CORAL["notes_dir"] else []
+        ),
         conf=CORAL["annotation_conf"],
         metadata=[CORAL["metadata"]] if CORAL["metadata"] else [],
     output:
