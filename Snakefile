@@ -3,7 +3,11 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# The demo config applies only when the user gives no --configfile: a user's config starts from
+# the schema's documented defaults and inherits no demo data, token caps or judges.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
 
 
 report: "report/workflow.rst"

@@ -64,7 +64,19 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
 def write_table(
     df: pd.DataFrame, tsv_path: str | os.PathLike, md_path=None, title=None, notes=None
 ):
-    """Write a table as TSV and, when ``md_path`` is given, as a Markdown twin."""
+    """Write a table as TSV and, when ``md_path`` is given, as a Markdown twin.
+
+    In a capped smoke run (``limit``, handed to jobs as ONCOEVAL_ITEM_LIMIT) the Markdown twin
+    says so under its title, so a table of five items is never read as a finding.
+    """
+    limit = os.environ.get("ONCOEVAL_ITEM_LIMIT")
+    if limit:
+        capped = (
+            f"Capped run (limit={limit}): each study used only its first {limit} items; "
+            "not a result."
+        )
+        title = f"{title}\n\n{capped}" if title else None
+        notes = notes if title else [capped, *(notes or [])]
     with atomic_write(tsv_path) as handle:
         df.to_csv(handle, sep="\t", index=False, float_format="%.6g")
     if md_path is not None:
@@ -75,6 +87,24 @@ def write_table(
             handle.write("\n")
             for note in notes or []:
                 handle.write(f"\n{note}\n")
+
+
+def cap_jsonl(path: str | os.PathLike, limit: int | None, group_by: str | None = None) -> int:
+    """Keep only the first ``limit`` records of a JSONL file (per value of ``group_by``), in file
+    order: the item cap of a smoke run (config key ``limit``). Returns the records kept."""
+    rows = list(read_jsonl(path))
+    if not limit:
+        return len(rows)
+    seen: dict = {}
+    kept = []
+    for row in rows:
+        group = row.get(group_by) if group_by else None
+        if seen.get(group, 0) < limit:
+            seen[group] = seen.get(group, 0) + 1
+            kept.append(row)
+    write_jsonl(path, kept)
+    logging.getLogger("oncoeval").info("limit=%d: kept %d of %d items", limit, len(kept), len(rows))
+    return len(kept)
 
 
 def read_tsv(path: str | os.PathLike) -> pd.DataFrame:

@@ -39,13 +39,15 @@ localrules:
 
 rule cancer_myth_prepare:
     input:
-        CM["questions"],
+        CM["questions"] or [],
     output:
         f"{CM_R}/items.jsonl",
     log:
         "logs/cancer_myth/prepare.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        limit=ITEM_LIMIT,
     script:
         "../scripts/cancer_myth/prepare.py"
 
@@ -230,7 +232,7 @@ rule cancer_myth_judge_agreement:
 
 rule cancer_myth_construct_myths:
     input:
-        CM["construction"]["myths"],
+        CM["construction"]["myths"] or [],
     output:
         f"{CM_R}/construction/myths.jsonl",
     log:

@@ -14,7 +14,7 @@ rule generate:
         # Waits for the model's GGUF conversion (if any); ancient(): a re-written manifest
         # reruns nothing.
         checkpoint=lambda wc: ancient(
-            hf_backend.conversion_manifests(model_cfg(wc.model))
+            hf_backend.conversion_manifests(routed_model_cfg(wc))
         ),
     output:
         responses="results/{study}/responses/{model}/{requestset}.jsonl",

@@ -35,8 +35,8 @@ localrules:
 
 rule guidelines_prepare:
     input:
-        tree=GL["guideline"],
-        labelled=GL["labelled_notes"],
+        tree=GL["guideline"] or [],
+        labelled=GL["labelled_notes"] or [],
         unlabelled=GLS.optional_inputs(GL["unlabelled_notes"]),
     output:
         tree=f"{GLR}/prepared/tree.json",
@@ -50,6 +50,7 @@ rule guidelines_prepare:
         "../envs/cpu.yaml"
     params:
         trim=GL["trim_surveillance"],
+        limit=ITEM_LIMIT,
     script:
         "../scripts/guidelines/prepare.py"
 

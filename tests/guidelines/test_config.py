@@ -28,4 +28,4 @@ def test_schema_defaults_fill_missing_keys():
         "seed": 0,
     }
     assert block["consistency"]["delta"] == 0.9 and block["meta_classifier"]["C"] == 0.1
-    assert block["unlabelled_notes"] == "resources/demo/guidelines/unlabelled_notes.jsonl"
+    assert block["unlabelled_notes"] is None  # data keys have no demo default

@@ -9,22 +9,22 @@ from .data import load_myths
 R = "results/cancer_myth"
 
 DEFAULTS = {
-    "questions": "resources/demo/cancer_myth/questions.json",
+    "questions": None,
     "system_prompt": None,
     "answer_max_new_tokens": 1000,
-    "verifier_examples": "resources/demo/cancer_myth/verifier_examples.json",
+    "verifier_examples": "resources/method/cancer_myth/verifier_examples.json",
     "verifier_max_new_tokens": 256,
-    "human_scores": "resources/demo/cancer_myth/human_scores.json",
+    "human_scores": None,
     "multiple_testing": "holm",
     "construct": False,
 }
 CONSTRUCTION_DEFAULTS = {
-    "myths": "resources/demo/cancer_myth/myths.jsonl",
+    "myths": None,
     "max_myths": None,
     "generators": [],
     "responder": None,
-    "initial_valid": "resources/demo/cancer_myth/initial_valid.json",
-    "initial_invalid": "resources/demo/cancer_myth/initial_invalid.json",
+    "initial_valid": "resources/method/cancer_myth/initial_valid.json",
+    "initial_invalid": "resources/method/cancer_myth/initial_invalid.json",
     "m": 3,
     "k_hard": 6,
     "k_easy": 2,
@@ -32,7 +32,7 @@ CONSTRUCTION_DEFAULTS = {
     "seed": 0,
     "generator_temperature": 0.7,
     "generator_max_new_tokens": 1000,
-    "classifier_examples": "resources/demo/cancer_myth/classifier_examples.json",
+    "classifier_examples": "resources/method/cancer_myth/classifier_examples.json",
     "classifier_max_new_tokens": 128,
     "select_per_model": 300,
     "select_per_category": 50,
