@@ -146,6 +146,8 @@ def score_rows(parsed: list[dict], by_key: dict, reference: pd.DataFrame) -> pd.
         match = by_key.get(f"ref|{row['profile_id']}|{row['variant']}|{row['regime']}")
         if status != "error" and _match_status(match):
             status, reason = _match_status(match)
+        elif status != "error" and match.get("reason"):  # a note of the matcher, e.g. a dropped pair
+            reason = "; ".join(r for r in (reason, f"matcher: {match['reason']}") if r)
         if status in ("ok", "empty"):
             pairs = [tuple(p) for p in match["pairs"]]
             metrics = score_response(len(row["items"]), site_ref, pairs)
@@ -187,6 +189,8 @@ def overlap_rows(parsed: list[dict], by_key: dict) -> pd.DataFrame:
             row["status"], row["reason"] = _match_status(match)
         else:
             row["n_common"] = len(match["pairs"])
+            if match.get("reason"):
+                row["reason"] = f"matcher: {match['reason']}"
             row["overlap"] = overlap_ratio(row["n_base"], row["n_specified"], row["n_common"])
             if math.isnan(row["overlap"]):
                 row.update(status="empty", reason="both lists empty")
