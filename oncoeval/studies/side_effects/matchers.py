@@ -101,9 +101,7 @@ def assign(
     pairs, used_left, used_right = [], set(), set()
     if guard:
         for i, key in enumerate(lkeys):
-            j = next(
-                (j for j, rk in enumerate(rkeys) if rk == key and j not in used_right), None
-            )
+            j = next((j for j, rk in enumerate(rkeys) if rk == key and j not in used_right), None)
             if j is not None:
                 pairs.append((i, j))
                 used_left.add(i)
@@ -164,15 +162,20 @@ class EmbeddingMatcher:
         self.guard = guard
         self.most_pairs_first = most_pairs_first
         self.model = SentenceTransformer(str(model_path), device="cpu")
+        self._vectors: dict[str, np.ndarray] = {}
 
     def embed(self, texts: list[str]) -> dict[str, np.ndarray]:
-        unique = sorted(set(texts))
-        if not unique:
-            return {}
-        vectors = self.model.encode(
-            unique, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
-        )
-        return dict(zip(unique, vectors, strict=True))
+        """Unit vectors of ``texts``; each distinct text is encoded once per matcher."""
+        missing = sorted(set(texts) - set(self._vectors))
+        if missing:
+            vectors = self.model.encode(
+                missing,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+            )
+            self._vectors.update(zip(missing, vectors, strict=True))
+        return {t: self._vectors[t] for t in set(texts)}
 
     def similarity(self, left: list[str], right: list[str], vectors=None) -> np.ndarray:
         vectors = vectors or self.embed(left + right)

@@ -146,7 +146,9 @@ def score_rows(parsed: list[dict], by_key: dict, reference: pd.DataFrame) -> pd.
         match = by_key.get(f"ref|{row['profile_id']}|{row['variant']}|{row['regime']}")
         if status != "error" and _match_status(match):
             status, reason = _match_status(match)
-        elif status != "error" and match.get("reason"):  # a note of the matcher, e.g. a dropped pair
+        elif status != "error" and match.get(
+            "reason"
+        ):  # a note of the matcher, e.g. a dropped pair
             reason = "; ".join(r for r in (reason, f"matcher: {match['reason']}") if r)
         if status in ("ok", "empty"):
             pairs = [tuple(p) for p in match["pairs"]]
