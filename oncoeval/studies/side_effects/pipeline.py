@@ -21,7 +21,13 @@ import pandas as pd
 from ...io import write_jsonl
 from ...records import Response
 from .matchers import MatchResult, MatchTask
-from .metrics import STRATUM_COLUMNS, overlap_ratio, score_response
+from .metrics import (
+    CELL_COLUMNS,
+    POOLED_COLUMNS,
+    STRATUM_COLUMNS,
+    overlap_ratio,
+    score_response,
+)
 from .parse import parse_list
 from .reference import site_items
 
@@ -40,6 +46,8 @@ SCORE_COLUMNS = [
     "f1",
     "n_non_list_lines",
     *STRATUM_COLUMNS,
+    *POOLED_COLUMNS,
+    *CELL_COLUMNS,
     "status",
     "reason",
 ]
