@@ -218,3 +218,26 @@ def test_bootstrap_interval_covers_the_true_mean_about_95_percent_of_the_time():
         covered += row["recall_short_ci_low"] <= true_mean <= row["recall_short_ci_high"]
     # percentile intervals run a little narrow at n = 40; 300 trials give a standard error of ~1.3%
     assert 0.90 <= covered / trials <= 0.99
+
+
+def test_unusable_judge_answers_are_unscored_and_a_dropped_pair_is_noted():
+    parsed = [
+        _parsed("p1", "specified", "ff", ["fatigue", "skin redness"]),
+        _parsed("p2", "specified", "ff", ["fatigue"]),
+        _parsed("p3", "specified", "ff", ["fatigue"]),
+    ]
+    note = "1 judge pairs dropped by the assignment (A2=B1)"
+    matches = [
+        {"key": "ref|p1|specified|ff", "pairs": [[0, 0]], "status": "ok", "reason": note},
+        {"key": "ref|p2|specified|ff", "pairs": [], "status": "truncated", "reason": "cut"},
+        {"key": "ref|p3|specified|ff", "pairs": [[0, 0]], "status": "contradictory", "reason": "x"},
+    ]
+    scores, _ = pipeline.score(parsed, matches, SITE)
+    scores = scores.set_index("profile_id")
+    assert scores.loc["p1", "status"] == "ok" and scores.loc["p1", "precision"] == 0.5
+    assert scores.loc["p1", "reason"] == f"matcher: {note}"
+    assert scores.loc["p2", "status"] == "match_truncated" and math.isnan(scores.loc["p2", "f1"])
+    assert scores.loc["p3", "status"] == "match_contradictory"
+    assert math.isnan(scores.loc["p3", "precision"])
+    table1 = tables.prf_row("m", scores.reset_index(), "ff", BootstrapSettings(n_resamples=50))
+    assert (table1["n_profiles"], table1["n_unscored"]) == (1, 2)
