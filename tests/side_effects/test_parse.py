@@ -49,6 +49,7 @@ def test_answer_without_markers_gives_one_item_per_line():
     # as the grounded prompts show the vocabulary: one side effect per line, no bullets
     text = (
         "Here are the relevant side effects:\n"
+        "Short-term effects\n"
         "Fatigue\n"
         "Radiation dermatitis\n"
         "Breast swelling\n"
@@ -57,7 +58,7 @@ def test_answer_without_markers_gives_one_item_per_line():
     )
     parsed = parse_list(text)
     assert parsed.items == ["fatigue", "radiation dermatitis", "breast swelling"]
-    assert parsed.n_non_list_lines == 2  # the preamble and the closing sentence
+    assert parsed.n_non_list_lines == 3  # the preamble, the heading and the closing sentence
 
 
 def test_inline_bullets_give_their_items():

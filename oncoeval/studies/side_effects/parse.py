@@ -35,6 +35,7 @@ _PROSE_START = {
     "sure", "certainly", "let", "they", "we", "some", "other", "remember", "always",
 }  # fmt: skip
 _MAX_PLAIN_WORDS = 10
+_HEADING_WORD = re.compile(r"\b(?:side\s+)?effects\b", re.I)
 
 
 @dataclass
@@ -69,6 +70,7 @@ def _is_prose(line: str) -> bool:
         len(words) > _MAX_PLAIN_WORDS
         or first in _PROSE_START
         or line.rstrip().endswith(("?", "!", ":"))
+        or _HEADING_WORD.search(line) is not None  # "Short-term effects", "Side effects"
     )
 
 
