@@ -216,22 +216,34 @@ _PAIR_LINE = re.compile(
 )
 _MENTIONS_INDEX = re.compile(r"\b[AB]\s*\d+\b", re.I)
 _NONE_LINE = re.compile(r"^[\s*_`\-•]*none[\s*_`.!]*$", re.I)
-_REASONING = re.compile(r"<(think|thinking|reasoning|reflection)>.*?</\1>", re.I | re.S)
-_OPEN_REASONING = re.compile(r"<(think|thinking|reasoning|reflection)>", re.I)
-_CLOSE_REASONING = re.compile(r"</(think|thinking|reasoning|reflection)>", re.I)
+_REASONING_TAG = re.compile(r"<(/?)(?:think|thinking|reasoning|reflection)>", re.I)
 _CODE_FENCE = re.compile(r"^\s*```\w*\s*$")
+_MAX_PAIR_LINE = 300  # longer lines are never a pair line (and keep the patterns linear)
 
 
 def strip_reasoning(text: str) -> tuple[str, str | None]:
-    """(text without reasoning blocks, problem) where problem names a block left open."""
-    text = _REASONING.sub("\n", text)
-    # A stray closing tag: everything before it was reasoning without an opening tag.
-    closing = list(_CLOSE_REASONING.finditer(text))
-    if closing:
-        text = text[closing[-1].end() :]
-    if _OPEN_REASONING.search(text):
-        return text, "a reasoning block is never closed"
-    return text, None
+    """(text outside reasoning blocks, problem) where problem names a block left open.
+
+    A closing tag without an opening one (some servers drop the opening tag) ends a block that
+    began at the start of the answer.
+    """
+    kept, start, depth = [], 0, 0
+    for tag in _REASONING_TAG.finditer(text):
+        closing = tag.group(1) == "/"
+        if not closing:
+            if depth == 0:
+                kept.append(text[start : tag.start()])
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+            if depth == 0:
+                start = tag.end()
+        else:  # stray closing tag: everything before it was reasoning
+            kept, start = [], tag.end()
+    if depth > 0:
+        return "".join(kept), "a reasoning block is never closed"
+    kept.append(text[start:])
+    return "\n".join(kept), None
 
 
 class LLMMatcher:
@@ -286,7 +298,8 @@ class LLMMatcher:
         for number, line in enumerate(body.splitlines(), 1):
             if not line.strip() or _CODE_FENCE.match(line):
                 continue
-            match = _PAIR_LINE.match(_EMPHASIS.sub("", line))
+            short = len(line) <= _MAX_PAIR_LINE
+            match = _PAIR_LINE.match(_EMPHASIS.sub("", line)) if short else None
             if match:
                 found.append((int(match["a"]) - 1, int(match["b"]) - 1))
             elif _NONE_LINE.match(line):

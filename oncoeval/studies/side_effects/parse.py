@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 _BULLET = re.compile(
     r"^\s*(?:[•\-*–—·▪●◦‣+]\s*|\(?\d{1,3}[.)\]:]\s+|\(?[a-zA-Z][.)]\s+)(?P<item>.*)$"
 )
-_INLINE_BULLET = re.compile(r"\s*[•▪●◦‣]\s*")
+_INLINE_BULLET = re.compile(r"[•▪●◦‣]")
 _EMPHASIS = re.compile(r"(\*\*|__|\*|`)")
 # A trailing annotation: "(common)", " - onset: acute", " – rare", ": long term".
 _TRAILING_PAREN = re.compile(r"\s*[(\[][^()\[\]]*[)\]]\s*$")
@@ -81,8 +81,8 @@ def _candidates(text: str) -> list[tuple[str | None, str]]:
     any_marker = any(marked) or any(len(_INLINE_BULLET.findall(line)) > 1 for line in lines)
     out = []
     for line, match in zip(lines, marked, strict=True):
-        pieces = [p for p in _INLINE_BULLET.split(line) if p.strip()]
-        if len(_INLINE_BULLET.findall(line.strip())) > 1 and len(pieces) > 1:
+        pieces = [p.strip() for p in _INLINE_BULLET.split(line) if p.strip()]
+        if len(_INLINE_BULLET.findall(line)) > 1 and len(pieces) > 1:
             out += [(p, line) for p in pieces]  # inline bullets: one item each
         elif match:
             out.append((match.group("item"), line))
