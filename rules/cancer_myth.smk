@@ -4,6 +4,7 @@
 
 import re
 
+from oncoeval.errors import OncoEvalError
 from oncoeval.studies.cancer_myth import workflow as cm
 
 CM = cm.settings(config)
@@ -12,6 +13,12 @@ CM_P = cm.PROMPTS
 CM_VERIFIER = judge_model("cancer_myth", "verifier") or "NO_VERIFIER"
 CM_CLASSIFIER = judge_model("cancer_myth", "classifier") or "NO_CLASSIFIER"
 CM_GENERATOR_PATTERN = "|".join(re.escape(m) for m in sorted(MODELS)) or "NO_MODELS"
+# Every construction input is read and checked now, before any job (and any model call) runs.
+if study_enabled("cancer_myth") and CM["construct"]:
+    try:
+        cm.check_construction_inputs(CM)
+    except (OncoEvalError, OSError) as exc:
+        raise WorkflowError(f"cancer_myth construction input: {exc}") from None
 
 
 localrules:

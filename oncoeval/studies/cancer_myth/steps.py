@@ -14,11 +14,12 @@ from .construct import (
     generated_questions,
     generator_request,
     initial_pools,
+    load_classifier_examples,
     load_initial_examples,
     question_id,
     update_pools,
 )
-from .data import CATEGORIES, load_myths, load_questions, read_items, read_records, write_items
+from .data import CATEGORIES, load_myths, load_questions, read_items, write_items
 from .parse import parse_category
 from .prompts import read_template, render_classifier
 from .verify import (
@@ -303,7 +304,7 @@ def construct_collect(step_paths, out_generated, out_candidates) -> None:
 def construct_categorize_requests(
     candidates_path, template, example_template, examples_path, max_new_tokens, out_path
 ):
-    examples = read_records(examples_path)
+    examples = load_classifier_examples(examples_path)
     tpl, ex_tpl = read_template(template), read_template(example_template)
     requests = []
     for c in read_jsonl(candidates_path):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from functools import cache
 
+from ...errors import ConfigError
+from .construct import check_inputs
 from .data import load_myths
 
 R = "results/cancer_myth"
@@ -73,6 +75,27 @@ def _myth_count(path: str, max_myths) -> int:
 def myth_count(block: dict) -> int:
     c = block["construction"]
     return _myth_count(c["myths"], c["max_myths"])
+
+
+def check_construction_inputs(block: dict) -> dict:
+    """Every construction input loaded and checked when the workflow starts (see check_inputs)."""
+    c = block["construction"]
+    paths = {
+        "construction.myths": c["myths"],
+        "construction.initial_valid": c["initial_valid"],
+        "construction.initial_invalid": c["initial_invalid"],
+        "verifier_examples": block["verifier_examples"],
+        "construction.classifier_examples": c["classifier_examples"],
+    }
+    unset = [key for key, path in paths.items() if not path]
+    if unset:
+        raise ConfigError(f"studies.cancer_myth.{unset[0]} must name a file for the construction")
+    return _checked(*paths.values())
+
+
+@cache
+def _checked(*paths) -> dict:
+    return check_inputs(*paths)
 
 
 def pools_before(generator: str, index: int) -> str:

@@ -97,20 +97,24 @@ def write_judge_requests(
 def match_file(
     parsed_path, reference_path, settings, out_path, synonyms_path=None, judged_path=None
 ) -> None:
-    tasks = pipeline.match_tasks(read_jsonl(parsed_path), pipeline.read_reference(reference_path))
+    reference = pipeline.read_reference(reference_path)
+    tasks = pipeline.match_tasks(read_jsonl(parsed_path), reference)
+    # Two distinct terms of this vocabulary are never paired with each other.
+    vocab = vocabulary(reference)
     method = settings["method"]
     plain = [t for _, t in tasks]
     if method == "llm":
         asked = [t for t in plain if t.left and t.right]
-        results = LLMMatcher("").read(asked, read_responses(judged_path))
+        results = LLMMatcher("").read(asked, read_responses(judged_path), vocab)
         results.update({t.key: MatchResult() for t in plain if not (t.left and t.right)})
     else:
         matcher = make_matcher(method, settings, synonyms_path=synonyms_path)
-        results = matcher.run(plain)
+        results = matcher.run(plain, vocab)
     pipeline.write_matches(out_path, tasks, results, method)
     bad = sum(r.status != "ok" for r in results.values())
     log.info(
-        "%s matcher: %d tasks, %d not usable (unparseable or failed judge answers)",
+        "%s matcher: %d tasks, %d not usable (unparseable, truncated, contradictory or failed "
+        "judge answers)",
         method,
         len(plain),
         bad,
