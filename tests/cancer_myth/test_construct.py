@@ -187,7 +187,7 @@ def test_published_classifier_examples_load(tmp_path):
         "reason": "Surgery is taken as the only way.",
     }
     assert examples[1]["category"] == "no symptoms means no disease"
-    flat = load_classifier_examples(REPO / "resources/demo/cancer_myth/classifier_examples.json")
+    flat = load_classifier_examples(REPO / "resources/method/cancer_myth/classifier_examples.json")
     assert all(
         set(e) == {"example_question", "example_assumption", "category", "reason"} for e in flat
     )
