@@ -214,12 +214,13 @@ def test_broken_classifier_examples_name_file_record_and_problem(tmp_path, recor
 
 def test_every_construction_input_is_checked(tmp_path):
     demo = REPO / "resources/demo/cancer_myth"
+    method = REPO / "resources/method/cancer_myth"
     inputs = [
         demo / "myths.jsonl",
-        demo / "initial_valid.json",
-        demo / "initial_invalid.json",
-        demo / "verifier_examples.json",
-        demo / "classifier_examples.json",
+        method / "initial_valid.json",
+        method / "initial_invalid.json",
+        method / "verifier_examples.json",
+        method / "classifier_examples.json",
     ]
     counts = check_inputs(*inputs)
     assert set(counts) == {
