@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from ...parsing import too_long
 from ...records import Request, Response
 from .aliases import AliasTable, norm_key
 
@@ -124,7 +125,7 @@ class EmbeddingMatcher:
 
 
 _PAIR = re.compile(r"\bA\s*(\d+)\s*(?:=|==|->|→|:|-|–|,|matches|\bwith\b)\s*B\s*(\d+)\b", re.I)
-_NONE = re.compile(r"^\W*none\W*$", re.I | re.M)
+_NONE = re.compile(r"^[^\w\n]*none[^\w\n]*$", re.I | re.M)  # one line: \W* would rescan blank lines
 
 
 class LLMMatcher:
@@ -160,6 +161,8 @@ class LLMMatcher:
         """Pairs from a judge answer; out-of-range and repeated indices are dropped and noted."""
         if text is None:
             return MatchResult(status="unparseable", reason="no answer")
+        if too_long(text):
+            return MatchResult(status="unparseable", reason=too_long(text))
         found = [(int(a) - 1, int(b) - 1) for a, b in _PAIR.findall(text)]
         if not found:
             if _NONE.search(text):
