@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...errors import InputError
+from ...inputs import read_table
 from .aliases import AliasTable, norm_key
 
 BASE_COLUMN = "ProfilesNoLocation"
@@ -133,7 +134,7 @@ def _read_sheet(path: Path) -> pd.DataFrame:
     if suffix in (".xlsx", ".xlsm"):
         df = pd.read_excel(path, dtype=str, engine="openpyxl")
     elif suffix in (".csv", ".tsv"):
-        df = pd.read_csv(path, dtype=str, sep="," if suffix == ".csv" else "\t")
+        df = read_table(path, "," if suffix == ".csv" else "\t", "profile sheet", dtype=str)
     else:
         raise InputError(path, None, f"unknown profile file type {suffix!r} (xlsx, csv or tsv)")
     df = df.fillna("")

@@ -8,11 +8,11 @@ examples; this table lets users judge a matcher on their own pairs before trusti
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pandas as pd
 
 from ...errors import InputError
+from ...inputs import read_table, read_template
 from ...io import write_table
 from ...records import read_responses, write_requests
 from ...stats import BootstrapSettings, bootstrap_mean_ci
@@ -33,7 +33,7 @@ COLUMNS = [
 
 
 def read_validation(path) -> pd.DataFrame:
-    df = pd.read_csv(path, sep="\t", comment="#", dtype=str, keep_default_na=False)
+    df = read_table(path, "\t", "validation table", comment="#", dtype=str, keep_default_na=False)
     missing = {"prediction", "reference", "same"} - set(df.columns)
     if missing:
         raise InputError(path, "header", f"missing columns {sorted(missing)}")
@@ -76,7 +76,7 @@ def agreement_row(method: str, labels: list[bool], decisions: list[bool | None],
 
 
 def write_validation_requests(validation_path, template_path, max_new_tokens, out_path) -> None:
-    judge = LLMMatcher(Path(template_path).read_text(encoding="utf-8"), max_new_tokens)
+    judge = LLMMatcher(read_template(template_path), max_new_tokens)
     write_requests(out_path, judge.requests(tasks(read_validation(validation_path))))
 
 
