@@ -43,7 +43,7 @@ def read_text(path: str | os.PathLike, what: str = "file") -> str:
 def read_json(path: str | os.PathLike, what: str = "file"):
     text = read_text(path, what)
     if not text.strip():
-        raise InputError(path, None, f"empty {what}: expected JSON")
+        raise InputError(path, "line 1", f"empty {what}: expected JSON")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -59,11 +59,11 @@ def read_table(path: str | os.PathLike, sep: str, what: str = "table", **kwargs)
         ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")
     )
     if not body.strip():
-        raise InputError(path, None, f"empty {what}: expected a header row and data rows")
+        raise InputError(path, "line 1", f"empty {what}: expected a header row and data rows")
     try:
         return pd.read_csv(io.StringIO(text), sep=sep, **kwargs)
     except pd.errors.EmptyDataError:
-        raise InputError(path, None, f"empty {what}: expected a header row and data rows") from None
+        raise InputError(path, "line 1", f"empty {what}: expected a header row and data rows") from None
     except pd.errors.ParserError as exc:
         raise InputError(path, _line_of(str(exc)), f"unreadable row ({exc})") from None
 
@@ -94,7 +94,7 @@ def read_template(path: str | os.PathLike, strip: bool | str = False) -> Templat
     if strip is not False:
         text = text.strip(None if strip is True else strip)
     if not text.strip():
-        raise InputError(path, None, "empty prompt template: every prompt would be blank")
+        raise InputError(path, "line 1", "empty prompt template: every prompt would be blank")
     return Template(text, path)
 
 

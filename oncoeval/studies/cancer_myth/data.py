@@ -103,7 +103,7 @@ def load_questions(path: str | os.PathLike) -> list[dict]:
     """Validated question items (see ``item_from_record``); bad records raise InputError."""
     records = read_records(path)
     if not records:
-        raise InputError(path, None, "no question records")
+        raise InputError(path, "line 1", "no question records (the file is empty)")
     first = records[0] if len(records) == 1 and isinstance(records[0], dict) else {}
     wrapped = [k for k, v in first.items() if isinstance(v, list)]
     if wrapped and "example_question" not in first:  # {"questions": [...]}
@@ -172,7 +172,7 @@ def load_myths(path: str | os.PathLike) -> list[dict]:
     """Validated myth records (cancer, myth, fact, source) in file order."""
     records = read_records(path)
     if not records:
-        raise InputError(path, None, "no myth records")
+        raise InputError(path, "line 1", "no myth records (the file is empty)")
     myths = []
     for index, record in enumerate(records):
         where = f"record {index + 1}"

@@ -173,7 +173,7 @@ def load_profiles(
     df = _read_sheet(path)
     df = df[(df != "").any(axis=1)]  # blank rows
     if df.empty:
-        raise InputError(path, None, "no profiles")
+        raise InputError(path, "line 2", "no profiles under the header")
     if form == "auto":
         if {BASE_COLUMN, SPECIFIED_COLUMN} <= set(df.columns):
             form = "paired"
