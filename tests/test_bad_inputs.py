@@ -473,3 +473,24 @@ def test_an_html_body_with_status_200_is_a_named_failed_call(inputs, monkeypatch
         assert "not a chat completion" in resp.error and "<html>" in resp.error
         assert url in resp.error
     assert not list((inputs / "cache").rglob("*.jsonl"))  # failed calls are never cached
+
+
+def test_the_shipped_guideline_templates_hold_what_each_builder_fills():
+    """The guideline text is optional context; every other field must have its placeholder."""
+    from oncoeval.studies.guidelines.prompts import fill, read_template
+
+    folder = PROMPTS / "guidelines"
+    built = {
+        "synth_record.txt": {"path": "P"},
+        "synth_note_unstructured.txt": {"path": "P", "example": "E"},
+        "synth_note_structured.txt": {"path": "P", "example": "E", "record": "R"},
+        "choose_path.txt": {"note": "N", "path_a": "A", "path_b": "B"},
+        "predict_path.txt": {"note": "N"},
+    }
+    for name, fields in built.items():
+        text = fill(read_template(folder / name), guideline="G", **fields)
+        assert all(value in text for value in fields.values()), name
+    with pytest.raises(InputError, match="placeholder {record}"):
+        fill(
+            read_template(folder / "synth_note_unstructured.txt"), path="P", example="E", record="R"
+        )

@@ -14,7 +14,8 @@ from .tree import GuidelineTree, serialise_compact
 
 
 def fill(template: str, **fields: str) -> str:
-    check_placeholders(template, ["{" + name + "}" for name in fields])
+    # the guideline is context a template may leave out; the other fields vary per request
+    check_placeholders(template, ["{" + name + "}" for name in fields if name != "guideline"])
     for name, value in fields.items():
         template = template.replace("{" + name + "}", value)
     return template
