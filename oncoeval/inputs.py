@@ -63,7 +63,9 @@ def read_table(path: str | os.PathLike, sep: str, what: str = "table", **kwargs)
     try:
         return pd.read_csv(io.StringIO(text), sep=sep, **kwargs)
     except pd.errors.EmptyDataError:
-        raise InputError(path, "line 1", f"empty {what}: expected a header row and data rows") from None
+        raise InputError(
+            path, "line 1", f"empty {what}: expected a header row and data rows"
+        ) from None
     except pd.errors.ParserError as exc:
         raise InputError(path, _line_of(str(exc)), f"unreadable row ({exc})") from None
 
@@ -85,6 +87,9 @@ class Template(str):
         obj = super().__new__(cls, text)
         obj.path = str(path)
         return obj
+
+    def __getnewargs__(self):  # copy, deepcopy (dataclasses.asdict) and pickle keep the path
+        return (str(self), self.path)
 
 
 def read_template(path: str | os.PathLike, strip: bool | str = False) -> Template:

@@ -494,3 +494,18 @@ def test_the_shipped_guideline_templates_hold_what_each_builder_fills():
         fill(
             read_template(folder / "synth_note_unstructured.txt"), path="P", example="E", record="R"
         )
+
+
+def test_a_template_survives_copies_into_requests(inputs):
+    """A template put straight into a message (CORAL's system prompt) is copied by asdict."""
+    import copy
+    import pickle
+
+    from oncoeval.inputs import read_template
+    from oncoeval.records import Request, write_requests
+
+    system = read_template(inputs / "prompts" / "coral" / "system.txt", strip=True)
+    for clone in (copy.deepcopy(system), pickle.loads(pickle.dumps(system))):
+        assert clone == system and clone.path == system.path
+    write_requests(inputs.out / "r.jsonl", [Request("r", [{"role": "system", "content": system}])])
+    assert read_requests(inputs.out / "r.jsonl")[0].messages[0]["content"] == str(system)
