@@ -70,6 +70,19 @@ def read_table(path: str | os.PathLike, sep: str, what: str = "table", **kwargs)
         raise InputError(path, _line_of(str(exc)), f"unreadable row ({exc})") from None
 
 
+def read_excel(path: str | os.PathLike, what: str = "workbook", **kwargs) -> pd.DataFrame:
+    """The first sheet of an .xlsx workbook; a file that is no workbook is named, not a traceback."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, None, f"{what} not found")
+    try:
+        return pd.read_excel(path, engine="openpyxl", **kwargs)
+    except Exception as exc:  # zipfile.BadZipFile, KeyError, ValueError: openpyxl's many ways
+        raise InputError(
+            path, "sheet 1", f"not a readable .xlsx {what} ({type(exc).__name__}: {exc})"
+        ) from None
+
+
 def _line_of(message: str) -> str | None:
     words = message.replace(",", " ").split()
     for i, word in enumerate(words[:-1]):

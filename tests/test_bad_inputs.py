@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from fake_openai_server import FakeOpenAIServer
 
@@ -60,6 +61,7 @@ class Inputs:
             (DEMO / "cancer_myth" / "initial_valid.json", "initial_valid.json"),
             (DEMO / "cancer_myth" / "initial_invalid.json", "initial_invalid.json"),
             (DEMO / "coral" / "metadata.tsv", "metadata.tsv"),
+            (DEMO / "coral" / "review_sheet_filled.tsv", "review.tsv"),
             (DEMO / "guidelines" / "guideline.json", "guideline.json"),
             (DEMO / "guidelines" / "labelled_notes.jsonl", "labelled.jsonl"),
             (DEMO / "guidelines" / "unlabelled_notes.jsonl", "unlabelled.jsonl"),
@@ -220,6 +222,41 @@ def coral_notes(f: Inputs) -> None:
     prepare(f / "notes", REPO / "resources" / "coral" / "annotation.conf", None, {})
 
 
+def coral_review(f: Inputs) -> None:
+    from oncoeval.studies.coral.review import read_sheet
+
+    read_sheet(f / "review.tsv")
+
+
+def se_prepare_xlsx(name: str):
+    """se_prepare with one of its sheets given as an .xlsx workbook."""
+
+    def run(f: Inputs) -> None:
+        from oncoeval.studies.side_effects.stages import prepare
+
+        paths = {
+            "profiles": f / "profiles.csv",
+            "reference": f / "reference.tsv",
+            name: f / f"{name}.xlsx",
+        }
+        if not paths[name].exists():  # the clean run: the demo sheet as a workbook
+            sep = "," if name == "profiles" else "\t"
+            pd.read_csv(
+                paths[name].with_suffix(".csv" if name == "profiles" else ".tsv"), sep=sep
+            ).to_excel(paths[name], index=False)
+        prepare(
+            paths["profiles"],
+            paths["reference"],
+            f / "site_aliases.tsv",
+            f / "se_aliases.tsv",
+            f.out / "profiles.jsonl",
+            f.out / "reference.tsv",
+            f.out / "vocabulary.txt",
+        )
+
+    return run
+
+
 def gl_prepare(f: Inputs) -> None:
     from oncoeval.studies.guidelines.stages import prepare
 
@@ -307,6 +344,8 @@ CASES = [
     Case("validation/latin-1", lambda f: append_bytes(f / "validation.tsv", LATIN1 + b"\tfatigue\tyes\n"), se_judge, "line ", "not UTF-8"),
     Case("validation/missing-column", lambda f: edit(f / "validation.tsv", "prediction\treference\tsame", "prediction\treference\tequal"), se_judge, "header", "missing columns ['same']"),
     Case("validation/bad-label", lambda f: append_bytes(f / "validation.tsv", b"tiredness\tfatigue\tmaybe\n"), se_judge, "row ", "same must be yes or no"),
+    Case("profiles-xlsx/not-a-workbook", lambda f: write(f / "profiles.xlsx", "profile_id,profile\n"), se_prepare_xlsx("profiles"), "sheet 1", "not a readable .xlsx profile sheet"),
+    Case("reference-xlsx/truncated", lambda f: write(f / "reference.xlsx", (f / "reference.xlsx").read_bytes()[:300]), se_prepare_xlsx("reference"), "sheet 1", "not a readable .xlsx reference"),
     # cancer myth: questions
     Case("questions/empty", lambda f: write(f / "questions.json", "  \n"), cm_prepare, "line 1", "no question records"),
     Case("questions/latin-1", lambda f: write(f / "questions.json", b'[{"example_question": "' + LATIN1 + b'"}]'), cm_prepare, "line 1", "not UTF-8"),
@@ -340,6 +379,9 @@ CASES = [
     Case("coral-prompt/no-task-placeholder", lambda f: edit(f / "prompts/coral/user_template.txt", "{task-specific-prompt}", "the task"), coral_prompts, "placeholder {task-specific-prompt}", "missing from the prompt template"),
     Case("coral-prompt/empty-task", lambda f: write(f / "prompts/coral/tasks/radiology.txt", " \n"), coral_prompts, "line 1", "empty prompt template"),
     Case("coral-prompt/latin-1-system", lambda f: write(f / "prompts/coral/system.txt", LATIN1), coral_prompts, "line 1", "not UTF-8"),
+    Case("review-sheet/latin-1", lambda f: append_bytes(f / "review.tsv", b"breast_01\thpi\tsymptoms\t0\tEntity\tSymptom\t" + LATIN1 + b"\t1\t\n"), coral_review, "line ", "not UTF-8"),
+    Case("review-sheet/missing-column", lambda f: edit(f / "review.tsv", "\tcategory\t", "\tscore\t"), coral_review, "header", "lacks columns ['category']"),
+    Case("review-sheet/bad-category", lambda f: edit(f / "review.tsv", "lump\t1\t", "lump\t7\t"), coral_review, "row 2", "category '7' is not one of"),
     Case("brat/unknown-entity-type", lambda f: append_bytes(f / "notes/breast_01.ann", b"T99\tAlien 0 4\t" + (f / "notes/breast_01.txt").read_bytes()[:4] + b"\n"), coral_notes, "line ", "unknown entity type 'Alien'"),
     Case("brat/offsets-outside", lambda f: append_bytes(f / "notes/breast_01.ann", b"T99\tSymptom 99990 99995\tcough\n"), coral_notes, "line ", "outside the text"),
     Case("brat/missing-entity", lambda f: append_bytes(f / "notes/breast_01.ann", b"R99\tTemporal Arg1:T1 Arg2:T999\n"), coral_notes, "line ", "missing entity T999"),

@@ -43,7 +43,9 @@ def read_metadata(path: str | Path | None, doc_ids: list[str]) -> pd.DataFrame:
         raise InputError(path, f"doc_id {dupes[0]!r}", f"duplicate doc_id rows: {dupes[:5]}")
     unknown = sorted(set(meta["doc_id"]) - set(doc_ids))
     if unknown:
-        raise InputError(path, f"doc_id {unknown[0]!r}", f"doc_id values without a note: {unknown[:5]}")
+        raise InputError(
+            path, f"doc_id {unknown[0]!r}", f"doc_id values without a note: {unknown[:5]}"
+        )
     meta = meta.reindex(columns=METADATA_COLUMNS, fill_value="")
     full = pd.DataFrame({"doc_id": doc_ids}).merge(meta, on="doc_id", how="left")
     return full.fillna("")

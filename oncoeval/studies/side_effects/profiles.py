@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...errors import InputError
-from ...inputs import read_table
+from ...inputs import read_excel, read_table
 from .aliases import AliasTable, norm_key
 
 BASE_COLUMN = "ProfilesNoLocation"
@@ -132,7 +132,7 @@ def specify(base: str, site_text: str, mentions: str = "all") -> str:
 def _read_sheet(path: Path) -> pd.DataFrame:
     suffix = path.suffix.lower()
     if suffix in (".xlsx", ".xlsm"):
-        df = pd.read_excel(path, dtype=str, engine="openpyxl")
+        df = read_excel(path, "profile sheet", dtype=str)
     elif suffix in (".csv", ".tsv"):
         df = read_table(path, "," if suffix == ".csv" else "\t", "profile sheet", dtype=str)
     else:

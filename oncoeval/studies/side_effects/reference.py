@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...errors import InputError
-from ...inputs import read_table
+from ...inputs import read_excel, read_table
 from .aliases import AliasTable, norm_key, norm_name
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def _cell(value) -> str:
 def _read_grid(path: Path) -> pd.DataFrame:
     suffix = path.suffix.lower()
     if suffix in (".xlsx", ".xlsm"):
-        grid = pd.read_excel(path, header=None, dtype=object, engine="openpyxl")
+        grid = read_excel(path, "reference", header=None, dtype=object)
     elif suffix in (".csv", ".tsv", ".txt"):
         sep = "," if suffix == ".csv" else "\t"
         grid = read_table(path, sep, "reference", header=None, dtype=object, keep_default_na=False)
