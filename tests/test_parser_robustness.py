@@ -9,6 +9,7 @@ failure, not read.
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -65,12 +66,36 @@ texts = st.one_of(
 
 
 @pytest.mark.parametrize("name", sorted(PARSERS))
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=100,
+    deadline=None,
+    database=None,  # each run draws afresh; no example database to keep
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(text=texts)
 def test_any_text_gives_a_value_or_a_recorded_failure(name, text):
     parse, failure = PARSERS[name]
     result = parse(text)
     assert isinstance(failure(result), str)
+
+
+# Prose that cannot itself hold JSON, a fence or a reasoning tag.
+prose = st.text(alphabet=st.characters(blacklist_characters="{}[]`<>"), max_size=300)
+
+
+@settings(max_examples=100, deadline=None, database=None)
+@given(before=prose, after=prose, score=st.sampled_from([-1, 0, 1]))
+def test_a_verifier_score_is_read_from_any_prose_around_it(before, after, score):
+    text = before + json.dumps({"reason": "r", "score": score}) + after
+    assert parse_verifier(text).score == score
+
+
+@settings(max_examples=100, deadline=None, database=None)
+@given(before=prose, after=prose, n=st.integers(1, 6))
+def test_a_guideline_path_is_read_from_any_prose_around_it(before, after, n):
+    path = [f"LUNG-{i}-1" for i in range(1, n + 1)]
+    text = before + json.dumps({"final_path": " -> ".join(path)}) + after
+    assert parse_answer(text).path == tuple(path)
 
 
 # Inputs that crashed (RecursionError) or stalled (quadratic regexes) the parsers before #13.
