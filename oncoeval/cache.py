@@ -68,11 +68,11 @@ class ResponseCache:
         JSON of another shape stops the job (InputError naming file and line) before any call."""
         entries: dict[str, dict] = {}
         for file in sorted(self.folder.glob("*.jsonl")):
-            with open(file, encoding="utf-8", errors="replace") as handle:
+            with open(file, "rb") as handle:
                 for lineno, line in enumerate(handle, start=1):
                     try:
-                        row = json.loads(line)
-                    except json.JSONDecodeError:
+                        row = json.loads(line.decode("utf-8"))
+                    except (UnicodeDecodeError, json.JSONDecodeError):  # torn: asked again
                         log.warning("skipping an unreadable cache line in %s", file)
                         continue
                     problem = cache_line_problem(row)

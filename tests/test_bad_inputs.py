@@ -551,3 +551,13 @@ def test_a_template_survives_copies_into_requests(inputs):
         assert clone == system and clone.path == system.path
     write_requests(inputs.out / "r.jsonl", [Request("r", [{"role": "system", "content": system}])])
     assert read_requests(inputs.out / "r.jsonl")[0].messages[0]["content"] == str(system)
+
+
+def test_a_cache_line_that_is_not_utf8_is_asked_again_not_served_garbled(tmp_path):
+    from oncoeval.cache import ResponseCache
+
+    cache = ResponseCache(tmp_path, "m", "job")
+    good = {"key": "k1", "response": {"request_id": "a", "text": "fine"}}
+    garbled = b'{"key": "k2", "response": {"request_id": "b", "text": "' + LATIN1 + b'"}}\n'
+    cache.path.write_bytes(json.dumps(good).encode() + b"\n" + garbled)
+    assert cache.load() == {"k1": good["response"]}
