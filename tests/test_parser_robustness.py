@@ -10,6 +10,7 @@ failure, not read.
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -18,9 +19,9 @@ from hypothesis import strategies as st
 
 from oncoeval.parsing import MAX_ANSWER_CHARS, MAX_JSON_DEPTH, TOO_LONG, bracket_spans
 from oncoeval.studies.cancer_myth.parse import parse_category, parse_generated, parse_verifier
-from oncoeval.studies.coral.parse import parse_response
+from oncoeval.studies.coral.parse import _tuple_like, parse_response
 from oncoeval.studies.coral.scoring import allowed_tuples
-from oncoeval.studies.guidelines.parse import parse_answer, parse_label
+from oncoeval.studies.guidelines.parse import parse_answer, parse_label, strip_reasoning
 from oncoeval.studies.guidelines.synthetic import parse_choice
 from oncoeval.studies.side_effects.matchers import LLMMatcher
 from oncoeval.studies.side_effects.parse import parse_list
@@ -208,3 +209,35 @@ def test_bracket_spans_skip_nesting_past_the_depth_limit():
     assert (0, len(deep)) not in spans and (1, len(deep) - 1) in spans
     # strings hide brackets, a mismatched closer drops what it skips
     assert bracket_spans('{"a": "]}"} [1, {2]') == [(0, 11), (12, 19)]
+
+
+# The linear rewrites read short texts exactly as the backtracking regexes they replace did.
+_OLD_THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
+_OLD_TUPLE_LIKE = re.compile(r"\b([A-Z]\w*)\((?=[^)]*\w\s*=)")
+
+
+def _old_strip_reasoning(text: str) -> str:
+    text = _OLD_THINK.sub(" ", text)
+    for tag in ("</think>", "</thinking>", "</reasoning>"):
+        if tag in text:
+            text = text.rsplit(tag, 1)[1]
+    return text
+
+
+THINK_TOKENS = ["<think>", "</think>", "<THINK>", "<reasoning>", "</reasoning>", "<thinking>"]
+TUPLE_TOKENS = ["A(", "Xy(", "b(", ")", "=", " = ", "x", "Name", " ", "(", "9"]
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.lists(st.sampled_from([*THINK_TOKENS, "</thinking>", " a ", "\n"]), max_size=20))
+def test_reasoning_blocks_are_dropped_as_before(tokens):
+    text = "".join(tokens)
+    assert strip_reasoning(text) == _old_strip_reasoning(text)
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.lists(st.sampled_from(TUPLE_TOKENS), max_size=20))
+def test_tuple_like_lines_are_found_as_before(tokens):
+    text = "".join(tokens)
+    old = _OLD_TUPLE_LIKE.search(text)
+    assert _tuple_like(text) == (old.group(1) if old else None)

@@ -53,13 +53,17 @@ class Parsed:
 
 def strip_reasoning(text: str) -> str:
     """Drop closed reasoning blocks; with an unclosed one keep only what follows its last close."""
-    kept, pos = [], 0
-    while match := _THINK_OPEN.search(text, pos):  # closed blocks, one forward pass
-        close = re.compile(rf"</{match.group(1)}>", re.I).search(text, match.end())
+    kept, pos, start, unclosed = [], 0, 0, set()
+    while match := _THINK_OPEN.search(text, start):  # closed blocks, one forward pass
+        tag, start = match.group(1).lower(), match.end()
+        if tag in unclosed:  # no close of this tag further on: skip without searching again
+            continue
+        close = re.compile(rf"</{tag}>", re.I).search(text, match.end())
         if close is None:
-            break
+            unclosed.add(tag)
+            continue
         kept.append(text[pos : match.start()])
-        pos = close.end()
+        pos = start = close.end()
     text = " ".join([*kept, text[pos:]])
     for tag in ("</think>", "</thinking>", "</reasoning>"):
         if tag in text:
