@@ -18,6 +18,7 @@ import logging
 import os
 from pathlib import Path
 
+from .errors import InputError
 from .records import Request, Response
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,18 @@ def cache_key(backend: str, identity: dict, request: Request, params: dict) -> s
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
+def cache_line_problem(row) -> str | None:
+    """What is wrong with a decoded cache line, or None for ``{"key": str, "response": {...}}``."""
+    if not isinstance(row, dict) or not isinstance(row.get("key"), str):
+        return 'expected {"key": "<sha256>", "response": {...}}'
+    response = row.get("response")
+    if not isinstance(response, dict):
+        return "response must be an object"
+    if not isinstance(response.get("request_id"), str) or not isinstance(response.get("text"), str):
+        return "response needs a request_id and a text string"
+    return None
+
+
 class ResponseCache:
     def __init__(self, cache_dir: str | os.PathLike, model_id: str, job_name: str):
         self.folder = Path(cache_dir) / model_id
@@ -51,16 +64,21 @@ class ResponseCache:
         self._handle = None
 
     def load(self) -> dict[str, dict]:
-        """Every cached response of this model, by key. Torn or foreign lines are skipped."""
+        """Every cached response of this model, by key. Torn lines are skipped; a line that is
+        JSON of another shape stops the job (InputError naming file and line) before any call."""
         entries: dict[str, dict] = {}
         for file in sorted(self.folder.glob("*.jsonl")):
-            with open(file, encoding="utf-8") as handle:
-                for line in handle:
+            with open(file, "rb") as handle:
+                for lineno, line in enumerate(handle, start=1):
                     try:
-                        row = json.loads(line)
-                        entries[row["key"]] = row["response"]
-                    except (json.JSONDecodeError, KeyError, TypeError):
+                        row = json.loads(line.decode("utf-8"))
+                    except (UnicodeDecodeError, json.JSONDecodeError):  # torn: asked again
                         log.warning("skipping an unreadable cache line in %s", file)
+                        continue
+                    problem = cache_line_problem(row)
+                    if problem:
+                        raise InputError(file, f"line {lineno}", f"not a cache entry: {problem}")
+                    entries[row["key"]] = row["response"]
         return entries
 
     def append(self, key: str, response: Response) -> None:

@@ -42,8 +42,22 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
 
 
 def iter_jsonl(path: str | os.PathLike) -> Iterator[dict]:
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
+    for _, obj in iter_jsonl_lines(path):
+        yield obj
+
+
+def iter_jsonl_lines(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
+    """(line number, object) of a JSONL file; a BOM is allowed, other bytes must be UTF-8."""
+    with open(path, "rb") as handle:  # decoded line by line, so an encoding error names its line
+        for lineno, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    path,
+                    f"line {lineno}",
+                    f"not UTF-8 text (byte 0x{raw[exc.start]:02x}); save the file as UTF-8",
+                ) from None
             if not line.strip():
                 continue
             try:
@@ -52,7 +66,7 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[dict]:
                 raise InputError(path, f"line {lineno}", f"not valid JSON ({exc.msg})") from None
             if not isinstance(obj, dict):
                 raise InputError(path, f"line {lineno}", "expected a JSON object")
-            yield obj
+            yield lineno, obj
 
 
 def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:

@@ -14,7 +14,7 @@ import os
 from dataclasses import asdict, dataclass, field
 
 from .errors import InputError
-from .io import iter_jsonl, write_jsonl
+from .io import iter_jsonl, iter_jsonl_lines, write_jsonl
 
 ROLES = {"system", "user", "assistant"}
 # Generation parameters a request may carry; anything else is a mistake worth stopping on.
@@ -91,9 +91,7 @@ def read_requests(path: str | os.PathLike) -> list[Request]:
     """Read and validate a request set; duplicate ids and malformed lines raise InputError."""
     requests: list[Request] = []
     seen: dict[str, int] = {}
-    with open(path, encoding="utf-8") as handle:
-        lines = [(i, ln) for i, ln in enumerate(handle, start=1) if ln.strip()]
-    for (lineno, _), obj in zip(lines, iter_jsonl(path), strict=True):
+    for lineno, obj in iter_jsonl_lines(path):
         req = validate_request(obj, path, lineno)
         if req.request_id in seen:
             raise InputError(

@@ -245,6 +245,12 @@ class Backend(BaseBackend):
         started = time.perf_counter()
         try:
             completion = self.client.chat.completions.create(**request_kwargs(request, self.cfg))
+            if not hasattr(completion, "choices"):  # the SDK hands back a non-JSON body as text
+                raise ValueError(
+                    f"the server at {self.client.base_url} answered with a body that is not a "
+                    f"chat completion (starts {str(completion)[:80]!r}); is base_url the "
+                    "OpenAI-compatible API (often ending in /v1)?"
+                )
             if not completion.choices:
                 raise ValueError("the server returned no choices")
         except Exception as exc:  # one failed request must not stop the others

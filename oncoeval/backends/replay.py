@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..cache import canonical_json
-from ..errors import ConfigError
-from ..io import read_jsonl
+from ..errors import ConfigError, InputError
+from ..io import iter_jsonl_lines
 from ..records import Request, Response
 from .base import BaseBackend
 
@@ -47,9 +47,18 @@ class Backend(BaseBackend):
         self.by_id: dict[str, dict] = {}
         self.by_prompt: dict[str, dict] = {}
         if self.source is not None:
-            for row in read_jsonl(self.source):
+            first_line: dict[str, int] = {}
+            for lineno, row in iter_jsonl_lines(self.source):
                 if "request_id" in row:
-                    self.by_id[str(row["request_id"])] = row
+                    rid = str(row["request_id"])
+                    if rid in first_line:  # which answer to replay would be a guess
+                        raise InputError(
+                            self.source,
+                            f"line {lineno} (request_id {rid!r})",
+                            f"duplicate request_id (first on line {first_line[rid]})",
+                        )
+                    first_line[rid] = lineno
+                    self.by_id[rid] = row
                 if "messages" in row:
                     self.by_prompt[canonical_json(row["messages"])] = row
                 if "prompt" in row:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...errors import InputError
+from ...inputs import check_placeholders, read_table, read_template
 from ...records import Request
 from .brat import find_documents, read_document, read_schema
 from .gold import GOLD_VIEWS, derive, gold_rows
@@ -36,15 +37,17 @@ def read_metadata(path: str | Path | None, doc_ids: list[str]) -> pd.DataFrame:
     """Per-note metadata; missing file or columns give empty values, unknown doc ids stop."""
     if not path:
         return pd.DataFrame({"doc_id": doc_ids}).reindex(columns=METADATA_COLUMNS, fill_value="")
-    meta = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+    meta = read_table(path, "\t", "metadata table", dtype=str, keep_default_na=False)
     if "doc_id" not in meta.columns:
         raise InputError(path, "header", "metadata needs a doc_id column")
     dupes = meta["doc_id"][meta["doc_id"].duplicated()].tolist()
     if dupes:
-        raise InputError(path, None, f"duplicate doc_id rows: {dupes[:5]}")
+        raise InputError(path, f"doc_id {dupes[0]!r}", f"duplicate doc_id rows: {dupes[:5]}")
     unknown = sorted(set(meta["doc_id"]) - set(doc_ids))
     if unknown:
-        raise InputError(path, None, f"doc_id values without a note: {unknown[:5]}")
+        raise InputError(
+            path, f"doc_id {unknown[0]!r}", f"doc_id values without a note: {unknown[:5]}"
+        )
     meta = meta.reindex(columns=METADATA_COLUMNS, fill_value="")
     full = pd.DataFrame({"doc_id": doc_ids}).merge(meta, on="doc_id", how="left")
     return full.fillna("")
@@ -111,13 +114,10 @@ def prepare(notes_dir, conf_path, metadata_path, section_settings: dict):
 
 def load_prompts(prompt_dir: str | Path, subtypes) -> tuple[str, str, dict[str, str]]:
     prompt_dir = Path(prompt_dir)
-    system = (prompt_dir / "system.txt").read_text(encoding="utf-8").strip()
-    template = (prompt_dir / "user_template.txt").read_text(encoding="utf-8").strip()
-    if TASK_PLACEHOLDER not in template:
-        raise InputError(prompt_dir / "user_template.txt", None, f"needs {TASK_PLACEHOLDER}")
-    tasks = {
-        s: (prompt_dir / "tasks" / f"{s}.txt").read_text(encoding="utf-8").strip() for s in subtypes
-    }
+    system = read_template(prompt_dir / "system.txt", strip=True)
+    template = read_template(prompt_dir / "user_template.txt", strip=True)
+    check_placeholders(template, (TASK_PLACEHOLDER,))
+    tasks = {s: read_template(prompt_dir / "tasks" / f"{s}.txt", strip=True) for s in subtypes}
     return system, template, tasks
 
 

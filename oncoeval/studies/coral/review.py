@@ -26,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...errors import InputError
+from ...inputs import read_excel, read_table
 from .tasks import SUBTYPES
 
 CATEGORIES = ("1", "2a", "2b", "2c", "3a", "3b", "3c", "3d")
@@ -109,12 +110,12 @@ def read_sheet(path: str | Path) -> pd.DataFrame:
     """A filled sheet (.xlsx, .tsv or .csv); a category outside the scheme stops with its row."""
     path = Path(path)
     if path.suffix == ".xlsx":
-        sheet = pd.read_excel(path, dtype=str)
+        sheet = read_excel(path, "review sheet", dtype=str)
     else:
-        sheet = pd.read_csv(path, sep="," if path.suffix == ".csv" else "\t", dtype=str)
+        sheet = read_table(path, "," if path.suffix == ".csv" else "\t", "review sheet", dtype=str)
     missing = {"kind", "item", "category"} - set(sheet.columns)
     if missing:
-        raise InputError(path, None, f"review sheet lacks columns {sorted(missing)}")
+        raise InputError(path, "header", f"review sheet lacks columns {sorted(missing)}")
     cats = sheet["category"].fillna("").astype(str).str.strip().str.lower()
     cats = cats.str.replace(r"^(\d)\.0$", r"\1", regex=True)  # spreadsheets turn 1 into 1.0
     for i, cat in cats.items():

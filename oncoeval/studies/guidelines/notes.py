@@ -10,11 +10,11 @@ with the reason and excluded from every expert-label metric.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from ...errors import InputError
+from ...inputs import read_json
 from ...io import read_jsonl
 from .parse import check_path, format_path, parse_label, trim_surveillance
 from .tree import NOT_COMPLIANT, GuidelineTree
@@ -23,7 +23,7 @@ from .tree import NOT_COMPLIANT, GuidelineTree
 def read_records(path: str | os.PathLike) -> list[dict]:
     path = Path(path)
     if path.suffix == ".json":
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path, "note file")
         if not isinstance(data, list):
             raise InputError(path, "top level", "expected a list of patient records")
         return data

@@ -13,6 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from ...parsing import bracket_spans, too_long
 from .tree import NOT_COMPLIANT, GuidelineTree
 
 # Kinds of invalid predictions, counted in the tables (order = order of the checks).
@@ -23,15 +24,17 @@ INVALID_KINDS = (
     "broken_edge",  # two consecutive nodes that are not parent -> child
     "repeated_node",  # a node visited twice
     "not_terminal",  # the path stops before a recommendation or information-limited node
+    "too_long",  # the answer is over the parsers' length cap (oncoeval.parsing), not read
 )
 
-_THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
+_THINK_OPEN = re.compile(r"<(think|thinking|reasoning)>", re.I)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 _ARROW = r"\s*(?:->|=>|→|⟶|—>|–>|>)\s*"
 _NODE = r"[A-Za-z][A-Za-z0-9]*-\d+-\d+"
-_CHAIN = re.compile(rf"{_NODE}(?:{_ARROW}{_NODE})*")
+# starts only where a word starts: inside a long run of letters every start would rescan the run
+_CHAIN = re.compile(rf"(?<![A-Za-z0-9]){_NODE}(?:{_ARROW}{_NODE})*")
 _NC = re.compile(r"NOT[\s_-]*GUIDELINE[\s_-]*COMPLIANT", re.I)
-_SPLIT = re.compile(_ARROW + r"|\s*,\s*")
+_SPLIT = re.compile(r"->|=>|→|⟶|—>|–>|>|,")  # parts are stripped after the split
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,18 @@ class Parsed:
 
 def strip_reasoning(text: str) -> str:
     """Drop closed reasoning blocks; with an unclosed one keep only what follows its last close."""
-    text = _THINK.sub(" ", text)
+    kept, pos, start, unclosed = [], 0, 0, set()
+    while match := _THINK_OPEN.search(text, start):  # closed blocks, one forward pass
+        tag, start = match.group(1).lower(), match.end()
+        if tag in unclosed:  # no close of this tag further on: skip without searching again
+            continue
+        close = re.compile(rf"</{tag}>", re.I).search(text, match.end())
+        if close is None:
+            unclosed.add(tag)
+            continue
+        kept.append(text[pos : match.start()])
+        pos = start = close.end()
+    text = " ".join([*kept, text[pos:]])
     for tag in ("</think>", "</thinking>", "</reasoning>"):
         if tag in text:
             text = text.rsplit(tag, 1)[1]
@@ -66,16 +80,8 @@ def split_path(value: str) -> tuple[str, ...]:
 def _json_candidates(text: str):
     yield from _FENCE.findall(text)
     # bare objects: from each "{" to its matching "}"
-    for start in [m.start() for m in re.finditer(r"\{", text)]:
-        depth = 0
-        for i in range(start, len(text)):
-            if text[i] == "{":
-                depth += 1
-            elif text[i] == "}":
-                depth -= 1
-                if depth == 0:
-                    yield text[start : i + 1]
-                    break
+    for start, end in bracket_spans(text, "{"):
+        yield text[start:end]
 
 
 def _from_json(obj) -> Parsed | None:
@@ -108,11 +114,13 @@ def parse_answer(text: str | None) -> Parsed:
     """Parse a model's answer; ``Parsed.path`` is None and ``reason`` says why when it fails."""
     if text is None or not text.strip():
         return Parsed(None, "no_answer")
+    if too_long(text):
+        return Parsed(None, "too_long")
     body = strip_reasoning(text)
     for candidate in _json_candidates(body):
         try:
             obj = json.loads(candidate)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # a fenced block nested past the stack
             continue
         parsed = _from_json(obj)
         if parsed is not None:

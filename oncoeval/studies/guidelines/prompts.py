@@ -7,20 +7,22 @@ builder fills (``note``, ``guideline``, ``path``, ``record``, ``example``, ``pat
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from ... import inputs
+from ...inputs import check_placeholders
 from ...records import Request
 from .tree import GuidelineTree, serialise_compact
 
 
 def fill(template: str, **fields: str) -> str:
+    # the guideline is context a template may leave out; the other fields vary per request
+    check_placeholders(template, ["{" + name + "}" for name in fields if name != "guideline"])
     for name, value in fields.items():
         template = template.replace("{" + name + "}", value)
     return template
 
 
 def read_template(path) -> str:
-    return Path(path).read_text(encoding="utf-8")
+    return inputs.read_template(path)
 
 
 def sampling_params(temperature: float, max_new_tokens: int, seed: int, top_p=None) -> dict:

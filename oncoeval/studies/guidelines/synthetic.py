@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 import re
 
+from ...parsing import too_long
 from ...records import Request, Response
 from .parse import format_path, parse_answer, trim_surveillance
 from .prompts import describe_path, fill
@@ -158,7 +159,7 @@ def choose_requests(tree, notes, predictions: dict, template, params) -> list[Re
 
 def parse_choice(text: str | None) -> str | None:
     """'A' or 'B' from a chooser answer (JSON ``{"choice": "A"}`` or free text), else None."""
-    if not text:
+    if not text or too_long(text):
         return None
     m = re.search(r"\"?choice\"?\s*[:=]\s*\"?\s*(?:path\s*)?([AB])\b", text, re.I)
     if m:

@@ -38,6 +38,8 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from ...inputs import check_placeholders, read_template
+from ...parsing import too_long
 from ...records import Request, Response
 from .aliases import AliasTable, norm_key
 
@@ -252,6 +254,7 @@ class LLMMatcher:
     name = "llm"
 
     def __init__(self, template: str, max_new_tokens: int = 400):
+        check_placeholders(template, ("{{LIST_A}}", "{{LIST_B}}"))
         self.template = template
         self.max_new_tokens = int(max_new_tokens)
 
@@ -287,6 +290,8 @@ class LLMMatcher:
         """
         if text is None:
             return MatchResult(status="unparseable", reason="no answer")
+        if too_long(text):
+            return MatchResult(status="unparseable", reason=too_long(text))
         if finish_reason == "length":
             return MatchResult(
                 status="truncated", reason="the judge's answer was cut at the token limit"
@@ -385,7 +390,7 @@ def make_matcher(method: str, settings: dict, synonyms_path=None, template_path=
         return EmbeddingMatcher(resolve_embedding_model(settings["model"]), settings["threshold"])
     if method == "llm":
         return LLMMatcher(
-            Path(template_path).read_text(encoding="utf-8"),
+            read_template(template_path),
             settings.get("judge_max_new_tokens", 400),
         )
     raise ValueError(f"unknown matcher {method!r}; known: {METHODS}")

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
+from ...parsing import too_long
+
 _BULLET = re.compile(
     r"^\s*(?:[•\-*–—·▪●◦‣+]\s*|\(?\d{1,3}[.)\]:]\s+|\(?[a-zA-Z][.)]\s+)(?P<item>.*)$"
 )
@@ -97,6 +99,8 @@ def parse_list(text: str | None, error: str | None = None) -> ParsedList:
     """Normalise one response; a failed call or an empty list is a status, never an exception."""
     if error is not None or text is None:
         return ParsedList(status="error", reason=error or "no text")
+    if too_long(text):  # unread, so never matched as if it were an (empty) list
+        return ParsedList(status="error", reason=too_long(text))
     out = ParsedList()
     seen: set[str] = set()
     for raw, _line in _candidates(text):

@@ -25,12 +25,12 @@ The default matcher is the candidate with the highest pair F1 among those with
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ...errors import InputError
+from ...inputs import read_table, read_template
 from ...io import write_table
 from ...records import read_responses, write_requests
 from ...stats import BootstrapSettings, bootstrap_mean_ci
@@ -77,7 +77,7 @@ RULES = {
 
 def read_validation(path) -> pd.DataFrame:
     """The labelled rows, checked: InputError names the file, the row and what is wrong."""
-    df = pd.read_csv(path, sep="\t", comment="#", dtype=str, keep_default_na=False)
+    df = read_table(path, "\t", "validation table", comment="#", dtype=str, keep_default_na=False)
     missing = {"prediction", "reference", "same", "kind"} - set(df.columns)
     if missing:
         raise InputError(path, "header", f"missing columns {sorted(missing)}")
@@ -250,7 +250,7 @@ def candidate_table(
 
 
 def write_validation_requests(validation_path, template_path, max_new_tokens, out_path) -> None:
-    judge = LLMMatcher(Path(template_path).read_text(encoding="utf-8"), max_new_tokens)
+    judge = LLMMatcher(read_template(template_path), max_new_tokens)
     write_requests(out_path, judge.requests(tasks(read_validation(validation_path))))
 
 
