@@ -57,9 +57,18 @@ class Inputs:
             (DEMO / "cancer_myth" / "questions.json", "questions.json"),
             (DEMO / "cancer_myth" / "myths.jsonl", "myths.jsonl"),
             (DEMO / "cancer_myth" / "human_scores.json", "human_scores.json"),
-            (DEMO / "cancer_myth" / "verifier_examples.json", "verifier_examples.json"),
-            (DEMO / "cancer_myth" / "initial_valid.json", "initial_valid.json"),
-            (DEMO / "cancer_myth" / "initial_invalid.json", "initial_invalid.json"),
+            (
+                REPO / "resources" / "method" / "cancer_myth" / "verifier_examples.json",
+                "verifier_examples.json",
+            ),
+            (
+                REPO / "resources" / "method" / "cancer_myth" / "initial_valid.json",
+                "initial_valid.json",
+            ),
+            (
+                REPO / "resources" / "method" / "cancer_myth" / "initial_invalid.json",
+                "initial_invalid.json",
+            ),
             (DEMO / "coral" / "metadata.tsv", "metadata.tsv"),
             (DEMO / "coral" / "review_sheet_filled.tsv", "review.tsv"),
             (DEMO / "guidelines" / "guideline.json", "guideline.json"),
