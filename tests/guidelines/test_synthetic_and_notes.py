@@ -104,14 +104,19 @@ def test_unusable_labels_are_listed_and_non_compliant_is_a_label(tree, tmp_path)
             {"patient_id": "c", "note": "n", "label": "LUNG-1-1 -> LUNG-4-1"},
             {"patient_id": "d", "note": "n", "label": "LUNG-1-1 -> LUNG-1-3", "compliant": False},
             {"patient_id": "e", "note": "n", "label": "not_guideline_compliant"},
+            # compliant: false with no path traced is the non-compliant label, not "no label"
+            {"patient_id": "f", "note": "n", "label": "", "compliant": False},
+            {"patient_id": "g", "note": "n", "label": "LUNG-1-2 -> LUNG-1-3"},
         ],
     )
     usable, unusable = load_labelled(path, tree, trim=True)
-    assert [u["patient_id"] for u in usable] == ["a", "d", "e"]
+    assert [u["patient_id"] for u in usable] == ["a", "d", "e", "f"]
     assert usable[1]["label_path"] == [NOT_COMPLIANT] == usable[2]["label_path"]
+    assert usable[3]["label_path"] == [NOT_COMPLIANT]
     assert {u["patient_id"]: u["problem"] for u in unusable} == {
         "b": "no label",
         "c": "label is not a valid path (broken_edge)",
+        "g": "label is not a valid path (not_from_root)",
     }
 
 

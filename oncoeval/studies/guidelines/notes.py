@@ -54,9 +54,9 @@ def load_labelled(path, tree: GuidelineTree, trim: bool, seen: dict | None = Non
         compliant = rec.get("compliant")
         parsed = parse_label(rec.get("label"))
         reason = None
-        if compliant is False and parsed.ok:
-            # the annotator traced the care given and marked it non-compliant: the study scores
-            # such patients against NOT_GUIDELINE_COMPLIANT (a valid "path")
+        if compliant is False:
+            # the annotator marked the care non-compliant (with or without tracing it): the study
+            # scores such patients against NOT_GUIDELINE_COMPLIANT (a valid "path")
             parsed = parse_label(NOT_COMPLIANT)
         if not parsed.ok:
             reason = "no label"
