@@ -162,10 +162,20 @@ def _plot_accuracy_by_consistency(bdf, figure):
 
 
 # ---------------------------------------------------------------- cross-model consistency
-def cross_model(scores, rollouts: dict, pool: list[str], min_agree, boot, out: dict):
+def cross_model(scores, rollouts: dict, pool: list[str], min_agree, boot, out: dict, delta=0.9):
     """Consensus labels, per-row agreement features, and the two cross-model proxy scores."""
-    modal = scores[["model", "patient_id", "note_set", "modal_path", "modal_treatment"]]
-    labels = consensus_labels(modal, min_agree)
+    modal = scores[
+        [
+            "model",
+            "patient_id",
+            "note_set",
+            "modal_path",
+            "modal_treatment",
+            "self_path_overlap",
+            "self_treatment_share",
+        ]
+    ]
+    labels = consensus_labels(modal, min_agree, delta)
     if len(labels):
         labels = labels.merge(
             modal[["patient_id", "note_set"]].drop_duplicates("patient_id"), on="patient_id"
@@ -184,7 +194,7 @@ def cross_model(scores, rollouts: dict, pool: list[str], min_agree, boot, out: d
         paths,
         labels
         if len(labels)
-        else pd.DataFrame(columns=["patient_id", "path_label", "treatment_label_path"]),
+        else pd.DataFrame(columns=["patient_id", "path_label", "treatment_label"]),
         pool_ids,
         boot,
     )

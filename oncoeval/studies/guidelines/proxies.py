@@ -7,8 +7,9 @@ Proxies (each scored with both metrics, path overlap and treatment match):
   its k rollouts agree at least ``delta`` (k-way path overlap, resp. modal-treatment share); the
   label is the modal path; each rollout is scored against it and kept notes' scores are averaged
   over *all* notes, inconsistent notes counting 0.
-- ``cross_model_path`` / ``cross_model_treatment``: the consensus modal path (resp. treatment)
-  of at least two models; notes without consensus are excluded.
+- ``cross_model_path`` / ``cross_model_treatment``: a full path that the modal paths of at
+  least two models share exactly, counting only the models whose path (resp. treatment)
+  self-consistency passes ``delta`` on the note; notes without consensus are excluded.
 
 Agreement: across models, Spearman ρ and RMSE between proxy accuracy and expert accuracy.
 """
@@ -128,7 +129,7 @@ def cross_model_scores(models, paths_by_model, labels: pd.DataFrame, pool_ids, s
     labels = labels[labels["patient_id"].astype(str).isin(pool_ids)]
     for proxy, column in (
         ("cross_model_path", "path_label"),
-        ("cross_model_treatment", "treatment_label_path"),
+        ("cross_model_treatment", "treatment_label"),
     ):
         labelled = labels[labels[column].fillna("") != ""]
         coverage = len(labelled) / len(pool_ids) if pool_ids else float("nan")
