@@ -74,32 +74,84 @@ def table1_expert(scores, rollouts: dict[str, pd.DataFrame], boot, out, out_md):
 
 
 # ---------------------------------------------------------------- Table 3 / Figure 3
-PAIRS = (("path_overlap", "self_path_overlap"), ("treatment_match", "self_treatment_share"))
+# (accuracy of the modal answer, self-consistency signal, per-note accuracy for the extra r)
+PAIRS = (
+    ("path_overlap", "modal_path_overlap", "self_path_overlap"),
+    ("treatment_match", "modal_treatment_correct", "self_treatment_share"),
+)
+
+
+def bin_centres(max_consistency: float, bins: int = 5) -> np.ndarray:
+    """The study's bin centres ``linspace(max/bins, max, bins)`` (max over all models)."""
+    return np.linspace(max_consistency / bins, max_consistency, bins)
+
+
+def binned_accuracy(consistency, accuracy, centres) -> pd.DataFrame:
+    """Per centre: notes nearest to it (ties to the lower centre), mean accuracy, SEM (ddof 1)."""
+    x, y = np.asarray(consistency, float), np.asarray(accuracy, float)
+    ok = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[ok], y[ok]
+    nearest = np.abs(x[:, None] - centres[None, :]).argmin(axis=1) if len(x) else np.array([])
+    rows = []
+    for b, centre in enumerate(centres):
+        vals = y[nearest == b]
+        rows.append(
+            {
+                "bin_centre": float(centre),
+                "n": len(vals),
+                "accuracy": float(vals.mean()) if len(vals) else np.nan,
+                "sem": float(stats.sem(vals)) if len(vals) > 1 else np.nan,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def binned_r(bins: pd.DataFrame) -> float:
+    """Pearson r between the centres and the mean accuracies of the non-empty bins."""
+    part = bins[bins["n"] > 0]
+    if len(part) < 2 or np.ptp(part["accuracy"]) == 0:
+        return float("nan")
+    return float(stats.pearsonr(part["bin_centre"], part["accuracy"]).statistic)
+
+
+def _note_r(x, y) -> tuple[float, float]:
+    ok = ~(np.isnan(x) | np.isnan(y))
+    if ok.sum() < 3 or np.ptp(x[ok]) == 0 or np.ptp(y[ok]) == 0:
+        return np.nan, np.nan
+    res = stats.pearsonr(x[ok], y[ok])
+    return float(res.statistic), float(res.pvalue)
 
 
 def consistency_accuracy(scores, boot, bins: int, out, out_md, bins_out, bins_md, figure):
-    rows = []
-    for model, group in _labelled(scores).groupby("model", sort=False):
+    """Table 3: per model, r between the bin centres and the binned accuracy (the paper's
+    statistic); the per-note r stays as an extra column. The bins also feed Figure 3."""
+    lab = _labelled(scores)
+    centres = {
+        cons: bin_centres(float(np.nanmax(lab[cons])) if lab[cons].notna().any() else 1.0, bins)
+        for _, _, cons in PAIRS
+    }
+    rows, brows = [], []
+    for model, group in lab.groupby("model", sort=False):
         row = {"model": model, "n_patients": len(group)}
-        for acc, cons in PAIRS:
-            x, y = group[cons].to_numpy(float), group[acc].to_numpy(float)
-            ok = ~(np.isnan(x) | np.isnan(y))
-            if ok.sum() < 3 or np.ptp(x[ok]) == 0 or np.ptp(y[ok]) == 0:
-                row[f"{acc}_r"], row[f"{acc}_p"] = np.nan, np.nan
-            else:
-                res = stats.pearsonr(x[ok], y[ok])
-                row[f"{acc}_r"], row[f"{acc}_p"] = float(res.statistic), float(res.pvalue)
+        for metric, acc, cons in PAIRS:
+            table = binned_accuracy(group[cons], group[acc], centres[cons])
+            row[f"{metric}_r"] = binned_r(table)
+            row[f"{metric}_note_r"], row[f"{metric}_note_p"] = _note_r(
+                group[cons].to_numpy(float), group[metric].to_numpy(float)
+            )
+            for b in table.to_dict("records"):
+                brows.append({"model": model, "consistency": cons, "accuracy_metric": acc, **b})
         rows.append(row)
     df = pd.DataFrame(rows)
     if len(df):
         mean_row = {"model": "mean ± SEM", "n_patients": int(df["n_patients"].sum())}
-        for acc, _ in PAIRS:
-            r = df[f"{acc}_r"].to_numpy(float)
+        for metric, _, _ in PAIRS:
+            r = df[f"{metric}_r"].to_numpy(float)
             mean, lo, hi = bootstrap_mean_ci(r, boot)
             r = r[~np.isnan(r)]
-            mean_row[f"{acc}_r"] = mean
-            mean_row[f"{acc}_r_sem"] = float(stats.sem(r)) if len(r) > 1 else np.nan
-            mean_row[f"{acc}_r_ci_low"], mean_row[f"{acc}_r_ci_high"] = lo, hi
+            mean_row[f"{metric}_r"] = mean
+            mean_row[f"{metric}_r_sem"] = float(stats.sem(r)) if len(r) > 1 else np.nan
+            mean_row[f"{metric}_r_ci_low"], mean_row[f"{metric}_r_ci_high"] = lo, hi
         df = pd.concat([df, pd.DataFrame([mean_row])], ignore_index=True)
     write_table(
         df,
@@ -107,50 +159,48 @@ def consistency_accuracy(scores, boot, bins: int, out, out_md, bins_out, bins_md
         out_md,
         title="Table 3: self-consistency vs accuracy, Pearson r per model",
         notes=[
-            "r over patients between the k-rollout self-consistency (path overlap; modal-treatment "
-            "share) and the accuracy against the expert label; NaN when either is constant or "
-            "fewer than 3 patients. Last row: mean over models, SEM and bootstrap CI."
+            f"Notes are binned by self-consistency to the nearest of {bins} centres "
+            "linspace(max/5, max, 5) (max over all models); *_r is Pearson r between the centres "
+            "and the mean accuracy of the non-empty bins (accuracy of the modal path: path "
+            "overlap; of the modal final node: treatment match). *_note_r: r over single notes "
+            "(mean accuracy of the k rollouts), an extra. Last row: mean over models, SEM, "
+            "bootstrap CI."
         ],
     )
-    edges = np.linspace(0, 1, bins + 1)
-    brows = []
-    for model, group in _labelled(scores).groupby("model", sort=False):
-        for acc, cons in PAIRS:
-            idx = np.clip(np.digitize(group[cons].to_numpy(float), edges[1:-1]), 0, bins - 1)
-            for b in range(bins):
-                vals = group[acc].to_numpy(float)[idx == b]
-                mean, lo, hi = bootstrap_mean_ci(vals, boot)
-                brows.append(
-                    {
-                        "model": model,
-                        "consistency": cons,
-                        "accuracy_metric": acc,
-                        "bin_low": edges[b],
-                        "bin_high": edges[b + 1],
-                        "n": len(vals),
-                        "accuracy": mean,
-                        "ci_low": lo,
-                        "ci_high": hi,
-                    }
-                )
-    bdf = pd.DataFrame(brows)
+    bdf = pd.DataFrame(
+        brows,
+        columns=["model", "consistency", "accuracy_metric", "bin_centre", "n", "accuracy", "sem"],
+    )
     write_table(bdf, bins_out, bins_md, title="Figure 3 data: accuracy by self-consistency bin")
     _plot_accuracy_by_consistency(bdf, figure)
     return df
 
 
 def _plot_accuracy_by_consistency(bdf, figure):
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-    for ax, (acc, cons) in zip(axes, PAIRS, strict=True):
-        if len(bdf):
-            part = bdf[(bdf["accuracy_metric"] == acc) & (bdf["n"] > 0)]
-            for model, g in part.groupby("model", sort=False):
-                mid = (g["bin_low"] + g["bin_high"]) / 2
-                ax.plot(mid, g["accuracy"], marker="o", label=model)
-        ax.set_xlabel(f"{cons} (binned)")
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for ax, (_, acc, cons) in zip(axes, PAIRS, strict=True):
+        part = bdf[bdf["accuracy_metric"] == acc] if len(bdf) else bdf
+        models = list(dict.fromkeys(part["model"])) if len(part) else []
+        width = 0.8 / max(len(models), 1)
+        for i, model in enumerate(models):
+            g = part[part["model"] == model]
+            ax.bar(
+                np.arange(len(g)) + i * width,
+                g["accuracy"],
+                width=width,
+                yerr=g["sem"],
+                capsize=3,
+                label=model,
+            )
+        if models:
+            centres = part[part["model"] == models[0]]["bin_centre"]
+            ax.set_xticks(
+                np.arange(len(centres)) + width * (len(models) - 1) / 2,
+                [f"{c:.2f}" for c in centres],
+            )
+        ax.set_xlabel(f"{cons} (nearest bin centre)")
         ax.set_ylabel(acc)
-        ax.set_xlim(0, 1)
-        ax.set_ylim(-0.02, 1.02)
+        ax.set_ylim(0, 1.05)
         ax.set_title(f"{acc} by {cons}")
     if len(bdf):
         axes[0].legend(fontsize=7)

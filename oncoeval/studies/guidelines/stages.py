@@ -17,7 +17,7 @@ import pandas as pd
 from ...io import atomic_write, read_jsonl, write_jsonl, write_table
 from ...records import Response, read_responses, write_requests
 from . import synthetic
-from .metrics import against_label, self_consistency
+from .metrics import against_label, path_overlap, self_consistency
 from .notes import load_labelled, load_unlabelled
 from .parse import check_path, format_path, parse_answer, trim_surveillance
 from .prompts import read_template, rollout_requests, sampling_params
@@ -48,6 +48,7 @@ SCORE_COLUMNS = [
     "modal_treatment_correct",
     "n_rollouts",
     "n_valid",
+    "modal_path_overlap",
 ]
 
 
@@ -190,10 +191,13 @@ def score_model(notes_path, rollouts_path, out) -> pd.DataFrame:
             "path_overlap": np.nan,
             "treatment_match": np.nan,
             "modal_treatment_correct": np.nan,
+            "modal_path_overlap": np.nan,
         }
         if label is not None and paths:
             row.update(against_label(paths, label))
             row["modal_treatment_correct"] = float(cons.get("modal_treatment") == label[-1])
+            # the accuracy Table 3 bins: the modal path against the label
+            row["modal_path_overlap"] = path_overlap([cons.get("modal_path"), label])
         rows.append(row)
     df = pd.DataFrame(rows, columns=SCORE_COLUMNS)
     write_table(df, out)
