@@ -294,6 +294,8 @@ rule guidelines_proxy_agreement:
         scores_md=f"{GLR}/tables/proxy_scores.md",
         agreement=report(f"{GLR}/tables/proxy_agreement.tsv", category="guidelines"),
         agreement_md=f"{GLR}/tables/proxy_agreement.md",
+        compliance=report(f"{GLR}/tables/compliance.tsv", category="guidelines"),
+        compliance_md=f"{GLR}/tables/compliance.md",
         heatmap=report(f"{GLR}/figures/proxy_heatmap.png", category="guidelines"),
     log:
         "logs/guidelines/proxy_agreement.log",

@@ -7,9 +7,11 @@ import pandas as pd
 import pytest
 
 from oncoeval.stats import BootstrapSettings
+from oncoeval.studies.guidelines import compliance
 from oncoeval.studies.guidelines.aggregate import (
     bin_centres,
     binned_accuracy,
+    compliance_table,
     consistency_accuracy,
 )
 
@@ -72,3 +74,34 @@ def test_table3_five_bins_and_pearson_r_by_hand(tmp_path):
     assert not math.isnan(table.loc["m1", "path_overlap_note_r"])
     figure_data = pd.read_csv(out["b"], sep="\t")
     assert set(figure_data["bin_centre"].round(6)) == {0.2, 0.4, 0.6, 0.8, 1.0}
+
+
+NC = ("NOT_GUIDELINE_COMPLIANT",)
+PATH = ("LUNG-1-1", "LUNG-1-3")
+
+
+def test_compliance_confusion_table_by_hand(tmp_path):
+    # positive = NOT_GUIDELINE_COMPLIANT.  Three non-compliant labels: two answered NC (TP),
+    # one with a path (FN).  Seven path labels: one answered NC (FP), five with a path (TN),
+    # one unparseable (unanswered, outside the cells).
+    pairs = [(NC, NC)] * 2 + [(PATH, NC)] + [(NC, PATH)] + [(PATH, PATH)] * 5 + [(None, PATH)]
+    cells = compliance.count_pairs(pairs)
+    assert cells == {"tp": 2, "fn": 1, "fp": 1, "tn": 5, "unanswered": 1}
+    # accuracy (2 + 5) / 9; precision 2 / (2 + 1); recall 2 / (2 + 1); F1 2PR / (P + R) = 2/3
+    assert compliance.metrics(cells) == pytest.approx(
+        {"accuracy": 7 / 9, "precision": 2 / 3, "recall": 2 / 3, "f1": 2 / 3}
+    )
+    expert = pd.DataFrame([{"model": "m1", **cells}])
+    proxy = pd.DataFrame(
+        [
+            {"model": "m1", "proxy": "synthetic_structured", "metric": m, **zero}
+            for m in ("path_overlap", "treatment_match")
+            for zero in [{"tp": 0, "fn": 0, "fp": 0, "tn": 4, "unanswered": 0}]
+        ]
+    )
+    compliance_table(proxy, expert, tmp_path / "c.tsv", tmp_path / "c.md")
+    table = pd.read_csv(tmp_path / "c.tsv", sep="\t").set_index("benchmark")
+    assert table.loc["expert", "f1"] == pytest.approx(2 / 3)
+    # a benchmark without non-compliant labels has no recall: NaN, not 0 or 1
+    assert table.loc["synthetic_structured", "tn"] == 4
+    assert math.isnan(table.loc["synthetic_structured", "recall"])

@@ -19,7 +19,7 @@ from scipy import stats  # noqa: E402
 
 from ...io import write_table  # noqa: E402
 from ...stats import bootstrap_mean_ci  # noqa: E402
-from . import divergence, metaclf, proxies  # noqa: E402
+from . import compliance, divergence, metaclf, proxies  # noqa: E402
 from .consensus import agreement_features, consensus_labels  # noqa: E402
 from .parse import INVALID_KINDS  # noqa: E402
 from .stages import paths_by_patient, read_scores  # noqa: E402
@@ -56,6 +56,13 @@ def table1_expert(scores, rollouts: dict[str, pd.DataFrame], boot, out, out_md):
         invalid = ro.loc[~ro["valid"].astype(str).eq("True"), "invalid_reason"].value_counts()
         for kind in INVALID_KINDS:
             row[f"invalid_{kind}"] = int(invalid.get(kind, 0))
+        labels = {r.patient_id: _tuple(r.label) for r in group.itertuples()}
+        paths = paths_by_patient(ro)
+        row.update(
+            compliance.count_pairs(
+                (p, label) for pid, label in labels.items() for p in paths.get(pid, [])
+            )
+        )
         rows.append(row)
     df = pd.DataFrame(rows)
     write_table(
@@ -67,7 +74,8 @@ def table1_expert(scores, rollouts: dict[str, pd.DataFrame], boot, out, out_md):
             "path_overlap and treatment_match: mean over each patient's k rollouts, then over "
             "patients; modal_treatment_accuracy: the modal final node of the k rollouts vs the "
             "label. invalid_*: rollouts by kind of invalid answer (scored as predicted, 0 when "
-            "there is no path)."
+            "there is no path). tp/fn/fp/tn: rollouts by guideline-compliance cell (positive = "
+            "NOT_GUIDELINE_COMPLIANT); unanswered: rollouts without a path."
         ],
     )
     return df
@@ -264,6 +272,7 @@ def proxy_agreement(proxy_paths: list, cross_path, table1, boot, out: dict):
         notes=["coverage: share of candidate notes the proxy keeps (labels it can give)."],
     )
     expert = pd.read_csv(table1, sep="\t")
+    compliance_table(scores, expert, out["compliance"], out["compliance_md"])
     agree = proxies.agreement(scores, expert, boot)
     write_table(
         agree,
@@ -278,6 +287,49 @@ def proxy_agreement(proxy_paths: list, cross_path, table1, boot, out: dict):
     )
     _plot_heatmap(agree, out["heatmap"])
     return agree
+
+
+def compliance_table(proxy_scores, expert, out, out_md):
+    """Guideline-compliance cells and scores per model and benchmark (expert labels first)."""
+    rows = []
+    sources = [("expert", expert)] + [
+        (
+            proxy,
+            proxy_scores[
+                (proxy_scores["proxy"] == proxy) & (proxy_scores["metric"] == "path_overlap")
+            ],
+        )
+        for proxy in proxies.PROXIES
+    ]
+    for benchmark, part in sources:
+        for r in part.to_dict("records"):
+            cells = {c: int(r.get(c, 0) or 0) for c in compliance.CELLS}
+            rows.append(
+                {"model": r["model"], "benchmark": benchmark, **cells, **compliance.metrics(cells)}
+            )
+    write_table(
+        pd.DataFrame(
+            rows,
+            columns=[
+                "model",
+                "benchmark",
+                *compliance.CELLS,
+                "accuracy",
+                "precision",
+                "recall",
+                "f1",
+            ],
+        ),
+        out,
+        out_md,
+        title="Guideline compliance: NOT_GUIDELINE_COMPLIANT predicted vs labelled",
+        notes=[
+            "Positive = NOT_GUIDELINE_COMPLIANT. Counted over every scored prediction (each "
+            "rollout against the benchmark's label); unanswered predictions are counted apart "
+            "and left out of the cells. Precision, recall and F1 of the positive class; NaN "
+            "where no prediction or label is positive."
+        ],
+    )
 
 
 def _plot_heatmap(agree, figure):

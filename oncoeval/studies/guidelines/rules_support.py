@@ -123,6 +123,7 @@ def final_targets(config: dict, results: str = RESULTS) -> list[str]:
         "accuracy_by_consistency",
         "proxy_scores",
         "proxy_agreement",
+        "compliance",
         "meta_classifier",
         "clustering",
         "error_analysis",
