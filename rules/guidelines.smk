@@ -363,6 +363,12 @@ rule guidelines_error_analysis:
         table=report(f"{GLR}/tables/error_analysis.tsv", category="guidelines"),
         table_md=f"{GLR}/tables/error_analysis.md",
         points=f"{GLR}/error_analysis/divergence_points.tsv",
+        pairs=f"{GLR}/error_analysis/divergence_pairs.tsv",
+        pair_agreement=report(
+            f"{GLR}/tables/divergence_agreement.tsv", category="guidelines"
+        ),
+        pair_agreement_md=f"{GLR}/tables/divergence_agreement.md",
+        pair_figure=report(f"{GLR}/figures/divergence_pairs.png", category="guidelines"),
     log:
         "logs/guidelines/error_analysis.log",
     conda:
@@ -370,6 +376,7 @@ rule guidelines_error_analysis:
     params:
         models=GLS.models(config),
         top_n=GL["error_top_n"],
+        gamma=GL["error_gamma"],
         bootstrap=config["bootstrap"],
     script:
         "../scripts/guidelines/error_analysis.py"

@@ -478,8 +478,9 @@ def clustering(rows, seed, boot, out, out_md):
 
 
 # ---------------------------------------------------------------- Appendix D
-def error_analysis(scores, rollouts: dict, top_n, boot, out: dict):
+def error_analysis(scores, rollouts: dict, top_n, boot, out: dict, gamma: int = 1):
     summaries, long, flagged_all = [], [], []
+    pair_summaries, pair_rows = [], []
     lab = _labelled(scores)
     for model, ro in rollouts.items():
         ro = ro[ro["note_set"] == "labelled"]
@@ -492,6 +493,13 @@ def error_analysis(scores, rollouts: dict, top_n, boot, out: dict):
         summaries.append(summary)
         long += rows
         flagged_all += flagged
+        agreement, rows = divergence.pair_agreement(
+            divergence.rollout_pairs(paths_by_patient(ro)),
+            divergence.label_pairs(modal, labels),
+            gamma,
+        )
+        pair_summaries.append({"model": model, **agreement})
+        pair_rows += [{"model": model, **r} for r in rows]
     table = summaries + (
         [divergence.pooled_row(flagged_all, summaries, top_n, boot)] if summaries else []
     )
@@ -510,6 +518,57 @@ def error_analysis(scores, rollouts: dict, top_n, boot, out: dict):
         pd.DataFrame(long, columns=["model", "source", "decision_node", "branches", "count"]),
         out["points"],
     )
+    pairs = pd.DataFrame(
+        pair_rows, columns=["model", "pair", "rollout_count", "label_count", "kept"]
+    )
+    write_table(pairs, out["pairs"])
+    write_table(
+        pd.DataFrame(pair_summaries),
+        out["pair_agreement"],
+        out["pair_agreement_md"],
+        title="Figure 6: divergence pairs of rollouts vs divergence pairs from the expert label",
+        notes=[
+            "A divergence pair: two next nodes where paths part (START: at the first node; "
+            "<node>-end: a path stops there). Rollout pairs: where a model's k rollouts of a "
+            "patient part; label pairs: where its modal path leaves the expert label. Over the "
+            f"pairs seen more than gamma={gamma} times in either: Pearson, Spearman, and R² of "
+            "rollout counts predicting label counts."
+        ],
+    )
+    _plot_divergence_pairs(pairs, out["pair_figure"])
+
+
+def _plot_divergence_pairs(pairs: pd.DataFrame, figure, top: int = 5):
+    """Per model, the top pairs of each source as shares of that source's pairs (Figure 6)."""
+    models = list(dict.fromkeys(pairs["model"])) if len(pairs) else []
+    fig, axes = plt.subplots(
+        max(len(models), 1), 1, figsize=(9, 3.2 * max(len(models), 1)), squeeze=False
+    )
+    for ax, model in zip(axes[:, 0], models, strict=False):
+        part = pairs[(pairs["model"] == model) & pairs["kept"].astype(bool)]
+        chosen = list(
+            dict.fromkeys(
+                part.nlargest(top, "rollout_count")["pair"].tolist()
+                + part.nlargest(top, "label_count")["pair"].tolist()
+            )
+        )
+        part = part.set_index("pair").loc[chosen] if chosen else part.set_index("pair")
+        x = np.arange(len(part))
+        for shift, col, name in (
+            (-0.2, "rollout_count", "rollouts"),
+            (0.2, "label_count", "label"),
+        ):
+            total = pairs.loc[pairs["model"] == model, col].sum()
+            ax.bar(x + shift, part[col] / total if total else 0 * x, 0.4, label=name)
+        ax.set_xticks(x, part.index, rotation=30, ha="right", fontsize=7)
+        ax.set_ylabel("share of pairs")
+        ax.set_title(model, fontsize=9)
+        ax.legend(fontsize=7)
+    if not models:
+        axes[0, 0].text(0.5, 0.5, "no labelled notes", ha="center")
+    fig.tight_layout()
+    fig.savefig(figure, dpi=120)
+    plt.close(fig)
 
 
 def _tuple(value):

@@ -127,10 +127,14 @@ def final_targets(config: dict, results: str = RESULTS) -> list[str]:
         "meta_classifier",
         "clustering",
         "error_analysis",
+        "divergence_agreement",
     ]
     out = [f"{results}/tables/{t}.{ext}" for t in tables for ext in ("tsv", "md")]
-    out += [f"{results}/error_analysis/divergence_points.tsv"]
-    out += [f"{results}/figures/{f}.png" for f in ("accuracy_by_consistency", "proxy_heatmap")]
+    out += [f"{results}/error_analysis/divergence_{t}.tsv" for t in ("points", "pairs")]
+    out += [
+        f"{results}/figures/{f}.png"
+        for f in ("accuracy_by_consistency", "proxy_heatmap", "divergence_pairs")
+    ]
     out += [f"{results}/figures/roc_{fs}.png" for fs in feature_sets(b)]
     out += [f"{results}/figures/roc_feature_sets.png"]
     for kind in ("scores", "rollouts", "proxy"):
