@@ -50,6 +50,7 @@ rule guidelines_prepare:
         "../envs/cpu.yaml"
     params:
         trim=GL["trim_surveillance"],
+        primary_annotator=GL["primary_annotator"],
     script:
         "../scripts/guidelines/prepare.py"
 
@@ -245,11 +246,14 @@ rule guidelines_cross_model:
 
 rule guidelines_table1:
     input:
+        notes=rules.guidelines_prepare.output.notes,
         scores=GLS.per_model(config, f"{GLR}/scores/{{model}}.tsv"),
         rollouts=GLS.per_model(config, f"{GLR}/rollouts/{{model}}.tsv"),
     output:
         table=report(f"{GLR}/tables/table1_expert.tsv", category="guidelines"),
         table_md=f"{GLR}/tables/table1_expert.md",
+        annotators=report(f"{GLR}/tables/annotators.tsv", category="guidelines"),
+        annotators_md=f"{GLR}/tables/annotators.md",
     log:
         "logs/guidelines/table1.log",
     conda:

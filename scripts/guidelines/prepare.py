@@ -10,4 +10,5 @@ prepare(
     snakemake.input.unlabelled[0] if snakemake.input.unlabelled else None,
     trim=snakemake.params.trim,
     out=dict(snakemake.output.items()),
+    primary_annotator=snakemake.params.primary_annotator,
 )

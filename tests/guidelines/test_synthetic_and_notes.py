@@ -2,10 +2,12 @@
 
 import json
 
+import pandas as pd
 import pytest
 
 from oncoeval.errors import InputError
 from oncoeval.records import Response
+from oncoeval.studies.guidelines.aggregate import annotator_table
 from oncoeval.studies.guidelines.notes import load_labelled, load_unlabelled
 from oncoeval.studies.guidelines.parse import check_path
 from oncoeval.studies.guidelines.synthetic import benchmark_rows, parse_choice, sample_targets
@@ -129,3 +131,54 @@ def test_bad_note_records_stop_in_prepare(tree, tmp_path):
         )
     with pytest.raises(InputError, match="record 1 \\(patient a\\): note is missing"):
         load_unlabelled(write(tmp_path / "u.jsonl", [{"patient_id": "a"}]))
+
+
+def test_a_doubly_annotated_note(tree, tmp_path):
+    first = "LUNG-1-1 -> LUNG-1-2 -> LUNG-2-1 -> LUNG-2-3"
+    second = "LUNG-1-1 -> LUNG-1-2 -> LUNG-4-1 -> LUNG-4-3"
+    records = [
+        {"patient_id": "a", "note": "n", "label": first, "annotator": "dr1"},
+        {"patient_id": "b", "note": "m", "label": first, "annotator": "dr1"},
+        {"patient_id": "a", "note": "n", "label": second, "annotator": "dr2"},
+    ]
+    path = write(tmp_path / "notes.jsonl", records)
+    # a second annotator's label is a label, not a duplicate id; by default the first is scored
+    usable, _ = load_labelled(path, tree, trim=True)
+    assert [u["patient_id"] for u in usable] == ["a", "b"]
+    assert usable[0]["label"] == first and len(usable[0]["labels"]) == 2
+    chosen, _ = load_labelled(path, tree, trim=True, primary_annotator="dr2")
+    assert chosen[0]["label"] == second and chosen[1]["label"] == first  # b: dr2 did not label
+    # agreement between the two: Jaccard {1-1, 1-2} / 6 nodes = 1/3, different final node: 0.
+    # A model answering dr1's path twice: 1 and 1 against dr1; 1/3 and 0 against dr2.
+    rollouts = pd.DataFrame(
+        {
+            "patient_id": ["a", "a", "b", "b"],
+            "rollout": [0, 1, 0, 1],
+            "path": [first] * 4,
+            "note_set": "labelled",
+        }
+    )
+    annotator_table(usable, {"m1": rollouts}, tmp_path / "a.tsv", tmp_path / "a.md")
+    table = pd.read_csv(tmp_path / "a.tsv", sep="\t").set_index(["scope", "annotator"], drop=False)
+    between = table[table["scope"] == "between annotators"].iloc[0]
+    assert between["n_notes"] == 1
+    assert between["path_overlap"] == pytest.approx(1 / 3) and between["treatment_match"] == 0
+    assert table.loc[("m1", "dr1"), ["n_notes", "path_overlap", "treatment_match"]].tolist() == [
+        2,
+        1.0,
+        1.0,
+    ]
+    assert table.loc[("m1", "dr2"), "path_overlap"] == pytest.approx(1 / 3)
+    assert table.loc[("m1", "dr2"), "treatment_match"] == 0.0
+
+
+def test_a_second_label_needs_the_same_note_and_another_annotator(tree, tmp_path):
+    same = [{"patient_id": "a", "note": "n", "label": "", "annotator": "dr1"}] * 2
+    with pytest.raises(InputError, match="a second label needs another, named annotator"):
+        load_labelled(write(tmp_path / "s.jsonl", same), tree, True)
+    other_note = [
+        {"patient_id": "a", "note": "n", "label": "", "annotator": "dr1"},
+        {"patient_id": "a", "note": "other", "label": "", "annotator": "dr2"},
+    ]
+    with pytest.raises(InputError, match="carries a different note"):
+        load_labelled(write(tmp_path / "o.jsonl", other_note), tree, True)

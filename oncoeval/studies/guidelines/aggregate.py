@@ -21,6 +21,7 @@ from ...io import write_table  # noqa: E402
 from ...stats import bootstrap_mean_ci  # noqa: E402
 from . import compliance, divergence, metaclf, proxies  # noqa: E402
 from .consensus import agreement_features, consensus_labels  # noqa: E402
+from .metrics import against_label, path_overlap, treatment_match  # noqa: E402
 from .parse import INVALID_KINDS  # noqa: E402
 from .stages import paths_by_patient, read_scores  # noqa: E402
 
@@ -79,6 +80,61 @@ def table1_expert(scores, rollouts: dict[str, pd.DataFrame], boot, out, out_md):
         ],
     )
     return df
+
+
+# ---------------------------------------------------------------- annotators
+def annotator_table(notes: list[dict], rollouts: dict[str, pd.DataFrame], out, out_md):
+    """Agreement between the annotators of doubly annotated notes (path overlap and treatment
+    match of one label against the other, every pair of usable labels of a note), beside each
+    model's accuracy against each annotator's labels (mean over the k rollouts, then notes)."""
+    rows = []
+    pairs = []
+    for note in notes:
+        usable = [lab for lab in note.get("labels") or [] if lab.get("label_path")]
+        for i, first in enumerate(usable):
+            for second in usable[i + 1 :]:
+                a, b = tuple(first["label_path"]), tuple(second["label_path"])
+                pairs.append((path_overlap([a, b]), treatment_match(a, b)))
+    rows.append(
+        {
+            "scope": "between annotators",
+            "annotator": "",
+            "n_notes": len(pairs),
+            "path_overlap": float(np.mean([p for p, _ in pairs])) if pairs else np.nan,
+            "treatment_match": float(np.mean([t for _, t in pairs])) if pairs else np.nan,
+        }
+    )
+    for model, ro in rollouts.items():
+        paths = paths_by_patient(ro[ro["note_set"] == "labelled"])
+        per_annotator: dict[str, list[dict]] = {}
+        for note in notes:
+            for i, lab in enumerate(note.get("labels") or []):
+                got = paths.get(note["patient_id"])
+                if lab.get("label_path") and got:
+                    name = lab.get("annotator") or f"label {i + 1}"
+                    per_annotator.setdefault(name, []).append(
+                        against_label(got, tuple(lab["label_path"]))
+                    )
+        for name, scored in per_annotator.items():
+            rows.append(
+                {
+                    "scope": model,
+                    "annotator": name,
+                    "n_notes": len(scored),
+                    "path_overlap": float(np.mean([s["path_overlap"] for s in scored])),
+                    "treatment_match": float(np.mean([s["treatment_match"] for s in scored])),
+                }
+            )
+    write_table(
+        pd.DataFrame(rows),
+        out,
+        out_md,
+        title="Annotators: agreement between experts beside the models' accuracy per annotator",
+        notes=[
+            "between annotators: pairs of usable labels of the same note (n_notes = pairs); "
+            "model rows: accuracy against that annotator's labels (the notes they labelled)."
+        ],
+    )
 
 
 # ---------------------------------------------------------------- Table 3 / Figure 3

@@ -119,6 +119,7 @@ def final_targets(config: dict, results: str = RESULTS) -> list[str]:
     tables = [
         "guideline_tree",
         "table1_expert",
+        "annotators",
         "consistency_accuracy",
         "accuracy_by_consistency",
         "proxy_scores",

@@ -53,11 +53,11 @@ SCORE_COLUMNS = [
 
 
 # ---------------------------------------------------------------- prepare
-def prepare(tree_path, labelled_path, unlabelled_path, trim, out: dict) -> dict:
+def prepare(tree_path, labelled_path, unlabelled_path, trim, out: dict, primary_annotator=None):
     """Validate the inputs and write the canonical tree, notes, excluded labels, tree summary."""
     tree = load_tree(tree_path)
     seen: dict = {}
-    usable, unusable = load_labelled(labelled_path, tree, trim, seen)
+    usable, unusable = load_labelled(labelled_path, tree, trim, seen, primary_annotator)
     unlabelled = load_unlabelled(unlabelled_path, seen) if unlabelled_path else []
     with atomic_write(out["tree"]) as handle:
         json.dump(tree.to_dict(), handle, indent=1, ensure_ascii=False)
@@ -69,7 +69,10 @@ def prepare(tree_path, labelled_path, unlabelled_path, trim, out: dict) -> dict:
     write_table(excluded, out["excluded"])
     stats = tree.stats()
     stats.update(
-        labelled_usable=len(usable), labelled_excluded=len(unusable), unlabelled=len(unlabelled)
+        labelled_usable=len(usable),
+        labelled_excluded=len(unusable),
+        unlabelled=len(unlabelled),
+        doubly_annotated=sum(len(r["labels"]) > 1 for r in usable + unusable),
     )
     notes_md = [f"Excluded (unusable label): {r['patient_id']} ({r['problem']})" for r in unusable]
     write_table(
