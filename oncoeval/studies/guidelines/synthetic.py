@@ -18,8 +18,8 @@ import re
 
 from ...records import Request, Response
 from .parse import format_path, parse_answer, trim_surveillance
-from .prompts import describe_path, fill
-from .tree import GuidelineTree, serialise_compact
+from .prompts import describe_path, fill, guideline_fields
+from .tree import GuidelineTree
 
 VARIANTS = ("structured", "unstructured")
 NO_PATH = "(no parseable path was given)"
@@ -44,7 +44,7 @@ def sample_targets(tree: GuidelineTree, n: int, seed: int, max_tries: int = 200)
 
 
 def record_requests(tree, targets, template, params) -> list[Request]:
-    guideline = serialise_compact(tree)
+    guideline = guideline_fields(tree)
     return [
         Request(
             f"{t['synth_id']}|structured",
@@ -54,7 +54,7 @@ def record_requests(tree, targets, template, params) -> list[Request]:
                     "content": fill(
                         template,
                         path=describe_path(tree, t["target_path"].split(" -> ")),
-                        guideline=guideline,
+                        **guideline,
                     ),
                 }
             ],
@@ -68,11 +68,13 @@ def record_requests(tree, targets, template, params) -> list[Request]:
 def note_requests(tree, targets, template, params, example: str, records=None) -> list[Request]:
     """Unstructured notes (``records`` None) or structured ones from the generated records."""
     variant = "unstructured" if records is None else "structured"
+    guideline = guideline_fields(tree)
     out = []
     for t in targets:
         fields = {
             "path": describe_path(tree, t["target_path"].split(" -> ")),
             "example": example,
+            **guideline,
         }
         if records is not None:
             resp = records.get(f"{t['synth_id']}|structured")
@@ -120,7 +122,7 @@ def predicted_path(tree: GuidelineTree, resp: Response | None, trim: bool):
 
 def choose_requests(tree, notes, predictions: dict, template, params) -> list[Request]:
     """Both orders for every usable note whose generator prediction differs from the target."""
-    guideline = serialise_compact(tree)
+    guideline = guideline_fields(tree)
     out = []
     for row in notes:
         if row["status"] != "ok":
@@ -143,7 +145,7 @@ def choose_requests(tree, notes, predictions: dict, template, params) -> list[Re
                             "content": fill(
                                 template,
                                 note=row["note"],
-                                guideline=guideline,
+                                **guideline,
                                 path_a=a,
                                 path_b=b,
                             ),
