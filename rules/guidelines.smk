@@ -19,6 +19,7 @@ localrules:
     guidelines_parse,
     guidelines_score,
     guidelines_synth_targets,
+    guidelines_synth_record_check_requests,
     guidelines_synth_structured_requests,
     guidelines_synth_collect,
     guidelines_synth_choose_requests,
@@ -108,7 +109,7 @@ rule guidelines_score:
 rule guidelines_synth_targets:
     input:
         tree=rules.guidelines_prepare.output.tree,
-        notes=rules.guidelines_prepare.output.notes,
+        examples=GLS.optional_inputs(GLS.synthetic_settings(GL)["example_notes"]),
         record=GLS.prompt(GL, "record"),
         unstructured=GLS.prompt(GL, "unstructured_note"),
     output:
@@ -125,21 +126,42 @@ rule guidelines_synth_targets:
         "../scripts/guidelines/synth_targets.py"
 
 
+rule guidelines_synth_record_check_requests:
+    input:
+        tree=rules.guidelines_prepare.output.tree,
+        targets=rules.guidelines_synth_targets.output.targets,
+        records=GLS.judge_responses(config, "generator", "synth_record"),
+        template=GLS.prompt(GL, "record_predict"),
+    output:
+        f"{GLR}/requests/synth_record_predict.jsonl",
+    log:
+        "logs/guidelines/synth_record_check_requests.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        synth=GLS.synthetic_settings(GL),
+    script:
+        "../scripts/guidelines/synth_record_check_requests.py"
+
+
 rule guidelines_synth_structured_requests:
     input:
         tree=rules.guidelines_prepare.output.tree,
-        notes=rules.guidelines_prepare.output.notes,
+        examples=GLS.optional_inputs(GLS.synthetic_settings(GL)["example_notes"]),
         targets=rules.guidelines_synth_targets.output.targets,
         records=GLS.judge_responses(config, "generator", "synth_record"),
+        record_predict=GLS.judge_responses(config, "generator", "synth_record_predict"),
         template=GLS.prompt(GL, "structured_note"),
     output:
-        f"{GLR}/requests/synth_note_structured.jsonl",
+        requests=f"{GLR}/requests/synth_note_structured.jsonl",
+        check=f"{GLR}/synthetic/record_check.jsonl",
     log:
         "logs/guidelines/synth_structured_requests.log",
     conda:
         "../envs/cpu.yaml"
     params:
         synth=GLS.synthetic_settings(GL),
+        trim=GL["trim_surveillance"],
     script:
         "../scripts/guidelines/synth_structured_requests.py"
 
@@ -151,6 +173,7 @@ rule guidelines_synth_collect:
         notes=GLS.judge_responses(
             config, "generator", "synth_note_structured", "synth_note_unstructured"
         ),
+        check=rules.guidelines_synth_structured_requests.output.check,
         template=GLS.prompt(GL, "predict"),
     output:
         notes=f"{GLR}/synthetic/notes.jsonl",
@@ -199,6 +222,7 @@ rule guidelines_synth_benchmark:
         "../envs/cpu.yaml"
     params:
         trim=GL["trim_surveillance"],
+        synth=GLS.synthetic_settings(GL),
     script:
         "../scripts/guidelines/synth_benchmark.py"
 

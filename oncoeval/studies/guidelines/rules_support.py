@@ -20,6 +20,7 @@ RESULTS = "results/guidelines"
 PROMPT_DEFAULTS = {
     "predict": "config/prompts/guidelines/predict_path.txt",
     "record": "config/prompts/guidelines/synth_record.txt",
+    "record_predict": "config/prompts/guidelines/synth_record_predict.txt",
     "structured_note": "config/prompts/guidelines/synth_note_structured.txt",
     "unstructured_note": "config/prompts/guidelines/synth_note_unstructured.txt",
     "choose": "config/prompts/guidelines/choose_path.txt",
@@ -35,6 +36,8 @@ SYNTH_DEFAULTS = {
     "choose_max_new_tokens": 64,
     "rollouts": 1,
     "example_chars": 2000,
+    "example_notes": "resources/demo/guidelines/style_notes.jsonl",
+    "partial_to_chooser": False,
 }
 CONSISTENCY_DEFAULTS = {"delta": 0.9, "min_agree": 2, "pool": ["unlabelled"]}
 
