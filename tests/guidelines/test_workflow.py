@@ -173,6 +173,14 @@ def test_oracle_scores_one_and_shuffled_scores_less(finished):
     ]
     excluded = tsv(res / "prepared" / "excluded_labels.tsv")
     assert excluded["patient_id"].tolist() == ["p12"]
+    # p02 carries a second annotator's label (the same path): agreement 1 between them
+    annotators = tsv(res / "tables" / "annotators.tsv")
+    between = annotators[annotators["scope"] == "between annotators"].iloc[0]
+    assert between["n_notes"] == 1 and between["treatment_match"] == 1.0
+    oracle_second = annotators[
+        (annotators["scope"] == "oracle") & (annotators["annotator"] == "demo-author-2")
+    ]
+    assert oracle_second["n_notes"].tolist() == [1]
 
 
 def test_proxies_meta_classifier_and_error_analysis_are_written(finished):
