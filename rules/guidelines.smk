@@ -19,6 +19,7 @@ localrules:
     guidelines_parse,
     guidelines_score,
     guidelines_synth_targets,
+    guidelines_synth_record_check_requests,
     guidelines_synth_structured_requests,
     guidelines_synth_collect,
     guidelines_synth_choose_requests,
@@ -51,6 +52,7 @@ rule guidelines_prepare:
     params:
         trim=GL["trim_surveillance"],
         limit=ITEM_LIMIT,
+        primary_annotator=GL["primary_annotator"],
     script:
         "../scripts/guidelines/prepare.py"
 
@@ -108,7 +110,7 @@ rule guidelines_score:
 rule guidelines_synth_targets:
     input:
         tree=rules.guidelines_prepare.output.tree,
-        notes=rules.guidelines_prepare.output.notes,
+        examples=GLS.optional_inputs(GLS.synthetic_settings(GL)["example_notes"]),
         record=GLS.prompt(GL, "record"),
         unstructured=GLS.prompt(GL, "unstructured_note"),
     output:
@@ -125,21 +127,42 @@ rule guidelines_synth_targets:
         "../scripts/guidelines/synth_targets.py"
 
 
+rule guidelines_synth_record_check_requests:
+    input:
+        tree=rules.guidelines_prepare.output.tree,
+        targets=rules.guidelines_synth_targets.output.targets,
+        records=GLS.judge_responses(config, "generator", "synth_record"),
+        template=GLS.prompt(GL, "record_predict"),
+    output:
+        f"{GLR}/requests/synth_record_predict.jsonl",
+    log:
+        "logs/guidelines/synth_record_check_requests.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        synth=GLS.synthetic_settings(GL),
+    script:
+        "../scripts/guidelines/synth_record_check_requests.py"
+
+
 rule guidelines_synth_structured_requests:
     input:
         tree=rules.guidelines_prepare.output.tree,
-        notes=rules.guidelines_prepare.output.notes,
+        examples=GLS.optional_inputs(GLS.synthetic_settings(GL)["example_notes"]),
         targets=rules.guidelines_synth_targets.output.targets,
         records=GLS.judge_responses(config, "generator", "synth_record"),
+        record_predict=GLS.judge_responses(config, "generator", "synth_record_predict"),
         template=GLS.prompt(GL, "structured_note"),
     output:
-        f"{GLR}/requests/synth_note_structured.jsonl",
+        requests=f"{GLR}/requests/synth_note_structured.jsonl",
+        check=f"{GLR}/synthetic/record_check.jsonl",
     log:
         "logs/guidelines/synth_structured_requests.log",
     conda:
         "../envs/cpu.yaml"
     params:
         synth=GLS.synthetic_settings(GL),
+        trim=GL["trim_surveillance"],
     script:
         "../scripts/guidelines/synth_structured_requests.py"
 
@@ -151,6 +174,7 @@ rule guidelines_synth_collect:
         notes=GLS.judge_responses(
             config, "generator", "synth_note_structured", "synth_note_unstructured"
         ),
+        check=rules.guidelines_synth_structured_requests.output.check,
         template=GLS.prompt(GL, "predict"),
     output:
         notes=f"{GLR}/synthetic/notes.jsonl",
@@ -199,6 +223,7 @@ rule guidelines_synth_benchmark:
         "../envs/cpu.yaml"
     params:
         trim=GL["trim_surveillance"],
+        synth=GLS.synthetic_settings(GL),
     script:
         "../scripts/guidelines/synth_benchmark.py"
 
@@ -246,11 +271,14 @@ rule guidelines_cross_model:
 
 rule guidelines_table1:
     input:
+        notes=rules.guidelines_prepare.output.notes,
         scores=GLS.per_model(config, f"{GLR}/scores/{{model}}.tsv"),
         rollouts=GLS.per_model(config, f"{GLR}/rollouts/{{model}}.tsv"),
     output:
         table=report(f"{GLR}/tables/table1_expert.tsv", category="guidelines"),
         table_md=f"{GLR}/tables/table1_expert.md",
+        annotators=report(f"{GLR}/tables/annotators.tsv", category="guidelines"),
+        annotators_md=f"{GLR}/tables/annotators.md",
     log:
         "logs/guidelines/table1.log",
     conda:
@@ -295,6 +323,8 @@ rule guidelines_proxy_agreement:
         scores_md=f"{GLR}/tables/proxy_scores.md",
         agreement=report(f"{GLR}/tables/proxy_agreement.tsv", category="guidelines"),
         agreement_md=f"{GLR}/tables/proxy_agreement.md",
+        compliance=report(f"{GLR}/tables/compliance.tsv", category="guidelines"),
+        compliance_md=f"{GLR}/tables/compliance.md",
         heatmap=report(f"{GLR}/figures/proxy_heatmap.png", category="guidelines"),
     log:
         "logs/guidelines/proxy_agreement.log",
@@ -362,6 +392,12 @@ rule guidelines_error_analysis:
         table=report(f"{GLR}/tables/error_analysis.tsv", category="guidelines"),
         table_md=f"{GLR}/tables/error_analysis.md",
         points=f"{GLR}/error_analysis/divergence_points.tsv",
+        pairs=f"{GLR}/error_analysis/divergence_pairs.tsv",
+        pair_agreement=report(
+            f"{GLR}/tables/divergence_agreement.tsv", category="guidelines"
+        ),
+        pair_agreement_md=f"{GLR}/tables/divergence_agreement.md",
+        pair_figure=report(f"{GLR}/figures/divergence_pairs.png", category="guidelines"),
     log:
         "logs/guidelines/error_analysis.log",
     conda:
@@ -369,6 +405,7 @@ rule guidelines_error_analysis:
     params:
         models=GLS.models(config),
         top_n=GL["error_top_n"],
+        gamma=GL["error_gamma"],
         bootstrap=config["bootstrap"],
     script:
         "../scripts/guidelines/error_analysis.py"

@@ -10,6 +10,7 @@ prepare(
     snakemake.input.unlabelled[0] if snakemake.input.unlabelled else None,
     trim=snakemake.params.trim,
     out=dict(snakemake.output.items()),
+    primary_annotator=snakemake.params.primary_annotator,
 )
 # Smoke runs: the first N patients of each note set (labelled, unlabelled).
 cap_jsonl(snakemake.output.notes, snakemake.params.limit, group_by="note_set")

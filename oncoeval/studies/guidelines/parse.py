@@ -21,6 +21,7 @@ INVALID_KINDS = (
     "generation_error",  # the model call failed (response.error)
     "no_answer",  # no path and no NOT_GUIDELINE_COMPLIANT found in the text
     "unknown_node",  # a node id that is not in the tree
+    "not_from_root",  # the path does not start at the tree's root
     "broken_edge",  # two consecutive nodes that are not parent -> child
     "repeated_node",  # a node visited twice
     "not_terminal",  # the path stops before a recommendation or information-limited node
@@ -34,6 +35,9 @@ _NODE = r"[A-Za-z][A-Za-z0-9]*-\d+-\d+"
 # starts only where a word starts: inside a long run of letters every start would rescan the run
 _CHAIN = re.compile(rf"(?<![A-Za-z0-9]){_NODE}(?:{_ARROW}{_NODE})*")
 _NC = re.compile(r"NOT[\s_-]*GUIDELINE[\s_-]*COMPLIANT", re.I)
+# the token itself (as the study's scripts test it), not an English phrase in a reason
+_NC_TOKEN = re.compile(r"NOT_GUIDELINE_COMPLIANT")
+_REASON_NC = re.compile(r"\"reason\"\s*:\s*\"[^\"]*NOT_GUIDELINE_COMPLIANT")
 _SPLIT = re.compile(r"->|=>|→|⟶|—>|–>|>|,")  # parts are stripped after the split
 
 
@@ -94,6 +98,10 @@ def _from_json(obj) -> Parsed | None:
             value = obj[keys[name]]
             break
     explanation = str(obj.get(keys.get("reason", ""), "") or "")
+    if _NC_TOKEN.search(explanation):
+        # the study reads a reason that names non-compliance as the non-compliant answer,
+        # whatever final_path says (the public evaluation script does the same)
+        return Parsed((NOT_COMPLIANT,), method="json", explanation=explanation)
     if value is None:
         for key, val in obj.items():
             if _NC.fullmatch(str(key).strip()) or (isinstance(val, str) and _NC.search(val)):
@@ -126,6 +134,8 @@ def parse_answer(text: str | None) -> Parsed:
         if parsed is not None:
             return parsed
     # a "final_path": "..." line inside broken JSON, then any chain of node ids
+    if _REASON_NC.search(body):
+        return Parsed((NOT_COMPLIANT,), method="text")
     m = re.search(r"final_path\W*[:=]\s*\"?([^\"\n}]*)", body, re.I)
     if m and _NC.search(m.group(1)):
         return Parsed((NOT_COMPLIANT,), method="text")
@@ -167,6 +177,8 @@ def check_path(tree: GuidelineTree, path: tuple[str, ...]) -> str | None:
         return None
     if any(n not in tree for n in path):
         return "unknown_node"
+    if path[0] != tree.root:
+        return "not_from_root"
     if len(set(path)) != len(path):
         return "repeated_node"
     if any(not tree.is_edge(a, b) for a, b in zip(path, path[1:], strict=False)):

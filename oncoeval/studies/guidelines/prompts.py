@@ -1,11 +1,15 @@
 """Request sets of the study: path-prediction rollouts and the synthetic-supervision steps.
 
 Templates are files (config/prompts/guidelines/); placeholders are ``{name}`` for the names a
-builder fills (``note``, ``guideline``, ``path``, ``record``, ``example``, ``path_a``,
-``path_b``); every other brace is left alone, so templates may show JSON examples verbatim.
+builder fills (``note``, ``guideline``, ``guideline_json``, ``path``, ``record``, ``example``,
+``path_a``, ``path_b``); every other brace is left alone, so templates may show JSON examples
+verbatim. ``{guideline}`` is the compact one-line-per-node form (short prompts for small models);
+``{guideline_json}`` the whole tree as JSON, as the study's own prompts give it.
 """
 
 from __future__ import annotations
+
+import json
 
 from ... import inputs
 from ...inputs import check_placeholders
@@ -19,6 +23,14 @@ def fill(template: str, **fields: str) -> str:
     for name, value in fields.items():
         template = template.replace("{" + name + "}", value)
     return template
+
+
+def guideline_fields(tree: GuidelineTree) -> dict[str, str]:
+    """Both renderings of the tree for ``fill`` (a template uses one or neither)."""
+    return {
+        "guideline": serialise_compact(tree),
+        "guideline_json": json.dumps(tree.to_dict(), ensure_ascii=False, indent=1),
+    }
 
 
 def read_template(path) -> str:
@@ -48,10 +60,10 @@ def rollout_requests(
 
     With temperature 0 the k requests are identical (greedy) and the cache answers them once.
     """
-    guideline = serialise_compact(tree)
+    guideline = guideline_fields(tree)
     out = []
     for note in notes:
-        content = fill(template, note=note["note"].strip(), guideline=guideline)
+        content = fill(template, note=note["note"].strip(), **guideline)
         for i in range(k):
             out.append(
                 Request(
