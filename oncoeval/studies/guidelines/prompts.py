@@ -16,10 +16,16 @@ from ...inputs import check_placeholders
 from ...records import Request
 from .tree import GuidelineTree, serialise_compact
 
+#: The two renderings of the tree (see :func:`guideline_fields`).
+GUIDELINE_FIELDS = ("guideline", "guideline_json")
+
 
 def fill(template: str, **fields: str) -> str:
-    # the guideline is context a template may leave out; the other fields vary per request
-    check_placeholders(template, ["{" + name + "}" for name in fields if name != "guideline"])
+    # the guideline (in either rendering) is context a template may leave out; the other fields
+    # vary per request
+    check_placeholders(
+        template, ["{" + name + "}" for name in fields if name not in GUIDELINE_FIELDS]
+    )
     for name, value in fields.items():
         template = template.replace("{" + name + "}", value)
     return template
