@@ -1,4 +1,9 @@
+import sys
+import time
+
 from snakemake.utils import min_version
+
+from oncoeval.generate import failed_calls_report
 
 min_version("9.0")
 
@@ -7,6 +12,16 @@ configfile: "config/config.yaml"
 
 
 report: "report/workflow.rst"
+
+
+# Jobs' outcome records older than this run are not reported at its end.
+RUN_STARTED = time.time()
+
+
+def print_failed_calls():
+    summary = failed_calls_report("logs", since=RUN_STARTED - 1)
+    if summary:
+        print(summary, file=sys.stderr)
 
 
 include: "rules/common.smk"
@@ -23,3 +38,12 @@ rule all:
     default_target: True
     input:
         get_final_output(),
+
+
+# The end of every run names the model calls that failed, per model and study.
+onsuccess:
+    print_failed_calls()
+
+
+onerror:
+    print_failed_calls()

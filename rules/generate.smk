@@ -40,7 +40,10 @@ rule generate:
         slurm_partition=lambda wc: generate_resource(wc, "slurm_partition"),
         slurm_extra=lambda wc: generate_resource(wc, "slurm_extra"),
     params:
-        model=lambda wc: oc.model_signature(model_cfg(wc.model)),
+        # (for replay models also a digest of the answers file this job reads)
+        model=lambda wc: oc.model_signature(
+            model_cfg(wc.model), wc.study, wc.requestset
+        ),
     script:
         "../scripts/generate.py"
 
