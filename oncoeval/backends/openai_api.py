@@ -323,7 +323,8 @@ class Backend(BaseBackend):
             completion = self._create(request)
         except Exception as exc:  # one failed request must not stop the others
             message = self._scrub(f"{type(exc).__name__}: {exc}")
-            log.warning("request %s failed for good: %s", request.request_id, message)
+            if not message.startswith("RuntimeError: not sent"):  # one line per refused key
+                log.warning("request %s failed for good: %s", request.request_id, message)
             return Response(
                 request.request_id,
                 self.model_id,
