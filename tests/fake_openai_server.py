@@ -12,7 +12,7 @@ message) with a deterministic text. Behaviour is scriptable per prompt, one step
 - ``always="500"`` (or any status): every call for that prompt fails with that status.
 
 ``rate_429`` makes a seeded random share of all calls answer 429 with ``Retry-After:
-retry_after_429``. The server counts calls per prompt (``calls``), successful answers
+retry_after_429``. Clearing ``gate`` holds every answer back until it is set again. The server counts calls per prompt (``calls``), successful answers
 (``answered``), records arrival times and request bodies per prompt, and the largest number of
 requests in flight at once (``max_in_flight``). With ``api_key`` set, a request without
 ``Authorization: Bearer <api_key>`` gets 401 quoting the key it was given, as the real API does.
@@ -69,6 +69,9 @@ class FakeOpenAIServer:
         self._lock = threading.Lock()
         self._steps: dict[str, list[str]] = {}
         self._always: dict[str, int] = {}
+        # Cleared, it holds every answer back until set again (to line up concurrent clients).
+        self.gate = threading.Event()
+        self.gate.set()
         self.reset()
         self._httpd = _Server((host, port), self._handler_class())
         self._thread: threading.Thread | None = None
@@ -215,6 +218,7 @@ class FakeOpenAIServer:
                 if kind == "html":
                     self._send_html()
                     return
+                server.gate.wait()
                 time.sleep(float(arg) if kind == "stall" else server.latency)
                 model = body.get("model", "")
                 text = answer_text(prompt, model)
