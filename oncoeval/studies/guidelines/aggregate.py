@@ -67,7 +67,7 @@ def table1_expert(scores, rollouts: dict[str, pd.DataFrame], boot, out, out_md):
             "path_overlap and treatment_match: mean over each patient's k rollouts, then over "
             "patients; modal_treatment_accuracy: the modal final node of the k rollouts vs the "
             "label. invalid_*: rollouts by kind of invalid answer (scored as predicted, 0 when "
-            "there is no path)."
+            "there is no path), except invalid_generation_error: failed calls, left unscored."
         ],
     )
     return df

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ...records import Request, Response
+from ...records import Request, Response, verdict_problem
 from .aliases import AliasTable, norm_key
 
 log = logging.getLogger(__name__)
@@ -181,9 +181,9 @@ class LLMMatcher:
         out = {}
         for task in tasks:
             resp = by_id.get(task.key)
-            if resp is None or resp.error is not None:
-                reason = "judge gave no response" if resp is None else f"judge error: {resp.error}"
-                out[task.key] = MatchResult(status="error", reason=reason)
+            problem = verdict_problem(resp)
+            if problem is not None:
+                out[task.key] = MatchResult(status="error", reason=f"judge {problem}")
             else:
                 out[task.key] = self.parse(resp.text, len(task.left), len(task.right))
         return out
