@@ -18,7 +18,7 @@ from tqdm import tqdm
 
 from .backends import get_backend
 from .cache import DEFAULT_CLAIM_STALE_S, RequestClaims, ResponseCache, cache_key
-from .records import Request, Response, read_requests, write_responses
+from .records import Request, Response, read_requests, read_responses, write_responses
 
 log = logging.getLogger(__name__)
 
@@ -283,3 +283,42 @@ def failed_calls_report(logs_dir: str | os.PathLike = "logs", since: float | Non
             f"First error: {e['first_error']}"
         )
     return "\n".join(lines)
+
+
+CALLS_COLUMNS = ["model", "requestset", "n_requests", "n_failed", "n_truncated", "n_cached"]
+
+
+def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None):
+    """Per model and request set of a study: requests, failed calls, truncated answers.
+
+    ``n_failed`` counts error rows (failures accepted by ``max_failed_share``; they are unscored
+    in the study's tables), ``n_truncated`` answers cut off at the token limit (``finish_reason``
+    ``length``: scored as written when a model's answer, unusable when a judge's verdict).
+    """
+    import pandas as pd
+
+    from .io import write_table
+
+    rows = []
+    for model in sorted(models):
+        for path in sorted((Path(responses_root) / model).glob("*.jsonl")):
+            responses = read_responses(path)
+            rows.append(
+                {
+                    "model": model,
+                    "requestset": path.stem,
+                    "n_requests": len(responses),
+                    "n_failed": sum(r.error is not None for r in responses),
+                    "n_truncated": sum(r.finish_reason == "length" for r in responses),
+                    "n_cached": sum(bool(r.cached) for r in responses),
+                }
+            )
+    table = pd.DataFrame(rows, columns=CALLS_COLUMNS)
+    write_table(
+        table,
+        out_tsv,
+        out_md,
+        title="Model calls per model and request set",
+        notes=[calls_table.__doc__.split("\n\n")[1].strip().replace("\n    ", " ")],
+    )
+    return table
