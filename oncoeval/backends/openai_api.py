@@ -9,15 +9,17 @@ OpenAI-compatible server (vLLM, llama.cpp server) through ``base_url``.
 - Retries are the client's own (``max_retries``): 408/409/429/5xx, timeouts and connection errors,
   with exponential backoff, or the wait the server asks for in ``Retry-After``/``retry-after-ms``
   (up to two minutes; the client refuses longer waits, so a longer ``Retry-After`` is waited
-  for here, up to ``max_retry_after_s``, at most ``max_retries`` times). A retry that is sleeping does not hold a
-  concurrency slot: the slots guard the HTTP exchange itself (see ``_BoundedHttpClient``), and the
-  pool has more threads than slots, so one rate-limited request does not idle the others.
+  for here, up to ``max_retry_after_s``, at most ``max_retries`` times). A retry that is
+  sleeping does not hold a concurrency slot: the slots guard the HTTP exchange itself (see
+  ``_BoundedHttpClient``), and the pool has more threads than slots, so one rate-limited
+  request does not idle the others.
 - Reasoning models (``reasoning: true``) get no ``temperature``/``top_p`` and
   ``max_completion_tokens`` instead of ``max_tokens``.
 - A request that fails for good becomes a Response with ``error`` ("ErrorType: message") while
-  the others complete. A rejected key (401/403) fails every request still queued at once, without
-  calling; a body that is not a chat completion (an HTML page with status 200) is a failure. Token usage, ``cost_usd`` (from ``price``), ``finish_reason`` and
-  ``latency_s`` (first attempt to answer, retries included) are recorded.
+  the others complete. A rejected key (401/403) fails every request still queued at once,
+  without sending it; a body that is not a chat completion (an HTML page with status 200) is a
+  failure. Token usage, ``cost_usd`` (from ``price``), ``finish_reason`` and ``latency_s``
+  (first attempt to answer, retries included) are recorded.
 """
 
 from __future__ import annotations
