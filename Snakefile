@@ -1,9 +1,8 @@
-import sys
 import time
 
 from snakemake.utils import min_version
 
-from oncoeval.generate import failed_calls_report
+from oncoeval.generate import print_failed_calls
 
 min_version("9.0")
 
@@ -16,12 +15,6 @@ report: "report/workflow.rst"
 
 # Jobs' outcome records older than this run are not reported at its end.
 RUN_STARTED = time.time()
-
-
-def print_failed_calls():
-    summary = failed_calls_report("logs", since=RUN_STARTED - 1)
-    if summary:
-        print(summary, file=sys.stderr)
 
 
 include: "rules/common.smk"
@@ -42,8 +35,8 @@ rule all:
 
 # The end of every run names the model calls that failed, per model and study.
 onsuccess:
-    print_failed_calls()
+    print_failed_calls("logs", since=RUN_STARTED)
 
 
 onerror:
-    print_failed_calls()
+    print_failed_calls("logs", since=RUN_STARTED)

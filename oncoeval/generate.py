@@ -243,6 +243,16 @@ def outcome_path_for(log_path: str | os.PathLike) -> Path:
     return log_path.with_name(log_path.name.removesuffix(".log") + ".outcome.json")
 
 
+def print_failed_calls(logs_dir: str | os.PathLike = "logs", since: float | None = None) -> None:
+    """The end-of-run hook: print :func:`failed_calls_report` to stderr when anything failed."""
+    import sys
+
+    # A second's margin: file times and the run's start clock may round differently.
+    summary = failed_calls_report(logs_dir, None if since is None else since - 1)
+    if summary:
+        print(summary, file=sys.stderr)
+
+
 def failed_calls_report(logs_dir: str | os.PathLike = "logs", since: float | None = None) -> str:
     """Failed requests per model and study of the `generate` jobs run since ``since``.
 
