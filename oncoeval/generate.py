@@ -207,7 +207,7 @@ def _answer_all(todo, keys, answer, cache, claims, poll_s: float = 0.25):
             yield keys[resp.request_id], resp
         return
     waiting = {keys[r.request_id]: r for r in todo}
-    told = False
+    told, pause = False, poll_s
     while waiting:
         mine = [key for key in waiting if claims.acquire(key)]
         if mine:
@@ -231,8 +231,11 @@ def _answer_all(todo, keys, answer, cache, claims, poll_s: float = 0.25):
         if not told:
             log.info("waiting for %d requests another job is asking", len(waiting))
             told = True
-        time.sleep(poll_s)
-        for key, resp in _from_cache(cache.load(), waiting).items():
+        time.sleep(pause)
+        found = _from_cache(cache.load(), waiting)
+        # Re-reading a large cache costs: look less often while nothing arrives (up to 2 s).
+        pause = poll_s if found else min(2.0, pause * 1.5)
+        for key, resp in found.items():
             del waiting[key]
             yield key, resp
 
