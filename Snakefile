@@ -1,4 +1,8 @@
+import time
+
 from snakemake.utils import min_version
+
+from oncoeval.generate import print_failed_calls
 
 min_version("9.0")
 
@@ -11,6 +15,10 @@ if not workflow.overwrite_configfiles:
 
 
 report: "report/workflow.rst"
+
+
+# Jobs' outcome records older than this run are not reported at its end.
+RUN_STARTED = time.time()
 
 
 include: "rules/common.smk"
@@ -27,3 +35,12 @@ rule all:
     default_target: True
     input:
         get_final_output(),
+
+
+# The end of every run names the model calls that failed, per model and study.
+onsuccess:
+    print_failed_calls("logs", since=RUN_STARTED)
+
+
+onerror:
+    print_failed_calls("logs", since=RUN_STARTED)

@@ -380,14 +380,21 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-def model_signature(cfg: dict) -> str:
+def model_signature(cfg: dict, study: str | None = None, requestset: str | None = None) -> str:
     """What the model's outputs depend on, as one string for the `generate` rule's params.
 
     Changing an operational setting (batch size, concurrency, resources, price, phi_safe) does not
-    change it, so such edits rerun nothing.
+    change it, so such edits rerun nothing. Given a job's study and request set, it also holds a
+    digest of the stored answers a backend serves for that job (replay), so editing them reruns
+    the jobs that read them, and only those.
     """
     backend = get_backend(cfg["backend"])
-    return canonical_json({"backend": cfg["backend"], **backend.identity(cfg)})
+    signature = {"backend": cfg["backend"], **backend.identity(cfg)}
+    if study is not None:
+        digest = backend.answers_digest(cfg, study, requestset)
+        if digest is not None:
+            signature["answers_digest"] = digest
+    return canonical_json(signature)
 
 
 def file_digest(path: str | os.PathLike, length: int = 16) -> str:

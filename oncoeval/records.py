@@ -59,6 +59,21 @@ class Response:
         return cls(**{k: v for k, v in row.items() if k in known})
 
 
+def verdict_problem(resp: Response | None) -> str | None:
+    """Why a judge's reply cannot be used as a verdict (None when it can).
+
+    A failed call is no verdict, and neither is one cut off at the token limit
+    (``finish_reason`` ``length``): its conclusion may be missing or half-written.
+    """
+    if resp is None:
+        return "no response"
+    if resp.error is not None:
+        return f"error: {resp.error}"
+    if resp.finish_reason == "length":
+        return "truncated: the reply hit the token limit (finish_reason length)"
+    return None
+
+
 def validate_request(obj: dict, path, lineno: int) -> Request:
     where = f"line {lineno}"
     rid = obj.get("request_id")

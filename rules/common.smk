@@ -118,4 +118,6 @@ def get_final_output():
     for name, targets_of in STUDY_TARGETS.items():
         if name == "adhoc" or study_enabled(name):
             targets.extend(targets_of())
+        if name != "adhoc" and study_enabled(name):
+            targets.append(f"results/{name}/tables/model_calls.tsv")
     return targets

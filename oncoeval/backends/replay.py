@@ -10,6 +10,8 @@ the request's last user message). A request with no stored answer becomes an ``e
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +22,17 @@ from ..records import Request, Response
 from .base import BaseBackend
 
 
+@functools.lru_cache(maxsize=4096)
+def _digest_of(path: str, size: int, mtime_ns: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def _digest(path: Path) -> str:
+    # Keyed by size and mtime: building a DAG asks for one file's digest once per job.
+    stat = path.stat()
+    return _digest_of(str(path), stat.st_size, stat.st_mtime_ns)
+
+
 def _last_user_message(messages: list[dict]) -> str:
     users = [m["content"] for m in messages if m.get("role") == "user"]
     return users[-1] if users else ""
@@ -27,7 +40,7 @@ def _last_user_message(messages: list[dict]) -> str:
 
 class Backend(BaseBackend):
     name = "replay"
-    # Replay has no model to cache; its identity is the file it reads.
+    # Replay has no model to cache; each job's signature holds the digest of the file it reads.
     cacheable = False
 
     @classmethod
@@ -38,6 +51,19 @@ class Backend(BaseBackend):
         if not Path(path).exists():
             return [f"models[{cfg['id']}].path: {path} does not exist"]
         return []
+
+    @classmethod
+    def answers_digest(cls, cfg: dict, study: str, requestset: str) -> str | None:
+        """The content hash of the file this job reads ("none" when it has none).
+
+        Part of the job's `generate` params: replacing or editing a replay file reruns the jobs
+        that read it (and the tables below them), and no other.
+        """
+        path = Path(cfg["path"])
+        if not path.exists():
+            return "missing"
+        source = cls._resolve(path, {"study": study, "requestset": requestset})
+        return "none" if source is None else _digest(source)
 
     def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
         super().__init__(cfg, threads)

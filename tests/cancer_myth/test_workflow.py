@@ -211,6 +211,7 @@ def test_replay_evaluation_reproduces_hand_computed_tables(workdir):
         "cancer_myth_retry_requests": 1,
         "cancer_myth_score": 1,
         "cancer_myth_tables": 1,
+        "model_calls_table": 1,
         "all": 1,
     }
 

@@ -7,7 +7,14 @@ import logging
 from pathlib import Path
 
 from ...io import read_jsonl, write_jsonl, write_table
-from ...records import Request, Response, read_requests, read_responses, write_requests
+from ...records import (
+    Request,
+    Response,
+    read_requests,
+    read_responses,
+    verdict_problem,
+    write_requests,
+)
 from .balance import balance_by_model
 from .construct import (
     ConstructSettings,
@@ -335,8 +342,9 @@ def construct_dataset(
     categorized = []
     for c in read_jsonl(candidates_path):
         resp = verdicts.get(str(c["raw_QID"]))
-        if resp is None or resp.error:
-            category, error = None, "no classifier response" if resp is None else resp.error
+        problem = verdict_problem(resp)
+        if problem is not None:
+            category, error = None, f"classifier {problem}"
         else:
             category, error = parse_category(resp.text)
         categorized.append(

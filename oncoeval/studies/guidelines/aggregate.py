@@ -75,7 +75,8 @@ def table1_expert(scores, rollouts: dict[str, pd.DataFrame], boot, out, out_md):
             "path_overlap and treatment_match: mean over each patient's k rollouts, then over "
             "patients; modal_treatment_accuracy: the modal final node of the k rollouts vs the "
             "label. invalid_*: rollouts by kind of invalid answer (scored as predicted, 0 when "
-            "there is no path). tp/fn/fp/tn: rollouts by guideline-compliance cell (positive = "
+            "there is no path), except invalid_generation_error: failed calls, left unscored. "
+            "tp/fn/fp/tn: rollouts by guideline-compliance cell (positive = "
             "NOT_GUIDELINE_COMPLIANT); unanswered: rollouts without a path."
         ],
     )

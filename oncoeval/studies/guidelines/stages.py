@@ -158,8 +158,10 @@ def _path(value):
 
 
 def paths_by_patient(rollouts: pd.DataFrame) -> dict[str, list]:
+    """Each patient's rollout paths; failed calls are no prediction and are left out (unscored)."""
     out: dict[str, list] = {}
-    for row in rollouts.sort_values(["patient_id", "rollout"]).itertuples():
+    answered = rollouts[rollouts["invalid_reason"].astype(str) != "generation_error"]
+    for row in answered.sort_values(["patient_id", "rollout"]).itertuples():
         out.setdefault(str(row.patient_id), []).append(_path(row.path))
     return out
 

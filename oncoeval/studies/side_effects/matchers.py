@@ -40,7 +40,7 @@ from scipy.optimize import linear_sum_assignment
 
 from ...inputs import check_placeholders, read_template
 from ...parsing import too_long
-from ...records import Request, Response
+from ...records import Request, Response, verdict_problem
 from .aliases import AliasTable, norm_key
 
 log = logging.getLogger(__name__)
@@ -373,9 +373,9 @@ class LLMMatcher:
         out = {}
         for task in tasks:
             resp = by_id.get(task.key)
+            # a truncated answer is the parser's to record (status truncated), not a failed call
             if resp is None or resp.error is not None:
-                reason = "judge gave no response" if resp is None else f"judge error: {resp.error}"
-                out[task.key] = MatchResult(status="error", reason=reason)
+                out[task.key] = MatchResult(status="error", reason=f"judge {verdict_problem(resp)}")
             else:
                 parsed = self.parse(resp.text, len(task.left), len(task.right), resp.finish_reason)
                 out[task.key] = self.resolve(parsed, task, vocabulary)
