@@ -513,8 +513,9 @@ def test_an_html_body_with_status_200_is_a_named_failed_call(inputs, monkeypatch
         model = {"id": "gpt", "backend": "openai", "model": "m", "base_url": url}
         model.update(api_key_env="BAD_INPUT_KEY", max_retries=0)
         counts = run_generate(
-            inputs / "requests.jsonl", inputs.out / "r.jsonl", model, inputs / "cache", "a", "b"
-        )
+            inputs / "requests.jsonl", inputs.out / "r.jsonl", model, inputs / "cache", "a", "b",
+            max_failed_share=1.0,  # accepted, so that the error rows can be read back
+        )  # fmt: skip
     finally:
         httpd.shutdown()
     responses = read_responses(inputs.out / "r.jsonl")

@@ -229,6 +229,7 @@ def test_a_doubly_annotated_note(tree, tmp_path):
             "rollout": [0, 1, 0, 1],
             "path": [first] * 4,
             "note_set": "labelled",
+            "invalid_reason": "",
         }
     )
     annotator_table(usable, {"m1": rollouts}, tmp_path / "a.tsv", tmp_path / "a.md")

@@ -20,14 +20,15 @@ def test_verdict_problem_names_missing_failed_and_truncated_replies():
     assert "truncated" in verdict_problem(reply("A1 = B1, A2", "length"))
 
 
-def test_a_truncated_matcher_verdict_is_an_error_not_a_match():
+def test_a_truncated_matcher_verdict_is_unusable_not_a_match():
     matcher = LLMMatcher("{left}{right}")
     task = MatchTask("t1", ["nausea", "fatigue"], ["nausea", "hair loss"])
     whole = matcher.read([task], [Response("t1", "judge", "A1 = B1", finish_reason="stop")])
     assert whole["t1"].status == "ok" and whole["t1"].pairs == [(0, 0)]
     # The same readable text, but cut off: the rest of the pairs may be missing.
     cut = matcher.read([task], [Response("t1", "judge", "A1 = B1", finish_reason="length")])
-    assert cut["t1"].status == "error" and cut["t1"].pairs == []
+    # recorded as truncated (match_truncated in the scores, counted unscored), never scored
+    assert cut["t1"].status == "truncated" and cut["t1"].pairs == []
     assert "truncated" in cut["t1"].reason
 
 
