@@ -294,7 +294,8 @@ class LLMMatcher:
             return MatchResult(status="unparseable", reason=too_long(text))
         if finish_reason == "length":
             return MatchResult(
-                status="truncated", reason="the judge's answer was cut at the token limit"
+                status="truncated",
+                reason="truncated: the judge's answer was cut at the token limit",
             )
         body, problem = strip_reasoning(text)
         if problem:
