@@ -23,3 +23,8 @@ rule all:
     default_target: True
     input:
         get_final_output(),
+        report_targets(),
+
+
+onsuccess:
+    print(report_summary.terminal_summary("."))

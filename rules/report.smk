@@ -1,4 +1,110 @@
+# The report: every study table as an HTML page, every figure, the summary page (the report's
+# landing content), per-item pages per study and model, and provenance. Entries, categories
+# and captions come from oncoeval.report.catalog; `make report` builds the report of the run.
+
+
+from oncoeval.report import catalog as report_catalog
+from oncoeval.report import summary as report_summary
+
+
 # Cheap rules run on the submitting host, never as cluster jobs.
 localrules:
     all,
     adhoc_requests,
+    report_table,
+    report_figure,
+    report_summary,
+
+
+def study_result_files():
+    """Every file the enabled studies' rules write that the report may show."""
+    targets = set(get_final_output())
+    paths = set(targets)
+    # Tables a rule writes beside its targets (e.g. a binned twin of the target table).
+    for rule_ in workflow.rules:
+        outputs = {str(out) for out in rule_.output if "{" not in str(out)}
+        if outputs & targets:
+            paths |= outputs
+    return sorted(
+        p for p in paths if p.split("/")[1:2] and study_enabled(p.split("/")[1])
+    )
+
+
+def report_entries():
+    return report_catalog.entries(study_result_files())
+
+
+def report_targets():
+    targets = [e.html_path for e in report_entries()]
+    targets += ["results/summary.tsv", "results/summary.html"]
+    return targets
+
+
+wildcard_constraints:
+    entry_path=r"[A-Za-z0-9._/-]+",
+
+
+def entry_of(wc, ext):
+    return report_catalog.Entry(wc.study, f"results/{wc.study}/{wc.entry_path}.{ext}")
+
+
+rule report_table:
+    input:
+        "results/{study}/{entry_path}.tsv",
+    output:
+        report(
+            "results/report/{study}/{entry_path}.html",
+            caption="../report/entry.rst",
+            category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
+            subcategory=lambda wc: entry_of(wc, "tsv").subcategory,
+            labels=lambda wc, input: {
+                "entry": entry_of(wc, "tsv").rel,
+                "n": report_catalog.count_n(input[0]),
+            },
+        ),
+    log:
+        "logs/report/{study}/{entry_path}.log",
+    params:
+        caption=lambda wc: entry_of(wc, "tsv").caption(),
+    script:
+        "../scripts/report_table.py"
+
+
+rule report_figure:
+    input:
+        "results/{study}/{entry_path}.png",
+    output:
+        report(
+            "results/report/{study}/{entry_path}.png",
+            caption="../report/entry.rst",
+            category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
+            subcategory="figures",
+            labels=lambda wc: {"entry": entry_of(wc, "png").rel, "n": "see its table"},
+        ),
+    params:
+        caption=lambda wc: entry_of(wc, "png").caption(),
+    shell:
+        "cp {input} {output}"
+
+
+rule report_summary:
+    input:
+        get_final_output(),
+    output:
+        tsv="results/summary.tsv",
+        md="results/summary.md",
+        html=report(
+            "results/summary.html",
+            caption="../report/summary.rst",
+            category="Summary",
+            labels={"entry": "summary"},
+        ),
+        usage="results/usage.tsv",
+        fragment="results/report/summary_fragment.html",
+    log:
+        "logs/report/summary.log",
+    params:
+        studies=lambda wc: sorted(oc.enabled_studies(config)),
+        models=lambda wc: sorted(oc.used_models(config)),
+    script:
+        "../scripts/report_summary.py"
