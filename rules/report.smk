@@ -14,6 +14,7 @@ localrules:
     report_table,
     report_figure,
     report_summary,
+    report_items,
 
 
 def study_result_files():
@@ -36,6 +37,7 @@ def report_entries():
 
 def report_targets():
     targets = [e.html_path for e in report_entries()]
+    targets += item_pages()
     targets += ["results/summary.tsv", "results/summary.html"]
     return targets
 
@@ -108,3 +110,34 @@ rule report_summary:
         models=lambda wc: sorted(oc.used_models(config)),
     script:
         "../scripts/report_summary.py"
+
+
+def item_pages():
+    return [
+        f"results/report/{study}/drilldown/{model}.html"
+        for study in oc.enabled_studies(config)
+        for model in evaluated_models(study)
+    ]
+
+
+rule report_items:
+    input:
+        lambda wc: STUDY_TARGETS[wc.study](),
+    output:
+        report(
+            "results/report/{study}/drilldown/{model}.html",
+            caption="../report/items.rst",
+            category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
+            subcategory="per-item records",
+            labels=lambda wc: {"entry": f"items of {wc.model}", "n": "see the page"},
+        ),
+    log:
+        "logs/report/{study}/items/{model}.log",
+    params:
+        include_text=lambda wc: (
+            config["report"]["include_phi_text"]
+            or not study_block(wc.study).get("contains_phi", False)
+        ),
+        max_chars=config["report"]["item_max_chars"],
+    script:
+        "../scripts/report_items.py"

@@ -40,10 +40,16 @@ HEADLINES = (
     Headline("coral", "tables/overall.tsv", "ROUGE-1", "rouge1", (("view", "published"),)),
     Headline("guidelines", "tables/table1_expert.tsv", "path overlap", "path_overlap"),
     Headline("guidelines", "tables/table1_expert.tsv", "treatment match", "treatment_match"),
-    Headline("guidelines", "tables/meta_classifier.tsv", "meta-classifier AUROC", "auroc"),
+    Headline(
+        "guidelines",
+        "tables/meta_classifier.tsv",
+        "meta-classifier AUROC (all features, held-out model)",
+        "auroc",
+        (("held_out_model", "mean over models"), ("feature_set", "all")),
+    ),
 )
 MODEL_COLUMNS = ("model", "responder", "held_out_model")
-N_COLUMNS = ("n", "n_profiles", "n_notes", "n_questions", "n_units")
+N_COLUMNS = ("n", "n_profiles", "n_patients", "n_notes", "n_questions", "n_test", "n_units")
 UNSCORED_COLUMNS = ("n_unscored", "parse_failures", "unscored")
 SUMMARY_COLUMNS = [
     "study", "model", "measure", "value", "ci_low", "ci_high", "n", "n_unscored", "source"
@@ -79,6 +85,7 @@ def headline_rows(results: Path, studies) -> list[dict]:
         model_col = _first(df.columns, MODEL_COLUMNS)
         n_col = _first(df.columns, N_COLUMNS)
         unscored_col = _first(df.columns, UNSCORED_COLUMNS)
+        invalid = [c for c in df.columns if c.startswith("invalid_")]
         for _, r in df.iterrows():
             rows.append(
                 {
@@ -88,7 +95,9 @@ def headline_rows(results: Path, studies) -> list[dict]:
                     "ci_low": r.get(f"{h.column}_ci_low", float("nan")),
                     "ci_high": r.get(f"{h.column}_ci_high", float("nan")),
                     "n": r[n_col] if n_col else float("nan"),
-                    "n_unscored": r[unscored_col] if unscored_col else float("nan"),
+                    "n_unscored": r[unscored_col]
+                    if unscored_col
+                    else (r[invalid].sum() if invalid else float("nan")),
                 }
             )
     return rows
@@ -178,7 +187,8 @@ def usage_display(usage: pd.DataFrame) -> pd.DataFrame:
 
 def _styled(df: pd.DataFrame, table_id: str) -> str:
     return (
-        df.style.hide(axis="index")
+        df.style.format(escape="html")
+        .hide(axis="index")
         .set_table_attributes(f'class="oncoeval-table" id="{table_id}"')
         .to_html()
     )

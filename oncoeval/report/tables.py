@@ -81,8 +81,11 @@ def with_cis(df: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
 def table_html(df: pd.DataFrame, table_id: str = "table", max_rows: int = 2000) -> str:
     """The table as an HTML ``<table>`` (pandas Styler), intervals folded, at most ``max_rows``."""
     shown = with_cis(df.head(max_rows))
-    styler = shown.style.hide(axis="index").set_table_attributes(
-        f'class="oncoeval-table" id="{html.escape(table_id)}"'
+    # escape: cells hold model output, which must show as text, never run as HTML.
+    styler = (
+        shown.style.format(escape="html")
+        .hide(axis="index")
+        .set_table_attributes(f'class="oncoeval-table" id="{html.escape(table_id)}"')
     )
     return styler.to_html()
 
