@@ -37,6 +37,30 @@ def effective_params(request: Request, cfg: dict) -> dict:
     return params
 
 
+def spent_usd(rows) -> float:
+    """USD recorded in response rows (dicts); rows without a price count as 0."""
+    return float(sum(row.get("cost_usd") or 0.0 for row in rows))
+
+
+def cap_reason(spent: float, cap: float) -> str:
+    return f"max_cost_usd reached: ${spent:.4f} spent on this model of its ${cap:.4f} cap"
+
+
+def usage_totals(responses: list[Response]) -> dict:
+    """Tokens and cost of ``responses`` (None where no response reported them)."""
+
+    def total(values):
+        known = [v for v in values if v is not None]
+        return sum(known) if known else None
+
+    cost = total([r.cost_usd for r in responses])
+    return {
+        "prompt_tokens": total([r.prompt_tokens for r in responses]),
+        "completion_tokens": total([r.completion_tokens for r in responses]),
+        "cost_usd": None if cost is None else round(cost, 6),
+    }
+
+
 def run_generate(
     requests_path: str | os.PathLike,
     out_path: str | os.PathLike,
@@ -80,8 +104,13 @@ def run_generate(
         len(todo),
     )
 
+    cap = model_cfg.get("max_cost_usd")
+    spent = spent_usd(stored.values())
+    capped = None  # why the remaining calls were not made, once the spend cap is reached
+    if cap is not None and todo and spent >= cap:
+        capped = cap_reason(spent, cap)
     started = time.perf_counter()
-    if todo:
+    if todo and capped is None:
         backend = backend_cls(
             model_cfg, threads=threads, context={"study": study, "requestset": requestset}
         )
@@ -95,6 +124,10 @@ def run_generate(
                         cache.append(keys[resp.request_id], resp)
                     results[resp.request_id] = resp
                     bar.update(1)
+                    spent += resp.cost_usd or 0.0
+                    if cap is not None and spent >= cap:
+                        capped = cap_reason(spent, cap)
+                        break
         finally:
             backend.close()
             if cache is not None:
@@ -102,8 +135,12 @@ def run_generate(
 
     by_id = {r.request_id: r for r in prepared}
     missing = [r.request_id for r in prepared if r.request_id not in results]
+    if capped:
+        log.warning("%s: %s; %d calls not made", model_cfg["id"], capped, len(missing))
     for rid in missing:  # a backend that skipped a request is a bug; record it, do not drop it
-        results[rid] = Response(rid, model_cfg["id"], None, error="backend returned no response")
+        results[rid] = Response(
+            rid, model_cfg["id"], None, error=capped or "backend returned no response"
+        )
     ordered = []
     for r in prepared:
         resp = results[r.request_id]
@@ -117,6 +154,8 @@ def run_generate(
         "generated": len(todo),
         "errors": sum(r.error is not None for r in ordered),
         "seconds": round(time.perf_counter() - started, 3),
+        # What this job's own calls used (cached answers cost nothing now).
+        **usage_totals([r for r in ordered if not r.cached]),
     }
     log.info("done: %s", counts)
     return counts
