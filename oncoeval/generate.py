@@ -114,17 +114,22 @@ def run_generate(
         backend = backend_cls(
             model_cfg, threads=threads, context={"study": study, "requestset": requestset}
         )
+        # Under a spend cap, calls go out a round of `concurrency` at a time and the spend is
+        # checked between rounds, so no call is sent once the cap is reached (a round in
+        # flight is paid for, so its answers are kept).
+        step = int(model_cfg.get("concurrency") or 1) if cap is not None else len(todo)
         try:
             with tqdm(
                 total=len(todo), desc=f"generate {model_cfg['id']}", disable=not progress
             ) as bar:
-                for resp in backend.generate(todo):
-                    resp.model = model_cfg["id"]
-                    if cache is not None:
-                        cache.append(keys[resp.request_id], resp)
-                    results[resp.request_id] = resp
-                    bar.update(1)
-                    spent += resp.cost_usd or 0.0
+                for start in range(0, len(todo), step):
+                    for resp in backend.generate(todo[start : start + step]):
+                        resp.model = model_cfg["id"]
+                        if cache is not None:
+                            cache.append(keys[resp.request_id], resp)
+                        results[resp.request_id] = resp
+                        bar.update(1)
+                        spent += resp.cost_usd or 0.0
                     if cap is not None and spent >= cap:
                         capped = cap_reason(spent, cap)
                         break
