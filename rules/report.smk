@@ -15,6 +15,8 @@ localrules:
     report_figure,
     report_summary,
     report_items,
+    estimate_models,
+    report_provenance,
 
 
 def study_result_files():
@@ -38,7 +40,11 @@ def report_entries():
 def report_targets():
     targets = [e.html_path for e in report_entries()]
     targets += item_pages()
-    targets += ["results/summary.tsv", "results/summary.html"]
+    targets += [
+        "results/summary.tsv",
+        "results/summary.html",
+        "results/provenance.json",
+    ]
     return targets
 
 
@@ -141,3 +147,40 @@ rule report_items:
         max_chars=config["report"]["item_max_chars"],
     script:
         "../scripts/report_items.py"
+
+
+# The model settings `make estimate` prices the request sets with (oncoeval.report.estimate).
+rule estimate_models:
+    output:
+        "results/estimate/models.json",
+    params:
+        models=lambda wc: MODELS,
+    run:
+        import json
+
+        with open(output[0], "w", encoding="utf-8") as handle:
+            json.dump(params.models, handle, indent=1, sort_keys=True)
+
+
+rule report_provenance:
+    input:
+        get_final_output(),
+        [
+            m
+            for mid in oc.used_models(config)
+            for m in hf_backend.conversion_manifests(model_cfg(mid))
+        ],
+    output:
+        json="results/provenance.json",
+        html=report(
+            "results/report/provenance.html",
+            caption="../report/provenance.rst",
+            category="Run",
+            labels={"entry": "provenance"},
+        ),
+    log:
+        "logs/report/provenance.log",
+    params:
+        models=lambda wc: {mid: model_cfg(mid) for mid in oc.used_models(config)},
+    script:
+        "../scripts/report_provenance.py"
