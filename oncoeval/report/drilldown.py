@@ -21,8 +21,8 @@ from . import tables
 PHI_LEFT_OUT = "(left out: the study's inputs are marked contains_phi)"
 SEARCH_SCRIPT = """
 <script>
-document.getElementById('item-search').addEventListener('input', function (event) {
-  const query = event.target.value.toLowerCase();
+function filterItems(query) {
+  query = query.toLowerCase();
   let shown = 0;
   document.querySelectorAll('#items tbody tr').forEach(function (row) {
     const match = row.textContent.toLowerCase().includes(query);
@@ -30,7 +30,14 @@ document.getElementById('item-search').addEventListener('input', function (event
     if (match) { shown += 1; }
   });
   document.getElementById('item-count').textContent = shown;
-});
+}
+const box = document.getElementById('item-search');
+box.addEventListener('input', function (event) { filterItems(event.target.value); });
+// A link may carry a search: page.html#q=TEXT opens the page filtered.
+if (location.hash.startsWith('#q=')) {
+  box.value = decodeURIComponent(location.hash.slice(3));
+  filterItems(box.value);
+}
 </script>
 """
 
