@@ -56,9 +56,14 @@ def _prompt_text(messages) -> str:
 
 
 def item_rows(root, study: str, model: str, max_chars: int = 600, include_text: bool = True):
-    """One dict per answered request of ``model`` in ``study``, joined with its per-item rows."""
+    """One row per answered request of ``model`` in ``study``, joined with its per-item rows.
+
+    A per-model table joins on the request's ``meta`` fields it carries (and ``request_id``),
+    when they identify its rows: per-request tables (parses, rollouts) match one request each,
+    per-unit tables (a patient's scores) repeat on each of the unit's requests.
+    """
     root = Path(root) / "results" / study
-    rows = []
+    rows, meta_keys = [], {}
     for responses_path in sorted(glob.glob(str(root / "responses" / model / "*.jsonl"))):
         requestset = Path(responses_path).stem
         requests_path = root / "requests" / f"{requestset}.jsonl"
@@ -67,43 +72,46 @@ def item_rows(root, study: str, model: str, max_chars: int = 600, include_text: 
             prompts = {r["request_id"]: r.get("messages") for r in iter_jsonl(requests_path)}
         for resp in iter_jsonl(responses_path):
             rid = resp["request_id"]
+            meta = {k: _cell(v) for k, v in (resp.get("meta") or {}).items()}
+            meta_keys.update(dict.fromkeys(meta))
+            text_in = _truncate(_prompt_text(prompts.get(rid)), max_chars)
+            text_out = _truncate(resp.get("text"), max_chars * 2)
             rows.append(
                 {
                     "request set": requestset,
                     "request_id": rid,
-                    "input": _truncate(_prompt_text(prompts.get(rid)), max_chars)
-                    if include_text
-                    else PHI_LEFT_OUT,
-                    "model output": _truncate(resp.get("text"), max_chars * 2)
-                    if include_text
-                    else PHI_LEFT_OUT,
+                    **meta,
+                    "input": text_in if include_text else PHI_LEFT_OUT,
+                    "model output": text_out if include_text else PHI_LEFT_OUT,
                     "finish": resp.get("finish_reason") or "",
                     "error": resp.get("error") or "",
                 }
             )
     items = pd.DataFrame(rows)
-    for extra in per_model_tables(root, model):
-        if len(items) and "request_id" in extra.columns:
-            extra = extra.drop_duplicates("request_id")
-            keep = [c for c in extra.columns if c not in items.columns or c == "request_id"]
-            items = items.merge(extra[keep], on="request_id", how="left")
+    for folder, extra in per_model_tables(root, model):
+        keys = [k for k in ["request_id", *meta_keys] if k in extra.columns and k in items]
+        if not len(items) or not keys or extra.duplicated(keys).any():
+            continue  # rows not identified by the request's fields: shown on its own page
+        extra = extra.astype({k: items[k].dtype for k in keys}, errors="ignore")
+        values = [c for c in extra.columns if c not in keys]
+        extra = extra[keys + values].rename(columns={c: f"{folder}: {c}" for c in values})
+        items = items.merge(extra, on=keys, how="left")
     return items
 
 
 def per_model_tables(study_root: Path, model: str):
-    """Per-item tables of one model (``{folder}/{model}.tsv`` or ``.jsonl``) with request ids."""
-    for path in sorted(glob.glob(str(study_root / "*" / f"{model}.tsv"))):
-        df = pd.read_csv(path, sep="\t")
-        if "request_id" in df.columns:
-            yield df.rename(
-                columns={
-                    c: f"{Path(path).parent.name}: {c}" for c in df.columns if c != "request_id"
-                }
-            )
-    for path in sorted(glob.glob(str(study_root / "parsed" / f"{model}.jsonl"))):
-        df = pd.DataFrame([{k: _cell(v) for k, v in row.items()} for row in iter_jsonl(path)])
-        if "request_id" in df.columns:
-            yield df.rename(columns={c: f"parsed: {c}" for c in df.columns if c != "request_id"})
+    """(folder, table) of each per-item table of one model: ``{folder}/{model}.tsv|jsonl``."""
+    paths = sorted(glob.glob(str(study_root / "*" / f"{model}.tsv")))
+    paths += sorted(glob.glob(str(study_root / "*" / f"{model}.jsonl")))
+    for path in paths:
+        folder = Path(path).parent.name
+        if folder == "responses":
+            continue
+        if path.endswith(".tsv"):
+            df = pd.read_csv(path, sep="\t")
+        else:
+            df = pd.DataFrame([{k: _cell(v) for k, v in row.items()} for row in iter_jsonl(path)])
+        yield folder, df
 
 
 def _cell(value):
