@@ -260,7 +260,7 @@ def test_item_page_joins_scores_and_truncates_input(tmp_path):
     assert items.loc[1, "error"] == "timeout"
     assert "fields: field" not in items.columns
     page = drilldown.items_page(tmp_path, "coral", "m1", max_chars=20)
-    assert 'id="item-search"' in page and "1 failed calls" in page
+    assert "id='item-search'" in page and "1 failed calls" in page
     assert "answer &lt;b&gt;one&lt;/b&gt;" in page
 
 
