@@ -186,12 +186,7 @@ def usage_display(usage: pd.DataFrame) -> pd.DataFrame:
 
 
 def _styled(df: pd.DataFrame, table_id: str) -> str:
-    return (
-        df.style.format(escape="html")
-        .hide(axis="index")
-        .set_table_attributes(f'class="oncoeval-table" id="{table_id}"')
-        .to_html()
-    )
+    return tables.wrap(df.style.format(escape="html").hide(axis="index"), table_id)
 
 
 def fragment_html(headline: pd.DataFrame, usage: pd.DataFrame) -> str:

@@ -82,12 +82,14 @@ def table_html(df: pd.DataFrame, table_id: str = "table", max_rows: int = 2000) 
     """The table as an HTML ``<table>`` (pandas Styler), intervals folded, at most ``max_rows``."""
     shown = with_cis(df.head(max_rows))
     # escape: cells hold model output, which must show as text, never run as HTML.
-    styler = (
-        shown.style.format(escape="html")
-        .hide(axis="index")
-        .set_table_attributes(f'class="oncoeval-table" id="{html.escape(table_id)}"')
-    )
-    return styler.to_html()
+    styler = shown.style.format(escape="html").hide(axis="index")
+    return wrap(styler, table_id)
+
+
+def wrap(styler, table_id: str) -> str:
+    """The Styler's table inside ``<div id=table_id>`` (the Styler gives the table its own id)."""
+    table = styler.set_table_attributes('class="oncoeval-table"').to_html()
+    return f'<div id="{html.escape(table_id)}">\n{table}</div>'
 
 
 PAGE_STYLE = """
