@@ -3,8 +3,10 @@
 # and captions come from oncoeval.report.catalog; `make report` builds the report of the run.
 
 
-from oncoeval.report import catalog as report_catalog
 from oncoeval.report import summary as report_summary
+
+
+include: "report_targets.smk"
 
 
 # Cheap rules run on the submitting host, never as cluster jobs.
@@ -19,41 +21,8 @@ localrules:
     report_provenance,
 
 
-def study_result_files():
-    """Every file the enabled studies' rules write that the report may show."""
-    targets = set(get_final_output())
-    paths = set(targets)
-    # Tables a rule writes beside its targets (e.g. a binned twin of the target table).
-    for rule_ in workflow.rules:
-        outputs = {str(out) for out in rule_.output if "{" not in str(out)}
-        if outputs & targets:
-            paths |= outputs
-    return sorted(
-        p for p in paths if p.split("/")[1:2] and study_enabled(p.split("/")[1])
-    )
-
-
-def report_entries():
-    return report_catalog.entries(study_result_files())
-
-
-def report_targets():
-    targets = [e.html_path for e in report_entries()]
-    targets += item_pages()
-    targets += [
-        "results/summary.tsv",
-        "results/summary.html",
-        "results/provenance.json",
-    ]
-    return targets
-
-
 wildcard_constraints:
     entry_path=r"[A-Za-z0-9._/-]+",
-
-
-def entry_of(wc, ext):
-    return report_catalog.Entry(wc.study, f"results/{wc.study}/{wc.entry_path}.{ext}")
 
 
 rule report_table:
@@ -72,6 +41,8 @@ rule report_table:
         ),
     log:
         "logs/report/{study}/{entry_path}.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         caption=lambda wc: entry_of(wc, "tsv").caption(),
     script:
@@ -89,10 +60,14 @@ rule report_figure:
             subcategory="figures",
             labels=lambda wc: {"entry": entry_of(wc, "png").rel, "n": "see its table"},
         ),
+    log:
+        "logs/report/{study}/{entry_path}.figure.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         caption=lambda wc: entry_of(wc, "png").caption(),
     shell:
-        "cp {input} {output}"
+        "cp {input} {output} 2> {log}"
 
 
 rule report_summary:
@@ -111,19 +86,13 @@ rule report_summary:
         fragment="results/report/summary_fragment.html",
     log:
         "logs/report/summary.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         studies=lambda wc: sorted(oc.enabled_studies(config)),
         models=lambda wc: sorted(oc.used_models(config)),
     script:
         "../scripts/report_summary.py"
-
-
-def item_pages():
-    return [
-        f"results/report/{study}/drilldown/{model}.html"
-        for study in oc.enabled_studies(config)
-        for model in evaluated_models(study)
-    ]
 
 
 rule report_items:
@@ -139,6 +108,8 @@ rule report_items:
         ),
     log:
         "logs/report/{study}/items/{model}.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         include_text=lambda wc: (
             config["report"]["include_phi_text"]
@@ -153,6 +124,8 @@ rule report_items:
 rule estimate_models:
     output:
         "results/estimate/models.json",
+    log:
+        "logs/estimate/models.log",
     params:
         models=lambda wc: MODELS,
     run:
@@ -180,6 +153,8 @@ rule report_provenance:
         ),
     log:
         "logs/report/provenance.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         models=lambda wc: {mid: model_cfg(mid) for mid in oc.used_models(config)},
     script:

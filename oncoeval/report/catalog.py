@@ -159,6 +159,12 @@ class Entry:
         return f"{self.description()} Resampling unit of the 95% CIs: {self.resampling_unit()}."
 
 
+def study_of(path: str) -> str | None:
+    """The study a ``results/{study}/...`` path belongs to, else None."""
+    parts = PurePosixPath(path).parts
+    return parts[1] if len(parts) > 2 and parts[0] == "results" else None
+
+
 def entry_for(path: str) -> Entry | None:
     """The report entry of ``results/{study}/...``, or None for files the report does not show."""
     parts = PurePosixPath(path).parts
