@@ -32,7 +32,9 @@ def format_number(value, digits: int = 3) -> str:
 
 def format_ci(value, low, high, digits: int = 3) -> str:
     """``0.41 [0.33, 0.49]``; a missing interval shows the value alone."""
-    text = format_number(value, digits)
+    # A value with an interval is a mean, even when a TSV column of 1s reads back as integers.
+    numeric = isinstance(value, int | float) and not isinstance(value, bool)
+    text = format_number(float(value) if numeric else value, digits)
     if pd.isna(low) or pd.isna(high):
         return text
     return f"{text} [{format_number(float(low), digits)}, {format_number(float(high), digits)}]"

@@ -33,6 +33,7 @@ def test_ci_is_folded_into_its_value_column():
     assert shown.loc[0, "accuracy [95% CI]"] == "0.500 [0.250, 0.750]"
     assert shown.loc[0, "n"] == "12"
     assert tables.format_ci(0.5, float("nan"), float("nan")) == "0.500"
+    assert tables.format_ci(1, 1, 1) == "1.000 [1.000, 1.000]"  # a column of 1s read as ints
     assert tables.format_ci(float("nan"), 0.1, 0.2) == "– [0.100, 0.200]"
 
 

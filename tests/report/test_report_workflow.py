@@ -51,7 +51,7 @@ def report_index(html: str) -> tuple[dict, dict]:
     """The report's ``results`` (path -> entry) and ``categories`` as its page embeds them."""
 
     def embedded(name):
-        start = html.index(f"var {name} = ") + len(f"var {name} = ")
+        start = html.index(f"var {name} = {{") + len(f"var {name} = ")
         end = html.index(";\n", start)
         return json.loads(html[start:end])
 
