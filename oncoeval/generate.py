@@ -156,7 +156,7 @@ def run_generate(
     counts = {
         "requests": len(prepared),
         "cached": sum(r.cached for r in ordered),
-        "generated": len(todo),
+        "generated": len(todo) - (len(missing) if capped else 0),  # calls made
         "errors": sum(r.error is not None for r in ordered),
         "seconds": round(time.perf_counter() - started, 3),
         # What this job's own calls used (cached answers cost nothing now).

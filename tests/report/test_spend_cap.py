@@ -72,6 +72,7 @@ def test_calls_stop_at_the_cap_and_the_rest_fail_with_that_reason(server, tmp_pa
     assert all(r["error"].startswith("max_cost_usd reached: $27.0000") for r in failed)
     assert all(r["text"] is None for r in failed)  # a failed call is never a score
     # The done line carries this job's tokens and cost.
+    assert counts["generated"] == 3 and counts["errors"] == 3
     assert counts["prompt_tokens"] == 9 and counts["completion_tokens"] == 18
     assert counts["cost_usd"] == pytest.approx(27.0)
     done = [rec.getMessage() for rec in caplog.records if rec.getMessage().startswith("done:")]
