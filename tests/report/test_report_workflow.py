@@ -16,8 +16,8 @@ from conftest import link_workflow, run_snakemake, workflow_env, write_config
 
 from oncoeval.report import catalog
 
-# Two studies, answered by stored answers only: the side-effects reference set and the
-# guidelines demo's two replays (no synthetic supervision, which needs a generator model).
+# Three studies, answered by stored answers only: the side-effects and CORAL reference sets and
+# the guidelines demo's two replays (no synthetic supervision, which needs a generator model).
 CONFIG = {
     "evaluate": [],
     "studies": {
@@ -27,7 +27,7 @@ CONFIG = {
             "matcher": {"method": "lexical"},
         },
         "cancer_myth": {"enabled": False},
-        "coral": {"enabled": False},
+        "coral": {"enabled": True, "evaluate": ["coral-reference-replay"]},
         "guidelines": {
             "enabled": True,
             "evaluate": ["demo-oracle-replay", "demo-noisy-replay"],
@@ -35,7 +35,7 @@ CONFIG = {
         },
     },
 }
-STUDIES = ("side_effects", "guidelines")
+STUDIES = ("side_effects", "coral", "guidelines")
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +68,14 @@ def test_summary_has_each_study_and_model_with_cis(run):
         "side-effects-reference-replay", 1.0, 1.0, 1.0,
     )  # fmt: skip
     assert (f1["n"], f1["n_unscored"]) == (6, 0)
+    # The stored gold tuples: exact-match F1 1 on the published view.
+    em = headline[headline["measure"] == "EM-F1"].iloc[0]
+    assert (em["model"], em["value"], em["n"], em["n_unscored"]) == (
+        "coral-reference-replay",
+        1.0,
+        4,
+        0,
+    )
     overlap = headline[headline["measure"] == "path overlap"].set_index("model")["value"]
     assert overlap["demo-oracle-replay"] == 1.0 and overlap["demo-noisy-replay"] < 1.0
     md = (workdir / "results" / "summary.md").read_text()
