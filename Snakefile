@@ -27,4 +27,4 @@ rule all:
 
 
 onsuccess:
-    print(report_summary.terminal_summary("."))
+    print(terminal_summary("."))

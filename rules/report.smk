@@ -3,7 +3,7 @@
 # and captions come from oncoeval.report.catalog; `make report` builds the report of the run.
 
 
-from oncoeval.report import summary as report_summary
+from oncoeval.report.summary import terminal_summary
 
 
 include: "report_targets.smk"
