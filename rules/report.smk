@@ -79,7 +79,7 @@ rule report_summary:
         html=report(
             "results/summary.html",
             caption="../report/summary.rst",
-            category="Summary",
+            category=report_catalog.SUMMARY_CATEGORY,
             labels={"entry": "summary"},
         ),
         usage="results/usage.tsv",
@@ -148,7 +148,7 @@ rule report_provenance:
         html=report(
             "results/report/provenance.html",
             caption="../report/provenance.rst",
-            category="Run",
+            category=report_catalog.RUN_CATEGORY,
             labels={"entry": "provenance"},
         ),
     log:

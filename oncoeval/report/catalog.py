@@ -15,12 +15,15 @@ from pathlib import PurePosixPath
 
 import pandas as pd
 
+# Report categories; the report lists them alphabetically, so numbers keep the summary first.
+SUMMARY_CATEGORY = "1 Summary"
 STUDY_TITLES = {
-    "side_effects": "Side effects (drug side-effect recall)",
-    "cancer_myth": "Cancer-Myth (false-presupposition questions)",
-    "coral": "CORAL (oncology note extraction)",
-    "guidelines": "CancerGUIDE (guideline path tracing)",
+    "side_effects": "2 Side effects (radiation side-effect lists)",
+    "cancer_myth": "3 Cancer-Myth (false-presupposition questions)",
+    "coral": "4 CORAL (oncology note extraction)",
+    "guidelines": "5 CancerGUIDE (guideline path tracing)",
 }
+RUN_CATEGORY = "6 Run"
 # The unit each study's bootstrap resamples; a table may name its own below.
 RESAMPLING_UNITS = {
     "side_effects": "patient profile",

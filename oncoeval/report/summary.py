@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import iter_jsonl
-from . import tables
+from . import catalog, tables
 
 
 @dataclass(frozen=True)
@@ -182,6 +182,7 @@ def usage_display(usage: pd.DataFrame) -> pd.DataFrame:
     shown["cost_usd"] = ["not priced" if pd.isna(v) else f"${v:.4f}" for v in usage["cost_usd"]]
     for col in ("prompt_tokens", "completion_tokens"):
         shown[col] = ["–" if pd.isna(v) else f"{int(v)}" for v in usage[col]]
+    shown["wall_s"] = [f"{v:.1f}" for v in usage["wall_s"]]
     return shown
 
 
@@ -195,7 +196,8 @@ def fragment_html(headline: pd.DataFrame, usage: pd.DataFrame) -> str:
     shown = display_frame(headline)
     for study in dict.fromkeys(headline["study"]):
         block = shown[shown["study"] == study].drop(columns="study")
-        parts.append(f"<h3>{html.escape(study)}</h3>")
+        title = catalog.STUDY_TITLES.get(study, study).split(" ", 1)[-1]
+        parts.append(f"<h3>{html.escape(title)}</h3>")
         parts.append(_styled(block, f"summary-{study}"))
     parts.append("<h3>Models: calls, tokens, cost and wall time</h3>")
     parts.append(_styled(usage_display(usage), "summary-usage"))

@@ -102,7 +102,7 @@ def test_every_table_and_figure_the_run_writes_is_in_the_report_once(run):
     for study in STUDIES:
         title = catalog.STUDY_TITLES[study]
         assert {"tables", "figures", "per-item records"} <= set(categories[title])
-    assert categories["Summary"] and "results/report/provenance.html" in listed
+    assert categories[catalog.SUMMARY_CATEGORY] and "results/report/provenance.html" in listed
     for path in listed:
         entry = results[path]
         assert entry["caption"].strip(), f"{path} has no caption"
