@@ -4,6 +4,7 @@
 
 import re
 
+from oncoeval.errors import OncoEvalError
 from oncoeval.studies.cancer_myth import workflow as cm
 
 CM = cm.settings(config)
@@ -12,6 +13,12 @@ CM_P = cm.PROMPTS
 CM_VERIFIER = judge_model("cancer_myth", "verifier") or "NO_VERIFIER"
 CM_CLASSIFIER = judge_model("cancer_myth", "classifier") or "NO_CLASSIFIER"
 CM_GENERATOR_PATTERN = "|".join(re.escape(m) for m in sorted(MODELS)) or "NO_MODELS"
+# Every construction input is read and checked now, before any job (and any model call) runs.
+if study_enabled("cancer_myth") and CM["construct"]:
+    try:
+        cm.check_construction_inputs(CM)
+    except (OncoEvalError, OSError) as exc:
+        raise WorkflowError(f"cancer_myth construction input: {exc}") from None
 
 
 localrules:
@@ -39,13 +46,15 @@ localrules:
 
 rule cancer_myth_prepare:
     input:
-        CM["questions"],
+        CM["questions"] or [],
     output:
         f"{CM_R}/items.jsonl",
     log:
         "logs/cancer_myth/prepare.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        limit=ITEM_LIMIT,
     script:
         "../scripts/cancer_myth/prepare.py"
 
@@ -198,7 +207,7 @@ rule cancer_myth_judge_agreement:
 
 rule cancer_myth_construct_myths:
     input:
-        CM["construction"]["myths"],
+        CM["construction"]["myths"] or [],
     output:
         f"{CM_R}/construction/myths.jsonl",
     log:

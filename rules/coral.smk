@@ -19,7 +19,9 @@ localrules:
 
 rule coral_prepare:
     input:
-        notes=lambda wc: coral_wf.note_files(CORAL["notes_dir"]),
+        notes=lambda wc: (
+            coral_wf.note_files(CORAL["notes_dir"]) if CORAL["notes_dir"] else []
+        ),
         conf=CORAL["annotation_conf"],
         metadata=[CORAL["metadata"]] if CORAL["metadata"] else [],
     output:
@@ -33,6 +35,7 @@ rule coral_prepare:
     params:
         notes_dir=CORAL["notes_dir"],
         sections=CORAL["sections"],
+        limit=ITEM_LIMIT,
     script:
         "../scripts/coral/prepare.py"
 

@@ -19,6 +19,7 @@ localrules:
     guidelines_parse,
     guidelines_score,
     guidelines_synth_targets,
+    guidelines_synth_record_check_requests,
     guidelines_synth_structured_requests,
     guidelines_synth_collect,
     guidelines_synth_choose_requests,
@@ -35,8 +36,8 @@ localrules:
 
 rule guidelines_prepare:
     input:
-        tree=GL["guideline"],
-        labelled=GL["labelled_notes"],
+        tree=GL["guideline"] or [],
+        labelled=GL["labelled_notes"] or [],
         unlabelled=GLS.optional_inputs(GL["unlabelled_notes"]),
     output:
         tree=f"{GLR}/prepared/tree.json",
@@ -50,6 +51,8 @@ rule guidelines_prepare:
         "../envs/cpu.yaml"
     params:
         trim=GL["trim_surveillance"],
+        limit=ITEM_LIMIT,
+        primary_annotator=GL["primary_annotator"],
     script:
         "../scripts/guidelines/prepare.py"
 
@@ -107,7 +110,7 @@ rule guidelines_score:
 rule guidelines_synth_targets:
     input:
         tree=rules.guidelines_prepare.output.tree,
-        notes=rules.guidelines_prepare.output.notes,
+        examples=GLS.optional_inputs(GLS.synthetic_settings(GL)["example_notes"]),
         record=GLS.prompt(GL, "record"),
         unstructured=GLS.prompt(GL, "unstructured_note"),
     output:
@@ -124,21 +127,42 @@ rule guidelines_synth_targets:
         "../scripts/guidelines/synth_targets.py"
 
 
+rule guidelines_synth_record_check_requests:
+    input:
+        tree=rules.guidelines_prepare.output.tree,
+        targets=rules.guidelines_synth_targets.output.targets,
+        records=GLS.judge_responses(config, "generator", "synth_record"),
+        template=GLS.prompt(GL, "record_predict"),
+    output:
+        f"{GLR}/requests/synth_record_predict.jsonl",
+    log:
+        "logs/guidelines/synth_record_check_requests.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        synth=GLS.synthetic_settings(GL),
+    script:
+        "../scripts/guidelines/synth_record_check_requests.py"
+
+
 rule guidelines_synth_structured_requests:
     input:
         tree=rules.guidelines_prepare.output.tree,
-        notes=rules.guidelines_prepare.output.notes,
+        examples=GLS.optional_inputs(GLS.synthetic_settings(GL)["example_notes"]),
         targets=rules.guidelines_synth_targets.output.targets,
         records=GLS.judge_responses(config, "generator", "synth_record"),
+        record_predict=GLS.judge_responses(config, "generator", "synth_record_predict"),
         template=GLS.prompt(GL, "structured_note"),
     output:
-        f"{GLR}/requests/synth_note_structured.jsonl",
+        requests=f"{GLR}/requests/synth_note_structured.jsonl",
+        check=f"{GLR}/synthetic/record_check.jsonl",
     log:
         "logs/guidelines/synth_structured_requests.log",
     conda:
         "../envs/cpu.yaml"
     params:
         synth=GLS.synthetic_settings(GL),
+        trim=GL["trim_surveillance"],
     script:
         "../scripts/guidelines/synth_structured_requests.py"
 
@@ -150,6 +174,7 @@ rule guidelines_synth_collect:
         notes=GLS.judge_responses(
             config, "generator", "synth_note_structured", "synth_note_unstructured"
         ),
+        check=rules.guidelines_synth_structured_requests.output.check,
         template=GLS.prompt(GL, "predict"),
     output:
         notes=f"{GLR}/synthetic/notes.jsonl",
@@ -198,6 +223,7 @@ rule guidelines_synth_benchmark:
         "../envs/cpu.yaml"
     params:
         trim=GL["trim_surveillance"],
+        synth=GLS.synthetic_settings(GL),
     script:
         "../scripts/guidelines/synth_benchmark.py"
 
@@ -245,11 +271,14 @@ rule guidelines_cross_model:
 
 rule guidelines_table1:
     input:
+        notes=rules.guidelines_prepare.output.notes,
         scores=GLS.per_model(config, f"{GLR}/scores/{{model}}.tsv"),
         rollouts=GLS.per_model(config, f"{GLR}/rollouts/{{model}}.tsv"),
     output:
         table=f"{GLR}/tables/table1_expert.tsv",
         table_md=f"{GLR}/tables/table1_expert.md",
+        annotators=f"{GLR}/tables/annotators.tsv",
+        annotators_md=f"{GLR}/tables/annotators.md",
     log:
         "logs/guidelines/table1.log",
     conda:
@@ -292,6 +321,8 @@ rule guidelines_proxy_agreement:
         scores_md=f"{GLR}/tables/proxy_scores.md",
         agreement=f"{GLR}/tables/proxy_agreement.tsv",
         agreement_md=f"{GLR}/tables/proxy_agreement.md",
+        compliance=f"{GLR}/tables/compliance.tsv",
+        compliance_md=f"{GLR}/tables/compliance.md",
         heatmap=f"{GLR}/figures/proxy_heatmap.png",
     log:
         "logs/guidelines/proxy_agreement.log",
@@ -356,6 +387,10 @@ rule guidelines_error_analysis:
         table=f"{GLR}/tables/error_analysis.tsv",
         table_md=f"{GLR}/tables/error_analysis.md",
         points=f"{GLR}/error_analysis/divergence_points.tsv",
+        pairs=f"{GLR}/error_analysis/divergence_pairs.tsv",
+        pair_agreement=f"{GLR}/tables/divergence_agreement.tsv",
+        pair_agreement_md=f"{GLR}/tables/divergence_agreement.md",
+        pair_figure=f"{GLR}/figures/divergence_pairs.png",
     log:
         "logs/guidelines/error_analysis.log",
     conda:
@@ -363,6 +398,7 @@ rule guidelines_error_analysis:
     params:
         models=GLS.models(config),
         top_n=GL["error_top_n"],
+        gamma=GL["error_gamma"],
         bootstrap=config["bootstrap"],
     script:
         "../scripts/guidelines/error_analysis.py"

@@ -23,8 +23,8 @@ localrules:
 
 rule side_effects_prepare:
     input:
-        profiles=SE_BLOCK.get("profiles", []),
-        reference=SE_BLOCK.get("reference", []),
+        profiles=SE_BLOCK.get("profiles") or [],
+        reference=SE_BLOCK.get("reference") or [],
         site_aliases=SE_BLOCK.get("site_aliases", []),
         side_effect_aliases=SE_BLOCK.get("side_effect_aliases", []),
     output:
@@ -37,6 +37,7 @@ rule side_effects_prepare:
         "../envs/cpu.yaml"
     params:
         form=SE_BLOCK.get("profiles_form"),
+        limit=ITEM_LIMIT,
         site_assignment=SE_BLOCK.get("site_assignment"),
         site_phrases=SE_BLOCK.get("site_phrases"),
         specify_mentions=SE_BLOCK.get("specify_mentions"),

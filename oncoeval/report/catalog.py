@@ -80,8 +80,26 @@ DESCRIPTIONS = {
     ("guidelines", "clustering"): "Clusters of model traces.",
     ("guidelines", "error_analysis"): "Where traces leave the expert path.",
     ("guidelines", "benchmark"): "Synthetic benchmark: predictions against the synthetic targets.",
+    (
+        "guidelines",
+        "compliance",
+    ): "Guideline-compliance cells (positive = NOT_GUIDELINE_COMPLIANT) per model and benchmark.",
+    ("guidelines", "annotators"): "Agreement between expert annotators beside model accuracy.",
+    (
+        "guidelines",
+        "divergence_agreement",
+    ): "Divergence-point pairs: rollouts vs predictions against experts (Figure 6).",
+    **{
+        (study, "model_calls"): "Model calls per model and request set: failed and truncated."
+        for study in ("side_effects", "cancer_myth", "coral", "guidelines")
+    },
 }
 UNIT_OVERRIDES = {
+    **{
+        (study, "model_calls"): "none (counts)"
+        for study in ("side_effects", "cancer_myth", "coral", "guidelines")
+    },
+    ("guidelines", "compliance"): "none (counts and rates over rollouts)",
     ("coral", "kruskal_gender"): "none (rank test, no resampling)",
     ("coral", "kruskal_race"): "none (rank test, no resampling)",
     ("coral", "expert_review"): "none (counts from the review sheet)",
