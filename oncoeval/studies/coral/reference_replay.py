@@ -36,6 +36,8 @@ def gold_answer(rows: pd.DataFrame, subtype: str) -> str:
 
 def reference_answers(requests_path, gold_path) -> list[dict]:
     gold = pd.read_csv(gold_path, sep="\t", dtype=str, keep_default_na=False)
+    if "view" in gold.columns:  # the answers of the published derivation
+        gold = gold[gold["view"] == "published"]
     groups = {key: rows for key, rows in gold.groupby(["doc_id", "section", "subtype"])}
     out = []
     for request in iter_jsonl(requests_path):
