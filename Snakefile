@@ -35,11 +35,14 @@ rule all:
     default_target: True
     input:
         get_final_output(),
+        report_targets(),
 
 
-# The end of every run names the model calls that failed, per model and study.
+# The end of every run names the model calls that failed, per model and study, and prints the
+# headline results, tokens and cost.
 onsuccess:
     print_failed_calls("logs", since=RUN_STARTED)
+    print(terminal_summary("."))
 
 
 onerror:

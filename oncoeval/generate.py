@@ -40,6 +40,30 @@ def effective_params(request: Request, cfg: dict) -> dict:
     return params
 
 
+def spent_usd(rows) -> float:
+    """USD recorded in response rows (dicts); rows without a price count as 0."""
+    return float(sum(row.get("cost_usd") or 0.0 for row in rows))
+
+
+def cap_reason(spent: float, cap: float) -> str:
+    return f"max_cost_usd reached: ${spent:.4f} spent on this model of its ${cap:.4f} cap"
+
+
+def usage_totals(responses: list[Response]) -> dict:
+    """Tokens and cost of ``responses`` (None where no response reported them)."""
+
+    def total(values):
+        known = [v for v in values if v is not None]
+        return sum(known) if known else None
+
+    cost = total([r.cost_usd for r in responses])
+    return {
+        "prompt_tokens": total([r.prompt_tokens for r in responses]),
+        "completion_tokens": total([r.completion_tokens for r in responses]),
+        "cost_usd": None if cost is None else round(cost, 6),
+    }
+
+
 class GenerationFailed(RuntimeError):
     """More requests of a job failed for good than ``max_failed_share`` allows."""
 
@@ -92,10 +116,12 @@ def run_generate(
         distinct.setdefault(keys[r.request_id], r)
 
     cache = None
+    stored: dict[str, dict] = {}
     answers: dict[str, Response] = {}  # by key
     if backend_cls.cacheable:
         cache = ResponseCache(cache_dir, model_cfg["id"], f"{study}--{requestset}")
-        answers = _from_cache(cache.load(), distinct)
+        stored = cache.load()  # every job of this model: its spend counts against the cap
+        answers = _from_cache(stored, distinct)
     n_cached = len(answers)
     todo = [r for key, r in distinct.items() if key not in answers]
     log.info(
@@ -109,18 +135,39 @@ def run_generate(
         len(todo),
     )
 
+    cap = model_cfg.get("max_cost_usd")
+    spent = spent_usd(stored.values())
+    not_sent = 0  # requests refused by the spend cap
     started = time.perf_counter()
     generated = 0
     if todo:
         backend = None
 
         def answer(batch: list[Request]):
-            nonlocal backend
-            if backend is None:
-                backend = backend_cls(
-                    model_cfg, threads=threads, context={"study": study, "requestset": requestset}
-                )
-            yield from backend.generate(batch)
+            nonlocal backend, spent, not_sent
+            # Under a spend cap, calls go out a round of `concurrency` at a time and the spend is
+            # checked between rounds, so no call is sent once the cap is reached (a round in
+            # flight is paid for, so its answers are kept).
+            step = int(model_cfg.get("concurrency") or 1) if cap is not None else len(batch)
+            for start in range(0, len(batch), max(step, 1)):
+                if cap is not None and spent >= cap:
+                    reason = cap_reason(spent, cap)
+                    log.warning(
+                        "%s: %s; %d calls not made", model_cfg["id"], reason, len(batch) - start
+                    )
+                    for r in batch[start:]:
+                        not_sent += 1
+                        yield Response(r.request_id, model_cfg["id"], None, error=reason)
+                    return
+                if backend is None:
+                    backend = backend_cls(
+                        model_cfg,
+                        threads=threads,
+                        context={"study": study, "requestset": requestset},
+                    )
+                for resp in backend.generate(batch[start : start + step]):
+                    spent += resp.cost_usd or 0.0
+                    yield resp
 
         claims = RequestClaims(cache.folder, claim_stale_s) if cache is not None else None
         try:
@@ -159,11 +206,13 @@ def run_generate(
         "requests": len(prepared),
         "distinct": len(distinct),
         "cached": sum(r.cached for r in ordered),
-        "generated": generated,
+        "generated": generated - not_sent,  # calls made
         "errors": len(failed),
         "truncated": sum(r.finish_reason == "length" for r in ordered),
         "first_error": failed[0].error if failed else None,
         "seconds": round(time.perf_counter() - started, 3),
+        # What this job's own calls used (cached answers cost nothing now).
+        **usage_totals([r for r in ordered if not r.cached]),
     }
     share = len(failed) / len(ordered) if ordered else 0.0
     refused = backend_cls.cacheable and share > max_failed_share

@@ -156,41 +156,17 @@ rule cancer_myth_tables:
             f"{CM_R}/scores/{{model}}.tsv", model=evaluated_models("cancer_myth")
         ),
     output:
-        pcs_pcr=report(
-            f"{CM_R}/tables/pcs_pcr.tsv", category="cancer_myth", subcategory="tables"
-        ),
+        pcs_pcr=f"{CM_R}/tables/pcs_pcr.tsv",
         pcs_pcr_md=f"{CM_R}/tables/pcs_pcr.md",
-        by_category=report(
-            f"{CM_R}/tables/pcs_by_category.tsv",
-            category="cancer_myth",
-            subcategory="tables",
-        ),
+        by_category=f"{CM_R}/tables/pcs_by_category.tsv",
         by_category_md=f"{CM_R}/tables/pcs_by_category.md",
-        by_generator=report(
-            f"{CM_R}/tables/pcs_by_generator.tsv",
-            category="cancer_myth",
-            subcategory="tables",
-        ),
+        by_generator=f"{CM_R}/tables/pcs_by_generator.tsv",
         by_generator_md=f"{CM_R}/tables/pcs_by_generator.md",
-        pairwise=report(
-            f"{CM_R}/tables/pairwise.tsv", category="cancer_myth", subcategory="tables"
-        ),
+        pairwise=f"{CM_R}/tables/pairwise.tsv",
         pairwise_md=f"{CM_R}/tables/pairwise.md",
-        fig_overall=report(
-            f"{CM_R}/figures/pcs_pcr.png",
-            category="cancer_myth",
-            subcategory="figures",
-        ),
-        fig_category=report(
-            f"{CM_R}/figures/pcs_by_category.png",
-            category="cancer_myth",
-            subcategory="figures",
-        ),
-        fig_generator=report(
-            f"{CM_R}/figures/pcs_by_generator.png",
-            category="cancer_myth",
-            subcategory="figures",
-        ),
+        fig_overall=f"{CM_R}/figures/pcs_pcr.png",
+        fig_category=f"{CM_R}/figures/pcs_by_category.png",
+        fig_generator=f"{CM_R}/figures/pcs_by_generator.png",
     log:
         "logs/cancer_myth/tables.log",
     conda:
@@ -208,17 +184,9 @@ rule cancer_myth_judge_agreement:
         first=f"{CM_R}/responses/{CM_VERIFIER}/validate.jsonl",
         retry=f"{CM_R}/responses/{CM_VERIFIER}/validate-retry.jsonl",
     output:
-        tsv=report(
-            f"{CM_R}/tables/judge_agreement.tsv",
-            category="cancer_myth",
-            subcategory="judge validation",
-        ),
+        tsv=f"{CM_R}/tables/judge_agreement.tsv",
         md=f"{CM_R}/tables/judge_agreement.md",
-        confusion=report(
-            f"{CM_R}/tables/judge_confusion.tsv",
-            category="cancer_myth",
-            subcategory="judge validation",
-        ),
+        confusion=f"{CM_R}/tables/judge_confusion.tsv",
         confusion_md=f"{CM_R}/tables/judge_confusion.md",
     log:
         "logs/cancer_myth/judge_agreement.log",
@@ -395,11 +363,7 @@ rule cancer_myth_construct_dataset:
     output:
         categories=f"{CM_R}/construction/categories.jsonl",
         dataset=f"{CM_R}/construction/dataset.json",
-        balance=report(
-            f"{CM_R}/construction/balance.tsv",
-            category="cancer_myth",
-            subcategory="construction",
-        ),
+        balance=f"{CM_R}/construction/balance.tsv",
     log:
         "logs/cancer_myth/construct/dataset.log",
     conda:

@@ -43,7 +43,7 @@ rule guidelines_prepare:
         tree=f"{GLR}/prepared/tree.json",
         notes=f"{GLR}/prepared/notes.jsonl",
         excluded=f"{GLR}/prepared/excluded_labels.tsv",
-        summary=report(f"{GLR}/tables/guideline_tree.tsv", category="guidelines"),
+        summary=f"{GLR}/tables/guideline_tree.tsv",
         summary_md=f"{GLR}/tables/guideline_tree.md",
     log:
         "logs/guidelines/prepare.log",
@@ -215,7 +215,7 @@ rule guidelines_synth_benchmark:
         predict=GLS.judge_responses(config, "generator", "synth_predict"),
         choose=GLS.judge_responses(config, "chooser", "synth_choose"),
     output:
-        table=report(f"{GLR}/synthetic/benchmark.tsv", category="guidelines"),
+        table=f"{GLR}/synthetic/benchmark.tsv",
         table_md=f"{GLR}/synthetic/benchmark.md",
     log:
         "logs/guidelines/synth_benchmark.log",
@@ -275,9 +275,9 @@ rule guidelines_table1:
         scores=GLS.per_model(config, f"{GLR}/scores/{{model}}.tsv"),
         rollouts=GLS.per_model(config, f"{GLR}/rollouts/{{model}}.tsv"),
     output:
-        table=report(f"{GLR}/tables/table1_expert.tsv", category="guidelines"),
+        table=f"{GLR}/tables/table1_expert.tsv",
         table_md=f"{GLR}/tables/table1_expert.md",
-        annotators=report(f"{GLR}/tables/annotators.tsv", category="guidelines"),
+        annotators=f"{GLR}/tables/annotators.tsv",
         annotators_md=f"{GLR}/tables/annotators.md",
     log:
         "logs/guidelines/table1.log",
@@ -294,13 +294,11 @@ rule guidelines_consistency_accuracy:
     input:
         scores=GLS.per_model(config, f"{GLR}/scores/{{model}}.tsv"),
     output:
-        table=report(f"{GLR}/tables/consistency_accuracy.tsv", category="guidelines"),
+        table=f"{GLR}/tables/consistency_accuracy.tsv",
         table_md=f"{GLR}/tables/consistency_accuracy.md",
         bins=f"{GLR}/tables/accuracy_by_consistency.tsv",
         bins_md=f"{GLR}/tables/accuracy_by_consistency.md",
-        figure=report(
-            f"{GLR}/figures/accuracy_by_consistency.png", category="guidelines"
-        ),
+        figure=f"{GLR}/figures/accuracy_by_consistency.png",
     log:
         "logs/guidelines/consistency_accuracy.log",
     conda:
@@ -319,13 +317,13 @@ rule guidelines_proxy_agreement:
         cross=rules.guidelines_cross_model.output.scores,
         table1=rules.guidelines_table1.output.table,
     output:
-        scores=report(f"{GLR}/tables/proxy_scores.tsv", category="guidelines"),
+        scores=f"{GLR}/tables/proxy_scores.tsv",
         scores_md=f"{GLR}/tables/proxy_scores.md",
-        agreement=report(f"{GLR}/tables/proxy_agreement.tsv", category="guidelines"),
+        agreement=f"{GLR}/tables/proxy_agreement.tsv",
         agreement_md=f"{GLR}/tables/proxy_agreement.md",
-        compliance=report(f"{GLR}/tables/compliance.tsv", category="guidelines"),
+        compliance=f"{GLR}/tables/compliance.tsv",
         compliance_md=f"{GLR}/tables/compliance.md",
-        heatmap=report(f"{GLR}/figures/proxy_heatmap.png", category="guidelines"),
+        heatmap=f"{GLR}/figures/proxy_heatmap.png",
     log:
         "logs/guidelines/proxy_agreement.log",
     conda:
@@ -342,17 +340,14 @@ rule guidelines_meta_classifier:
         features=rules.guidelines_cross_model.output.features,
         proxy=rules.guidelines_proxy_agreement.output.scores,
     output:
-        table=report(f"{GLR}/tables/meta_classifier.tsv", category="guidelines"),
+        table=f"{GLR}/tables/meta_classifier.tsv",
         table_md=f"{GLR}/tables/meta_classifier.md",
         predictions=f"{GLR}/meta_classifier/predictions.tsv",
         rows=f"{GLR}/meta_classifier/rows.tsv",
-        roc_sets=report(f"{GLR}/figures/roc_feature_sets.png", category="guidelines"),
-        roc=report(
-            expand(
-                f"{GLR}/figures/roc_{{feature_set}}.png",
-                feature_set=GLS.feature_sets(GL),
-            ),
-            category="guidelines",
+        roc_sets=f"{GLR}/figures/roc_feature_sets.png",
+        roc=expand(
+            f"{GLR}/figures/roc_{{feature_set}}.png",
+            feature_set=GLS.feature_sets(GL),
         ),
     log:
         "logs/guidelines/meta_classifier.log",
@@ -371,7 +366,7 @@ rule guidelines_clustering:
     input:
         rows=rules.guidelines_meta_classifier.output.rows,
     output:
-        table=report(f"{GLR}/tables/clustering.tsv", category="guidelines"),
+        table=f"{GLR}/tables/clustering.tsv",
         table_md=f"{GLR}/tables/clustering.md",
     log:
         "logs/guidelines/clustering.log",
@@ -389,15 +384,13 @@ rule guidelines_error_analysis:
         scores=GLS.per_model(config, f"{GLR}/scores/{{model}}.tsv"),
         rollouts=GLS.per_model(config, f"{GLR}/rollouts/{{model}}.tsv"),
     output:
-        table=report(f"{GLR}/tables/error_analysis.tsv", category="guidelines"),
+        table=f"{GLR}/tables/error_analysis.tsv",
         table_md=f"{GLR}/tables/error_analysis.md",
         points=f"{GLR}/error_analysis/divergence_points.tsv",
         pairs=f"{GLR}/error_analysis/divergence_pairs.tsv",
-        pair_agreement=report(
-            f"{GLR}/tables/divergence_agreement.tsv", category="guidelines"
-        ),
+        pair_agreement=f"{GLR}/tables/divergence_agreement.tsv",
         pair_agreement_md=f"{GLR}/tables/divergence_agreement.md",
-        pair_figure=report(f"{GLR}/figures/divergence_pairs.png", category="guidelines"),
+        pair_figure=f"{GLR}/figures/divergence_pairs.png",
     log:
         "logs/guidelines/error_analysis.log",
     conda:

@@ -122,16 +122,8 @@ rule side_effects_score:
         matches=f"{SE}/matches/{{model}}.jsonl",
         reference=f"{SE}/prepared/reference.tsv",
     output:
-        scores=report(
-            f"{SE}/scores/{{model}}.tsv",
-            category="side_effects",
-            subcategory="per-response scores",
-        ),
-        overlap=report(
-            f"{SE}/overlap/{{model}}.tsv",
-            category="side_effects",
-            subcategory="per-response scores",
-        ),
+        scores=f"{SE}/scores/{{model}}.tsv",
+        overlap=f"{SE}/overlap/{{model}}.tsv",
     log:
         "logs/side_effects/score/{model}.log",
     conda:
@@ -149,15 +141,9 @@ rule side_effects_tables:
             f"{SE}/overlap/{{model}}.tsv", model=evaluated_models("side_effects")
         ),
     output:
-        tables=[
-            report(path, category="side_effects", subcategory="tables")
-            for path in sew.table_paths("tsv")
-        ],
+        tables=sew.table_paths("tsv"),
         markdown=sew.table_paths("md"),
-        figures=[
-            report(path, category="side_effects", subcategory="figures")
-            for path in sew.figure_paths()
-        ],
+        figures=sew.figure_paths(),
     log:
         "logs/side_effects/tables.log",
     conda:
@@ -191,11 +177,7 @@ rule side_effects_matcher_validation:
     input:
         unpack(lambda wc: sew.validation_inputs(config)),
     output:
-        table=report(
-            f"{SE}/tables/matcher_agreement.tsv",
-            category="side_effects",
-            subcategory="tables",
-        ),
+        table=f"{SE}/tables/matcher_agreement.tsv",
         markdown=f"{SE}/tables/matcher_agreement.md",
     log:
         "logs/side_effects/matcher_validation.log",

@@ -25,6 +25,8 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
+from ...report.figures import legend_outside
+from ...report.figures import save as save_figure
 from ...stats import BootstrapSettings, bootstrap_mean_ci
 from .tasks import SUBTYPES
 
@@ -227,9 +229,9 @@ def figure3(by_field: pd.DataFrame, metric: str, path, title: str, series=("mode
     ax.set_xlim(0, 1.05)
     ax.set_xlabel(f"mean {METRIC_NAMES[metric]} (published view, 95% CI over notes)")
     ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
+    legend_outside(ax)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path)
     plt.close(fig)
 
 

@@ -18,6 +18,8 @@ import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from ...io import write_table  # noqa: E402
+from ...report.figures import legend_outside, series_style  # noqa: E402
+from ...report.figures import save as save_figure  # noqa: E402
 from ...stats import bootstrap_mean_ci  # noqa: E402
 from . import compliance, divergence, metaclf, proxies  # noqa: E402
 from .consensus import agreement_features, consensus_labels  # noqa: E402
@@ -268,11 +270,11 @@ def _plot_accuracy_by_consistency(bdf, figure):
         ax.set_ylim(0, 1.05)
         ax.set_title(f"{acc} by {cons}")
     if len(bdf):
-        axes[0].legend(fontsize=7)
+        legend_outside(axes[1])
     else:
         axes[0].text(0.5, 0.5, "no labelled notes", ha="center")
     fig.tight_layout()
-    fig.savefig(figure, dpi=120)
+    save_figure(fig, figure)
     plt.close(fig)
 
 
@@ -484,38 +486,39 @@ def meta_classifier(
 def _plot_roc(curves: dict, fs: str, figure):
     fig, ax = plt.subplots(figsize=(5, 5))
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1)
-    for model, tpr in curves.items():
+    for k, (model, tpr) in enumerate(curves.items()):
         if tpr is not None:
-            ax.plot(metaclf.FPR_GRID, tpr, lw=1, alpha=0.6, label=model)
+            style = {**series_style(k), "marker": None}  # dashes tell identical curves apart
+            ax.plot(metaclf.FPR_GRID, tpr, lw=1.2, alpha=0.8, label=model, **style)
     mean = metaclf.mean_roc(list(curves.values()))
     if mean is not None:
         ax.plot(metaclf.FPR_GRID, mean, lw=2.5, color="black", label="mean (common FPR grid)")
-        ax.legend(fontsize=7, loc="lower right")
+        legend_outside(ax)
     else:
         ax.text(0.5, 0.5, "needs >= 2 models\nwith two-class test rows", ha="center")
     ax.set_xlabel("false positive rate")
     ax.set_ylabel("true positive rate")
     ax.set_title(f"ROC, feature set {fs}")
     fig.tight_layout()
-    fig.savefig(figure, dpi=120)
+    save_figure(fig, figure)
     plt.close(fig)
 
 
 def _plot_roc_sets(curves: dict, figure):
     fig, ax = plt.subplots(figsize=(5, 5))
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1)
-    for fs, per_model in curves.items():
+    for k, (fs, per_model) in enumerate(curves.items()):
         mean = metaclf.mean_roc(list(per_model.values()))
         if mean is not None:
             auc = np.trapezoid(mean, metaclf.FPR_GRID)
-            ax.plot(metaclf.FPR_GRID, mean, lw=1.8, label=f"{fs} (AUC {auc:.2f})")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, loc="lower right")
+            style = {**series_style(k), "marker": None}  # dashes tell identical curves apart
+            ax.plot(metaclf.FPR_GRID, mean, lw=1.8, label=f"{fs} (AUC {auc:.2f})", **style)
+    legend_outside(ax)
     ax.set_xlabel("false positive rate")
     ax.set_ylabel("true positive rate")
     ax.set_title("ROC by feature set, averaged over held-out models")
     fig.tight_layout()
-    fig.savefig(figure, dpi=120)
+    save_figure(fig, figure)
     plt.close(fig)
 
 

@@ -25,6 +25,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ...report.figures import legend_outside  # noqa: E402
+from ...report.figures import save as save_figure  # noqa: E402
 from ...stats import BootstrapSettings, bootstrap_mean_ci, paired_bootstrap_diff  # noqa: E402
 
 PRF = ("precision", "recall", "f1")
@@ -190,6 +192,9 @@ def plot_precision_recall(
                 yerr=yerr,
                 fmt=markers[k % len(markers)],
                 color=colors(r),
+                # Hollow markers shrinking by regime: coinciding points stay visible as rings.
+                markersize=12 - 2 * r,
+                markerfacecolor="none",
                 capsize=3,
                 label=f"{model} · {regime}",
             )
@@ -198,9 +203,9 @@ def plot_precision_recall(
     ax.set_xlabel("precision (specified profiles)")
     ax.set_ylabel("recall (specified profiles)")
     ax.set_title("Precision vs recall by prompting regime")
-    ax.legend(fontsize=7, loc="best")
+    legend_outside(ax)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -227,8 +232,8 @@ def plot_recall_strata(tables: dict[str, pd.DataFrame], path) -> None:
         ax.set_ylabel("recall")
     axes[0].set_title("by onset")
     axes[1].set_title("by frequency")
-    axes[1].legend(fontsize=8)
+    legend_outside(axes[1])
     fig.suptitle("Recall of the specified profiles, averaged over regimes")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path)
     plt.close(fig)
