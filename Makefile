@@ -8,8 +8,14 @@ CORES ?= 2
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
+# The run's config on top of config/config.yaml (`make run CONFIG=my.yaml`); `make report` and
+# `make estimate` default to the config of the last `make run` (recorded in results/.config).
+CONFIG ?=
+CONFIG_ARGS = $(if $(CONFIG),--configfile=$(CONFIG))
+LAST_CONFIG = $(or $(CONFIG),$(shell cat results/.config 2>/dev/null))
+LAST_CONFIG_ARGS = $(if $(LAST_CONFIG),--configfile=$(LAST_CONFIG))
 
-.PHONY: setup run test test-fast test-slurm lint bench report clean
+.PHONY: setup run test test-fast test-slurm lint bench report estimate clean
 
 setup: $(VENV)/.installed
 
@@ -23,8 +29,20 @@ $(VENV)/.installed: requirements.lock requirements-embedded.txt pyproject.toml
 	touch $@
 
 run: setup
-	$(BIN)/snakemake --cores $(CORES)
-	$(BIN)/snakemake --cores $(CORES) --report results/report.html
+	mkdir -p results && echo "$(CONFIG)" > results/.config
+	$(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS)
+	$(MAKE) report
+
+# The report of the last run's config; refuses (naming the files) when a result is missing or
+# was made by another config, older inputs, code or params.
+report: setup
+	$(BIN)/python -m oncoeval.report.fresh $(LAST_CONFIG_ARGS)
+	$(BIN)/snakemake $(LAST_CONFIG_ARGS) --report results/report.html
+
+# Requests, prompt tokens, maximum new tokens and cost range per model and study, from the
+# stages that call no model.
+estimate: setup
+	$(BIN)/python -m oncoeval.report.estimate --cores $(CORES) $(CONFIG_ARGS)
 
 test: setup
 	$(BIN)/python -m pytest -q tests

@@ -1,12 +1,24 @@
+import time
+
 from snakemake.utils import min_version
+
+from oncoeval.generate import print_failed_calls
 
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# The demo config applies only when the user gives no --configfile: a user's config starts from
+# the schema's documented defaults and inherits no demo data, token caps or judges.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
 
 
 report: "report/workflow.rst"
+
+
+# Jobs' outcome records older than this run are not reported at its end.
+RUN_STARTED = time.time()
 
 
 include: "rules/common.smk"
@@ -23,3 +35,15 @@ rule all:
     default_target: True
     input:
         get_final_output(),
+        report_targets(),
+
+
+# The end of every run names the model calls that failed, per model and study, and prints the
+# headline results, tokens and cost.
+onsuccess:
+    print_failed_calls("logs", since=RUN_STARTED)
+    print(terminal_summary("."))
+
+
+onerror:
+    print_failed_calls("logs", since=RUN_STARTED)

@@ -7,6 +7,10 @@ new tokens, with the default config's model entry (fp32, repetition_penalty 1.2)
 - ``hf_generate``: ``transformers.generate`` on left-padded, length-sorted static batches of the
   default batch size (what the backend did before its own decode loop);
 - ``backend``: the backend's continuous-batching loop at batch sizes 1-32;
+- ``hf_continuous``: transformers' own continuous batching (``engine: continuous``, paged KV
+  cache) at the default batch size, the library anchor. It does not support the repetition
+  penalty, so the backend would send these requests to ``static``; this row runs them without
+  the penalty (the same cost per token);
 - ``rule``: ``oncoeval.generate.run_generate`` (the body of the `generate` rule: model load,
   cache, response file) at the default config's batch size;
 - ``hf_generate_mixed`` / ``backend_mixed``: the same requests with caps of 16, 32, 64 and 128
@@ -231,6 +235,20 @@ def run(out_dir: Path) -> dict:
 
         return go
 
+    def continuous(n: int, batch_size: int):
+        from oncoeval.backends.decoding import DecodeParams, Job
+        from oncoeval.backends.engines import ContinuousBatches
+
+        def go():
+            engine = ContinuousBatches(model, eos, tokenizer.pad_token_id, batch_size)
+            jobs = [
+                Job(i, p, DecodeParams(max_new_tokens=NEW_TOKENS))
+                for i, p in enumerate(prompts[:n])
+            ]
+            return sum(len(j.tokens) for j in engine.run(jobs)), {}
+
+        return go
+
     def through_backend(n: int, batch_size: int, todo=None):
         def go():
             backend.batch_size = batch_size
@@ -245,6 +263,14 @@ def run(out_dir: Path) -> dict:
     n = subset(default_batch)
     rows.append(
         measure("hf_generate", hf_generate(n, default_batch), batch_size=default_batch, requests=n)
+    )
+    rows.append(
+        measure(
+            "hf_continuous",
+            continuous(n, default_batch),
+            batch_size=default_batch,
+            requests=n,
+        )
     )
     for batch_size in BATCH_SIZES:
         n = subset(batch_size)
@@ -332,6 +358,7 @@ def summarise(rows: list[dict], llama: dict, default_batch: int) -> list[str]:
             )
         )
     rule = next(r for r in rows if r["mode"] == "rule")
+    static_full = next((r for r in rows if r["mode"] == "hf_generate"), None)
     static = next((r for r in rows if r["mode"] == "hf_generate_mixed"), None)
     refill = next((r for r in rows if r["mode"] == "backend_mixed"), None)
     if static and refill:
@@ -345,6 +372,11 @@ def summarise(rows: list[dict], llama: dict, default_batch: int) -> list[str]:
         "",
         f"The generate rule (batch {default_batch}): {rule['tok_s'] / base:.2f}x one-by-one "
         "(target >= 4)"
+        + (
+            f", {rule['tok_s'] / static_full['tok_s']:.2f}x static `generate` batches"
+            if static_full
+            else ""
+        )
         + (f", {rule['tok_s'] / ref:.2f}x llama.cpp (target >= 1.2)." if ref else ".")
         + (f" llama.cpp: {llama['skipped']}" if "skipped" in llama else ""),
     ]

@@ -7,9 +7,16 @@ are random token ids of 120-180 tokens; every request asks for ``NEW`` new token
 
 Measured side by side (tokens/s = new tokens / wall time, prefill included):
 
-- ``hf_generate``: ``transformers.generate`` one request at a time, and on static batches;
-- ``backend``: ``oncoeval.backends.decoding.DecodeLoop`` (what ``hf`` runs) by batch size;
-- ``backend_4bit``: the same with bitsandbytes NF4 weights (skipped without bitsandbytes);
+- ``hf_generate``: ``transformers.generate`` one request at a time (the identity reference);
+- ``backend``: ``oncoeval.backends.decoding.DecodeLoop`` (the backend's own loop) by batch size;
+- ``engine_NAME`` (issue #21): at ``ONCOEVAL_GPU_ENGINE_BATCHES`` (32,64,128), in each of
+  ``ONCOEVAL_GPU_DTYPES`` (bf16,nf4; nf4 needs bitsandbytes), with equal caps and with mixed
+  caps (``_mixed``), every engine of the ``hf`` backend side by side: ``loop``, ``static``
+  (``generate`` sorted static batches), ``continuous`` (transformers' continuous batching) and
+  ``auto`` (what the backend runs by default here). ``identical`` is the share of the first 8
+  requests whose tokens equal one-by-one ``generate``'s (bf16 batching moves near-ties);
+- ``rule``: the ``generate`` rule's code (``run_generate``: load, cache, files) at batch 64 in
+  bf16, through a word-level tokenizer written for the random model;
 - ``vllm``: vLLM's offline engine on the same token ids, and the ``vllm`` backend around it
   (skipped without vllm).
 
@@ -35,6 +42,12 @@ import time
 from pathlib import Path
 
 BATCHES = [int(b) for b in os.environ.get("ONCOEVAL_GPU_BATCHES", "1,8,32,64,128").split(",")]
+ENGINE_BATCHES = [
+    int(b) for b in os.environ.get("ONCOEVAL_GPU_ENGINE_BATCHES", "32,64,128").split(",") if b
+]
+DTYPES = [d for d in os.environ.get("ONCOEVAL_GPU_DTYPES", "bf16,nf4").split(",") if d]
+ENGINES = ("loop", "static", "continuous", "auto")
+N_IDENTITY = 8
 NEW = int(os.environ.get("ONCOEVAL_GPU_NEW", "128"))
 LAYERS = int(os.environ.get("ONCOEVAL_GPU_LAYERS", "32"))
 EOS = 128009  # <|eot_id|> of Llama 3; random weights almost never pick it
@@ -89,6 +102,11 @@ def n_requests(batch_size: int) -> int:
     return max(8, 2 * batch_size)
 
 
+#: One pool of prompts: a batch of n runs on its first n, so the first N_IDENTITY requests are
+#: in every run and can be compared with one-by-one ``generate``.
+POOL = prompts(n_requests(max([*BATCHES, *ENGINE_BATCHES, 64])))
+
+
 def timed(fn, *args) -> tuple[int, float, float]:
     """(new tokens, seconds, peak GPU GB) of ``fn(*args)`` returning new tokens."""
     import torch
@@ -105,10 +123,11 @@ def timed(fn, *args) -> tuple[int, float, float]:
     return tokens, time.perf_counter() - started, torch.cuda.max_memory_allocated() / 2**30
 
 
-def row(mode: str, batch_size: int, n: int, result) -> dict:
+def row(mode: str, batch_size: int, n: int, result, dtype: str = "bf16") -> dict:
     tokens, seconds, peak = result
     out = {
         "mode": mode,
+        "dtype": dtype,
         "batch_size": batch_size,
         "requests": n,
         "new_tokens": tokens,
@@ -126,19 +145,29 @@ def mixed_caps(n: int) -> list[int]:
 
 
 def decode_loop(model, batch_size: int, ps: list[list[int]], caps=None) -> int:
-    import torch
+    return decode_engine("loop", model, batch_size, ps, caps)
 
-    from oncoeval.backends.decoding import DecodeLoop, DecodeParams, Job
+
+def decode_engine(engine, model, batch_size, ps, caps=None, outputs=None) -> int:
+    """New tokens of ``ps`` decoded as the ``hf`` backend does with ``engine`` (``auto``: what
+    it picks on this device); ``outputs`` (a dict) gets each request's tokens."""
+    from oncoeval.backends.decoding import DecodeParams, Job
+    from oncoeval.backends.engines import Decoder, choose
 
     caps = caps or [NEW] * len(ps)
-    loop = DecodeLoop(model, [EOS], EOS, batch_size)
+    name = choose(engine, "cuda" if ON_CUDA else "cpu")
+    decoder = Decoder(name, model, [EOS], EOS, batch_size)
     pairs = enumerate(zip(ps, caps, strict=True))
     jobs = [Job(i, p, DecodeParams(max_new_tokens=c)) for i, (p, c) in pairs]
-    with torch.inference_mode():
-        return sum(len(j.tokens) for j in loop.run(jobs))
+    tokens = 0
+    for job in decoder.run(jobs):
+        tokens += len(job.tokens)
+        if outputs is not None:
+            outputs[job.key] = list(job.tokens)
+    return tokens
 
 
-def hf_generate(model, batch_size: int, ps: list[list[int]], caps=None) -> int:
+def hf_generate(model, batch_size: int, ps: list[list[int]], caps=None, outputs=None) -> int:
     import torch
 
     caps = caps or [NEW] * len(ps)
@@ -156,12 +185,36 @@ def hf_generate(model, batch_size: int, ps: list[list[int]], caps=None) -> int:
                 input_ids=ids,
                 attention_mask=mask,
                 max_new_tokens=longest,
-                min_new_tokens=longest,
                 do_sample=False,
                 pad_token_id=EOS,
+                eos_token_id=EOS,
             )
-        tokens += sum(min(caps[i], out.shape[1] - width) for i in members)
+        for i, row in zip(members, out[:, width:].tolist(), strict=True):
+            row = row[: caps[i]]
+            row = row[: row.index(EOS)] if EOS in row else row
+            tokens += len(row)
+            if outputs is not None:
+                outputs[i] = row
     return tokens
+
+
+def engine_rows(model, label: str, reference: dict) -> list[dict]:
+    """Every engine at every ENGINE_BATCHES size, equal and mixed caps, side by side."""
+    rows = []
+    for batch_size in ENGINE_BATCHES:
+        n = n_requests(batch_size)
+        ps = POOL[:n]
+        for lengths, caps in (("equal", None), ("mixed", mixed_caps(n))):
+            for engine in ENGINES:
+                outputs: dict = {}
+                result = timed(decode_engine, engine, model, batch_size, ps, caps, outputs)
+                suffix = "" if lengths == "equal" else "_mixed"
+                r = row(f"engine_{engine}{suffix}", batch_size, n, result, dtype=label)
+                if lengths == "equal":
+                    same = sum(outputs.get(i) == reference[i] for i in reference)
+                    r["identical"] = round(same / len(reference), 3)
+                rows.append(r)
+    return rows
 
 
 def run(out_dir: Path) -> dict:
@@ -173,36 +226,29 @@ def run(out_dir: Path) -> dict:
         return {"skipped": "no CUDA device", "summary": ["skipped: no CUDA device here"]}
     import importlib.util
 
+    from oncoeval.backends.engines import choose
+
     device = torch.cuda.get_device_name(0) if ON_CUDA else f"{DEVICE} (smoke run)"
     rows: list[dict] = []
-    notes: list[str] = []
+    notes: list[str] = [f"auto picks {choose('auto', 'cuda' if ON_CUDA else 'cpu')} here"]
     config = llama3_8b_config()
     model = random_model(config)
     warm = prompts(2, seed=99)
-    decode_loop(model, 2, warm)  # CUDA kernels, allocator
+    for engine in ENGINES[:3]:  # CUDA kernels, allocator, each engine's first-call costs
+        decode_engine(engine, model, 2, warm)
 
-    n1 = 8
-    rows.append(row("hf_generate", 1, n1, timed(hf_generate, model, 1, prompts(n1))))
-    for batch_size in BATCHES:
+    reference: dict = {}
+    ref_result = timed(hf_generate, model, 1, POOL[:N_IDENTITY], None, reference)
+    rows.append(row("hf_generate", 1, N_IDENTITY, ref_result, dtype="bf16"))
+    for batch_size in [b for b in BATCHES if b not in ENGINE_BATCHES]:
         n = n_requests(batch_size)
-        ps = prompts(n)
-        rows.append(row("backend", batch_size, n, timed(decode_loop, model, batch_size, ps)))
-    for batch_size in (32, 64):
-        if batch_size in BATCHES:
-            n = n_requests(batch_size)
-            ps = prompts(n)
-            rows.append(
-                row("hf_generate", batch_size, n, timed(hf_generate, model, batch_size, ps))
-            )
-    for batch_size in (32, 64):
-        if batch_size in BATCHES:
-            n = n_requests(batch_size)
-            ps, caps = prompts(n), mixed_caps(n)
-            for mode, fn in (("hf_generate_mixed", hf_generate), ("backend_mixed", decode_loop)):
-                rows.append(row(mode, batch_size, n, timed(fn, model, batch_size, ps, caps)))
+        rows.append(row("backend", batch_size, n, timed(decode_loop, model, batch_size, POOL[:n])))
+    if "bf16" in DTYPES:
+        rows += engine_rows(model, "bf16", reference)
 
-    need_disk = ON_CUDA and (
-        importlib.util.find_spec("bitsandbytes") or importlib.util.find_spec("vllm")
+    want_rule = os.environ.get("ONCOEVAL_GPU_RULE", "1") == "1"
+    need_disk = want_rule or (
+        ON_CUDA and (importlib.util.find_spec("bitsandbytes") or importlib.util.find_spec("vllm"))
     )
     folder = None
     if need_disk:
@@ -213,22 +259,26 @@ def run(out_dir: Path) -> dict:
         torch.cuda.empty_cache()
 
     try:
+        if want_rule:
+            rows += run_rule(folder, notes)
         if not ON_CUDA:
-            notes.append("4-bit and vLLM skipped: not on CUDA")
-        elif importlib.util.find_spec("bitsandbytes"):
-            rows += run_4bit(folder)
+            notes.append("NF4 and vLLM skipped: not on CUDA")
         else:
-            notes.append("4-bit skipped: bitsandbytes is not installed")
-        if ON_CUDA and importlib.util.find_spec("vllm"):
-            rows += run_vllm(folder)
-        elif ON_CUDA:
-            notes.append("vLLM skipped: vllm is not installed")
+            if "nf4" in DTYPES and importlib.util.find_spec("bitsandbytes"):
+                rows += run_4bit(folder, reference)
+            elif "nf4" in DTYPES:
+                notes.append("NF4 skipped: bitsandbytes is not installed")
+            if importlib.util.find_spec("vllm"):
+                rows += run_vllm(folder)
+            else:
+                notes.append("vLLM skipped: vllm is not installed")
     finally:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
 
     return {
         "device": device,
+        "date": time.strftime("%Y-%m-%d"),
         "model": f"random Llama-3-8B shape ({LAYERS} layers), bf16",
         "new_tokens": NEW,
         "rows": rows,
@@ -237,7 +287,7 @@ def run(out_dir: Path) -> dict:
     }
 
 
-def run_4bit(folder: Path) -> list[dict]:
+def run_4bit(folder: Path, reference: dict) -> list[dict]:
     import torch
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
 
@@ -247,13 +297,84 @@ def run_4bit(folder: Path) -> list[dict]:
     model = AutoModelForCausalLM.from_pretrained(
         folder, quantization_config=quant, device_map=DEVICE, dtype=torch.bfloat16
     ).eval()
-    out = []
-    for batch_size in [b for b in BATCHES if b <= 64]:
-        n = n_requests(batch_size)
-        ps = prompts(n)
-        out.append(row("backend_4bit", batch_size, n, timed(decode_loop, model, batch_size, ps)))
+    for engine in ENGINES[:3]:
+        decode_engine(engine, model, 2, prompts(2, seed=99))
+    nf4_reference: dict = {}
+    out = [
+        row(
+            "hf_generate",
+            1,
+            N_IDENTITY,
+            timed(hf_generate, model, 1, POOL[:N_IDENTITY], None, nf4_reference),
+            dtype="nf4",
+        )
+    ]
+    out += engine_rows(model, "nf4", nf4_reference)
     del model
     torch.cuda.empty_cache()
+    return out
+
+
+def word_tokenizer(folder: Path) -> None:
+    """A word-level tokenizer with a chat template for the random model (ids 1000-9999)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {f"w{i}": 1000 + i for i in range(9000)}
+    vocab.update({"<unk>": 999, "<|eot_id|>": EOS, "<|user|>": 998, "<|assistant|>": 997})
+    core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=core, unk_token="<unk>", eos_token="<|eot_id|>", pad_token="<|eot_id|>"
+    )
+    tokenizer.chat_template = (
+        "{% for m in messages %}<|user|> {{ m['content'] }} {% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+    )
+    tokenizer.save_pretrained(folder)
+
+
+def run_rule(folder: Path, notes: list[str]) -> list[dict]:
+    """The generate rule's code end to end (load, cache, files), bf16, batch 64, engine auto."""
+    try:
+        from oncoeval.generate import run_generate
+        from oncoeval.records import Request, write_requests
+    except ImportError as exc:  # the package's own dependencies may be missing there
+        notes.append(f"rule skipped: {exc}")
+        return []
+    import torch
+
+    word_tokenizer(folder)
+    n = n_requests(64)
+    words = [" ".join(f"w{t % 9000}" for t in p) for p in POOL[:n]]
+    requests = [
+        Request(f"q{i}", [{"role": "user", "content": w}], {"max_new_tokens": NEW})
+        for i, w in enumerate(words)
+    ]
+    dtype = "bfloat16" if ON_CUDA else "float32"
+    cfg = {"id": "bench8b", "backend": "hf", "path": str(folder), "dtype": dtype}
+    cfg.update(batch_size=64, engine="auto")
+    with tempfile.TemporaryDirectory() as tmp:
+        request_file = Path(tmp) / "bench.jsonl"
+        write_requests(request_file, requests)
+
+        def rule() -> int:
+            run_generate(
+                request_file,
+                Path(tmp) / "out.jsonl",
+                cfg,
+                Path(tmp) / "cache",
+                "bench",
+                "bench",
+                threads=2,
+                progress=False,
+            )
+            lines = (Path(tmp) / "out.jsonl").read_text().splitlines()
+            return sum(json.loads(line)["completion_tokens"] or 0 for line in lines)
+
+        out = [row("rule", 64, n, timed(rule), dtype="bf16" if ON_CUDA else "fp32")]
+    if ON_CUDA:
+        torch.cuda.empty_cache()
     return out
 
 
@@ -305,35 +426,38 @@ def run_vllm(folder: Path) -> list[dict]:
 def summarise(rows: list[dict], device: str, notes: list[str]) -> list[str]:
     lines = [
         f"{device}; random Llama-3-8B-shaped model ({LAYERS} layers, {SHAPE}), "
-        f"{'bf16' if ON_CUDA else 'fp32'}; {NEW} new tokens per request; prompts of 120-180 "
-        "tokens.",
+        f"{'bf16 / NF4' if ON_CUDA else 'fp32'}; {NEW} new tokens per request (mixed: "
+        f"{NEW >> 3}/{NEW >> 2}/{NEW >> 1}/{NEW} in turn); prompts of 120-180 tokens.",
         "",
-        "| mode | batch | requests | tok/s | peak GPU GB |",
-        "|---|---|---|---|---|",
+        "| mode | dtype | batch | requests | tok/s | identical to one-by-one | peak GPU GB |",
+        "|---|---|---|---|---|---|---|",
     ]
     lines += [
-        f"| {r['mode']} | {r['batch_size'] or 'engine'} | {r['requests']} | {r['tok_s']} | {r['peak_gpu_gb']} |"
+        f"| {r['mode']} | {r['dtype']} | {r['batch_size'] or 'engine'} | {r['requests']} "
+        f"| {r['tok_s']} | {r.get('identical', '')} | {r['peak_gpu_gb']} |"
         for r in rows
     ]
-    best = max((r for r in rows if r["mode"] == "backend"), key=lambda r: r["tok_s"], default=None)
+    lines.append("")
+    by_key = {(r["mode"], r["dtype"], r["batch_size"]): r for r in rows}
+    for (mode, dtype, batch_size), r in by_key.items():
+        if not mode.startswith("engine_auto"):
+            continue
+        suffix = mode.removeprefix("engine_auto")
+        library = [
+            by_key.get((f"engine_{e}{suffix}", dtype, batch_size)) for e in ("static", "continuous")
+        ]
+        library = [x for x in library if x]
+        loop = by_key.get((f"engine_loop{suffix}", dtype, batch_size))
+        if library:
+            best = max(library, key=lambda x: x["tok_s"])
+            lines.append(
+                f"{dtype}, batch {batch_size}, {'mixed' if suffix else 'equal'} caps: auto / "
+                f"faster library engine ({best['mode'].removeprefix('engine_')}) "
+                f"{r['tok_s'] / best['tok_s']:.2f}"
+                + (f"; loop / that {loop['tok_s'] / best['tok_s']:.2f}" if loop else "")
+            )
     engine = next((r for r in rows if r["mode"] == "vllm_engine"), None)
     wrapped = next((r for r in rows if r["mode"] == "vllm_backend"), None)
-    if best and engine:
-        lines.append(
-            f"\nhf backend best (batch {best['batch_size']}) / vLLM engine: "
-            f"{best['tok_s'] / engine['tok_s']:.2f}"
-        )
     if wrapped and engine:
         lines.append(f"vllm backend / vLLM engine: {wrapped['tok_s'] / engine['tok_s']:.2f}")
-    for r in rows:
-        if r["mode"] == "backend_mixed":
-            static = next(
-                s
-                for s in rows
-                if s["mode"] == "hf_generate_mixed" and s["batch_size"] == r["batch_size"]
-            )
-            lines.append(
-                f"mixed caps, batch {r['batch_size']}: loop / static generate batches "
-                f"{r['tok_s'] / static['tok_s']:.2f}"
-            )
     return lines + [f"- {n}" for n in notes]

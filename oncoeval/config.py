@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from .backends import get_backend
@@ -59,66 +60,326 @@ def judge_ids(value) -> list[str]:
     return [value] if isinstance(value, str) else list(value or [])
 
 
+# Every config key that names a model: the top-level `evaluate` and, per study, the keys below
+# (dotted paths inside the study block). The schemas mark each with `x-names-model: true`, and
+# tests/spine/test_config_routes.py checks that both lists agree and that every key is checked.
+TOP_MODEL_KEYS = ("evaluate",)
+STUDY_MODEL_KEYS = {
+    "side_effects": ("evaluate", "judges.matcher"),
+    "cancer_myth": (
+        "evaluate",
+        "judges.verifier",
+        "judges.classifier",
+        "construction.generators",
+        "construction.responder",
+    ),
+    "coral": ("evaluate", "review.model"),
+    "guidelines": ("evaluate", "judges.generator", "judges.chooser"),
+}
+
+# Data keys of each study: True when the study cannot run without it. None of them has a
+# default: a user who enables a study names its data (the demo config names the demo's).
+STUDY_DATA_KEYS = {
+    "side_effects": {"profiles": True, "reference": True, "validation": False},
+    "cancer_myth": {"questions": True, "verifier_examples": True, "human_scores": False},
+    "coral": {"notes_dir": True, "metadata": False, "review.sheet": False},
+    "guidelines": {"guideline": True, "labelled_notes": True, "unlabelled_notes": False},
+}
+CONSTRUCTION_DATA_KEYS = {
+    "construction.myths": True,
+    "construction.initial_valid": True,
+    "construction.initial_invalid": True,
+    "construction.classifier_examples": True,
+}
+
+
+@dataclass(frozen=True)
+class Route:
+    """One (study, model) pair the workflow will build `generate` jobs for, and why."""
+
+    study: str  # a study, or "adhoc"
+    model: str
+    key: str  # the config key that sends the study's data to the model
+    role: str
+
+
+def _get(block: dict, dotted: str):
+    value = block
+    for part in dotted.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
+def _block(config: dict, study: str) -> dict:
+    return (config.get("studies") or {}).get(study) or {}
+
+
+def _ids(value) -> list[str]:
+    if value is None:
+        return []
+    return [v for v in value if v] if isinstance(value, list) else [value]
+
+
+def model_routes(config: dict) -> list[Route]:
+    """Every (study, model) whose `generate` jobs the workflow will build, with the key behind it.
+
+    Roles a run does not use (a classifier without construction) send nothing and are left out;
+    the `generate` rule refuses any job whose pair is not listed here (common.smk), so a route
+    missing from this function fails when the DAG is built instead of slipping past the checks.
+    """
+    routes: list[Route] = []
+    for study in enabled_studies(config):
+        block = _block(config, study)
+        key = f"studies.{study}.evaluate" if block.get("evaluate") else "evaluate"
+        for mid in study_evaluated_models(config, study):
+            routes.append(Route(study, mid, key, "evaluated"))
+        for dotted, role in _used_role_keys(study, block):
+            for mid in _ids(_get(block, dotted)):
+                routes.append(Route(study, mid, f"studies.{study}.{dotted}", role))
+    for name in config.get("adhoc") or {}:
+        for mid in config.get("evaluate") or []:
+            routes.append(Route("adhoc", mid, "evaluate", f"ad-hoc set {name}"))
+    return routes
+
+
+def _used_role_keys(study: str, block: dict) -> list[tuple[str, str]]:
+    """The model-naming keys (besides `evaluate`) whose models this study's run calls."""
+    if study == "side_effects":
+        # The matcher judge answers the llm matcher and, whenever set, the matcher validation.
+        return [("judges.matcher", "matcher judge")]
+    if study == "cancer_myth":
+        keys = [("judges.verifier", "verifier")]
+        if block.get("construct"):
+            keys += [
+                ("judges.classifier", "construction classifier"),
+                ("construction.generators", "construction generator"),
+                ("construction.responder", "construction responder"),
+            ]
+        return keys
+    if study == "coral":
+        return [("review.model", "review model")]
+    if study == "guidelines":
+        return [("judges.generator", "synthetic generator"), ("judges.chooser", "chooser")]
+    return []
+
+
+def _required_roles(study: str, block: dict) -> list[tuple[str, str]]:
+    """(key, why) of each model-naming key this run needs filled in."""
+    if study == "side_effects" and _get(block, "matcher.method") == "llm":
+        return [("judges.matcher", "matcher.method is llm")]
+    if study == "cancer_myth":
+        need = [("judges.verifier", "the verifier scores every answer")]
+        if block.get("construct"):
+            need += [
+                ("judges.classifier", "construct is true (questions are categorised)"),
+                ("construction.generators", "construct is true"),
+            ]
+        return need
+    return []
+
+
 def used_models(config: dict) -> dict[str, set[str]]:
     """Model id -> the studies (and ad-hoc sets) that send it data."""
     used: dict[str, set[str]] = {}
-    for study in enabled_studies(config):
-        judges = [m for v in study_judges(config, study).values() for m in judge_ids(v)]
-        for mid in study_evaluated_models(config, study) + judges:
-            used.setdefault(mid, set()).add(study)
-    for name in config.get("adhoc") or {}:
-        for mid in config.get("evaluate") or []:
-            used.setdefault(mid, set()).add(f"adhoc:{name}")
+    for route in model_routes(config):
+        label = (
+            route.study if route.study != "adhoc" else route.role.replace("ad-hoc set ", "adhoc:")
+        )
+        used.setdefault(route.model, set()).add(label)
     return used
 
 
-def check_config(config: dict, env: dict | None = None, cuda_available=None) -> None:
-    """Raise ConfigError for the first problem a schema cannot see."""
+def phi_problem(config: dict, models: dict, route: Route) -> str | None:
+    """Why this route may not send its study's data to its model, or None."""
+    if route.study == "adhoc" or not _block(config, route.study).get("contains_phi"):
+        return None
+    if route.model in models and not models[route.model]["phi_safe"]:
+        return (
+            f"{route.key}: {route.model!r} ({route.role}) is not phi_safe, but "
+            f"studies.{route.study}.contains_phi is true: PHI may not be sent to it. Set "
+            f"models[{route.model}].phi_safe: true only if your data agreement allows this "
+            "endpoint."
+        )
+    return None
+
+
+def config_problems(config: dict, env: dict | None = None, cuda_available=None) -> list[str]:
+    """Every problem of the config that a schema cannot see, each naming its key and value."""
     env = os.environ if env is None else env
-    models = models_by_id(config)
-    for mid in config.get("evaluate") or []:
+    problems: list[str] = []
+    seen: set[str] = set()
+    for i, model in enumerate(config.get("models") or []):
+        if model["id"] in seen:
+            problems.append(f"models[{i}].id: duplicate model id {model['id']!r}")
+        seen.add(model["id"])
+    models = {}
+    for model in config.get("models") or []:
+        model = dict(model)
+        if model.get("phi_safe") is None:
+            model["phi_safe"] = PHI_SAFE_DEFAULT.get(model["backend"], False)
+        models.setdefault(model["id"], model)
+
+    def unknown(key: str, mid) -> None:
         if mid not in models:
-            raise ConfigError(f"evaluate: unknown model id {mid!r}; defined: {sorted(models)}")
+            problems.append(f"{key}: unknown model id {mid!r}; defined: {sorted(models)}")
+
+    for mid in config.get("evaluate") or []:
+        unknown("evaluate", mid)
     for study in enabled_studies(config):
-        for mid in study_evaluated_models(config, study):
-            if mid not in models:
-                raise ConfigError(f"studies.{study}.evaluate: unknown model id {mid!r}")
-        for role, value in study_judges(config, study).items():
-            for mid in judge_ids(value):
-                if mid not in models:
-                    raise ConfigError(f"studies.{study}.judges.{role}: unknown model id {mid!r}")
-        block = config["studies"][study]
-        if block.get("contains_phi"):
-            roles = {m: "evaluated" for m in study_evaluated_models(config, study)}
-            roles.update(
-                {
-                    m: f"judge {r}"
-                    for r, v in study_judges(config, study).items()
-                    for m in judge_ids(v)
-                }
-            )
-            for mid, role in roles.items():
-                if not models[mid]["phi_safe"]:
-                    raise ConfigError(
-                        f"studies.{study}.contains_phi is true, but model {mid!r} ({role}) is not "
-                        f"phi_safe: PHI may not be sent to it. Set models[{mid}].phi_safe: true only "
-                        "if your data agreement allows this endpoint."
-                    )
+        block = _block(config, study)
+        for dotted in STUDY_MODEL_KEYS[study]:
+            for mid in _ids(_get(block, dotted)):
+                unknown(f"studies.{study}.{dotted}", mid)
+        if not study_evaluated_models(config, study):
+            problems.append(f"studies.{study}: enabled, but no model is evaluated (evaluate: [])")
+        for dotted, why in _required_roles(study, block):
+            if not _ids(_get(block, dotted)):
+                problems.append(f"studies.{study}.{dotted}: needs a model id ({why})")
+        problems += data_problems(study, block)
+    for route in model_routes(config):
+        problem = phi_problem(config, models, route)
+        if problem:
+            problems.append(problem)
     for mid in sorted(used_models(config)):
+        if mid not in models:
+            continue
         cfg = models[mid]
-        problems = get_backend(cfg["backend"]).config_problems(cfg, env=env)
-        if problems:
-            raise ConfigError(problems[0])
+        problems += get_backend(cfg["backend"]).config_problems(cfg, env=env)
         if cfg.get("quantization", "none") != "none":
             if cuda_available is None:
                 cuda_available = _cuda_available()
             if not cuda_available:
-                raise ConfigError(
+                problems.append(
                     f"models[{mid}].quantization: {cfg['quantization']} needs bitsandbytes on a "
                     "CUDA GPU, and this machine has none (bitsandbytes would silently quantize on "
                     "the CPU and change the outputs). Use quantization: none here, or run this "
                     "model's jobs on a GPU node."
                 )
+    return list(dict.fromkeys(problems))
+
+
+def data_problems(study: str, block: dict) -> list[str]:
+    """Data keys of an enabled study that are missing, or name a file that does not exist."""
+    keys = dict(STUDY_DATA_KEYS[study])
+    if study == "cancer_myth" and block.get("construct"):
+        keys.update(CONSTRUCTION_DATA_KEYS)
+    problems = []
+    for dotted, required in keys.items():
+        value = _get(block, dotted)
+        if not value:
+            if required:
+                problems.append(
+                    f"studies.{study}.{dotted}: not set; the study needs it (there is no default "
+                    "data set: name your own file)"
+                )
+        elif not Path(value).exists():
+            problems.append(f"studies.{study}.{dotted}: {value!r}: {MISSING_FILE}")
+    return problems
+
+
+# The problem text of a data path that does not exist (tests recognise a user's absent data by it).
+MISSING_FILE = "no such file or folder"
+
+
+ITEM_LIMIT_ENV = "ONCOEVAL_ITEM_LIMIT"
+
+
+def apply_only(config: dict) -> list[str]:
+    """Narrow the run to the studies and models named by ``only`` (in place); problems found.
+
+    ``only`` is a comma-separated list (or a YAML list) of study names and model ids, e.g.
+    ``--config only=cancer_myth`` or ``only=cancer_myth,gpt-4o``. Named studies run and no
+    other; named models are the only ones evaluated (judges stay as configured), and a study
+    that evaluates none of them is switched off.
+    """
+    only = config.get("only")
+    if not only:
+        return []
+    names = [n.strip() for n in (only.split(",") if isinstance(only, str) else only)]
+    names = [n for n in names if n]
+    model_ids = {m["id"] for m in config.get("models") or []}
+    problems = [
+        f"only: {n!r} is neither a study ({', '.join(STUDIES)}) nor a model id; defined: "
+        f"{sorted(model_ids)}"
+        for n in names
+        if n not in STUDIES and n not in model_ids
+    ]
+    studies = [n for n in names if n in STUDIES]
+    chosen = [n for n in names if n not in STUDIES and n in model_ids]
+    blocks = config.setdefault("studies", {})
+    if studies:
+        for study in STUDIES:
+            blocks.setdefault(study, {})["enabled"] = study in studies
+    if chosen:
+        for study in enabled_studies(config):
+            kept = [m for m in study_evaluated_models(config, study) if m in chosen]
+            blocks[study]["evaluate"] = kept
+            if not kept:
+                blocks[study]["enabled"] = False
+        config["evaluate"] = [m for m in config.get("evaluate") or [] if m in chosen]
+        if not enabled_studies(config) and not config.get("adhoc"):
+            problems.append(f"only: no study left that evaluates {chosen}")
+    return problems
+
+
+def export_item_limit(config: dict, env: dict | None = None) -> None:
+    """Hand ``limit`` to the jobs (their tables say the run was capped); unset when there is none."""
+    env = os.environ if env is None else env
+    if config.get("limit"):
+        env[ITEM_LIMIT_ENV] = str(int(config["limit"]))
+    else:
+        env.pop(ITEM_LIMIT_ENV, None)
+
+
+def item_limit(config: dict) -> int | None:
+    """The per-study item cap of a smoke run (``limit``), or None for every item."""
+    return int(config["limit"]) if config.get("limit") else None
+
+
+def schema_problems(config: dict, schema_path: str | os.PathLike) -> list[str]:
+    """Every place where ``config`` breaks the JSON Schema (the study schemas included), each as
+    ``key.path: what is wrong`` -- all of them, where a validator stops at the first."""
+    import jsonschema
+    import yaml
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    schema_path = Path(schema_path)
+    schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
+    registry = Registry()
+    for study in STUDIES:
+        rel = f"schemas/{study}.schema.yaml"
+        contents = yaml.safe_load((schema_path.parent / rel).read_text(encoding="utf-8"))
+        registry = registry.with_resource(rel, Resource.from_contents(contents, DRAFT202012))
+    validator = jsonschema.Draft202012Validator(schema, registry=registry)
+    problems = []
+    for error in sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.path))):
+        message = error.message if len(error.message) < 300 else error.message[:300] + "..."
+        problems.append(f"{key_path(error.absolute_path) or '(top level)'}: {message}")
+    return problems
+
+
+def key_path(parts) -> str:
+    """``['models', 0, 'backend']`` -> ``models[0].backend``."""
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def check_config(config: dict, env: dict | None = None, cuda_available=None) -> None:
+    """Raise one ConfigError listing every problem of ``config_problems``."""
+    problems = config_problems(config, env=env, cuda_available=cuda_available)
+    if problems:
+        raise ConfigError(format_problems(problems))
+
+
+def format_problems(problems: list[str]) -> str:
+    if len(problems) == 1:
+        return problems[0]
+    return f"{len(problems)} problems:\n" + "\n".join(f"  - {p}" for p in problems)
 
 
 def _cuda_available() -> bool:
@@ -127,14 +388,21 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-def model_signature(cfg: dict) -> str:
+def model_signature(cfg: dict, study: str | None = None, requestset: str | None = None) -> str:
     """What the model's outputs depend on, as one string for the `generate` rule's params.
 
     Changing an operational setting (batch size, concurrency, resources, price, phi_safe) does not
-    change it, so such edits rerun nothing.
+    change it, so such edits rerun nothing. Given a job's study and request set, it also holds a
+    digest of the stored answers a backend serves for that job (replay), so editing them reruns
+    the jobs that read them, and only those.
     """
     backend = get_backend(cfg["backend"])
-    return canonical_json({"backend": cfg["backend"], **backend.identity(cfg)})
+    signature = {"backend": cfg["backend"], **backend.identity(cfg)}
+    if study is not None:
+        digest = backend.answers_digest(cfg, study, requestset)
+        if digest is not None:
+            signature["answers_digest"] = digest
+    return canonical_json(signature)
 
 
 def file_digest(path: str | os.PathLike, length: int = 16) -> str:

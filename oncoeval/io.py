@@ -42,8 +42,22 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
 
 
 def iter_jsonl(path: str | os.PathLike) -> Iterator[dict]:
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
+    for _, obj in iter_jsonl_lines(path):
+        yield obj
+
+
+def iter_jsonl_lines(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
+    """(line number, object) of a JSONL file; a BOM is allowed, other bytes must be UTF-8."""
+    with open(path, "rb") as handle:  # decoded line by line, so an encoding error names its line
+        for lineno, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    path,
+                    f"line {lineno}",
+                    f"not UTF-8 text (byte 0x{raw[exc.start]:02x}); save the file as UTF-8",
+                ) from None
             if not line.strip():
                 continue
             try:
@@ -52,7 +66,7 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[dict]:
                 raise InputError(path, f"line {lineno}", f"not valid JSON ({exc.msg})") from None
             if not isinstance(obj, dict):
                 raise InputError(path, f"line {lineno}", "expected a JSON object")
-            yield obj
+            yield lineno, obj
 
 
 def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
@@ -64,7 +78,19 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
 def write_table(
     df: pd.DataFrame, tsv_path: str | os.PathLike, md_path=None, title=None, notes=None
 ):
-    """Write a table as TSV and, when ``md_path`` is given, as a Markdown twin."""
+    """Write a table as TSV and, when ``md_path`` is given, as a Markdown twin.
+
+    In a capped smoke run (``limit``, handed to jobs as ONCOEVAL_ITEM_LIMIT) the Markdown twin
+    says so under its title, so a table of five items is never read as a finding.
+    """
+    limit = os.environ.get("ONCOEVAL_ITEM_LIMIT")
+    if limit:
+        capped = (
+            f"Capped run (limit={limit}): each study used only its first {limit} items; "
+            "not a result."
+        )
+        title = f"{title}\n\n{capped}" if title else None
+        notes = notes if title else [capped, *(notes or [])]
     with atomic_write(tsv_path) as handle:
         df.to_csv(handle, sep="\t", index=False, float_format="%.6g")
     if md_path is not None:
@@ -75,6 +101,24 @@ def write_table(
             handle.write("\n")
             for note in notes or []:
                 handle.write(f"\n{note}\n")
+
+
+def cap_jsonl(path: str | os.PathLike, limit: int | None, group_by: str | None = None) -> int:
+    """Keep only the first ``limit`` records of a JSONL file (per value of ``group_by``), in file
+    order: the item cap of a smoke run (config key ``limit``). Returns the records kept."""
+    rows = list(read_jsonl(path))
+    if not limit:
+        return len(rows)
+    seen: dict = {}
+    kept = []
+    for row in rows:
+        group = row.get(group_by) if group_by else None
+        if seen.get(group, 0) < limit:
+            seen[group] = seen.get(group, 0) + 1
+            kept.append(row)
+    write_jsonl(path, kept)
+    logging.getLogger("oncoeval").info("limit=%d: kept %d of %d items", limit, len(kept), len(rows))
+    return len(kept)
 
 
 def read_tsv(path: str | os.PathLike) -> pd.DataFrame:

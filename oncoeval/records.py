@@ -14,7 +14,7 @@ import os
 from dataclasses import asdict, dataclass, field
 
 from .errors import InputError
-from .io import iter_jsonl, write_jsonl
+from .io import iter_jsonl, iter_jsonl_lines, write_jsonl
 
 ROLES = {"system", "user", "assistant"}
 # Generation parameters a request may carry; anything else is a mistake worth stopping on.
@@ -61,6 +61,21 @@ class Response:
         return cls(**{k: v for k, v in row.items() if k in known})
 
 
+def verdict_problem(resp: Response | None) -> str | None:
+    """Why a judge's reply cannot be used as a verdict (None when it can).
+
+    A failed call is no verdict, and neither is one cut off at the token limit
+    (``finish_reason`` ``length``): its conclusion may be missing or half-written.
+    """
+    if resp is None:
+        return "no response"
+    if resp.error is not None:
+        return f"error: {resp.error}"
+    if resp.finish_reason == "length":
+        return "truncated: the reply hit the token limit (finish_reason length)"
+    return None
+
+
 def validate_request(obj: dict, path, lineno: int) -> Request:
     where = f"line {lineno}"
     rid = obj.get("request_id")
@@ -99,9 +114,7 @@ def read_requests(path: str | os.PathLike) -> list[Request]:
     """Read and validate a request set; duplicate ids and malformed lines raise InputError."""
     requests: list[Request] = []
     seen: dict[str, int] = {}
-    with open(path, encoding="utf-8") as handle:
-        lines = [(i, ln) for i, ln in enumerate(handle, start=1) if ln.strip()]
-    for (lineno, _), obj in zip(lines, iter_jsonl(path), strict=True):
+    for lineno, obj in iter_jsonl_lines(path):
         req = validate_request(obj, path, lineno)
         if req.request_id in seen:
             raise InputError(

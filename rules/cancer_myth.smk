@@ -4,6 +4,7 @@
 
 import re
 
+from oncoeval.errors import OncoEvalError
 from oncoeval.studies.cancer_myth import workflow as cm
 
 CM = cm.settings(config)
@@ -14,6 +15,12 @@ CM_VERIFIER = CM_JURY[0] if CM_JURY else "NO_VERIFIER"
 CM_JUROR_PATTERN = "|".join(re.escape(m) for m in CM_JURY) or "NO_JURORS"
 CM_CLASSIFIER = judge_model("cancer_myth", "classifier") or "NO_CLASSIFIER"
 CM_GENERATOR_PATTERN = "|".join(re.escape(m) for m in sorted(MODELS)) or "NO_MODELS"
+# Every construction input is read and checked now, before any job (and any model call) runs.
+if study_enabled("cancer_myth") and CM["construct"]:
+    try:
+        cm.check_construction_inputs(CM)
+    except (OncoEvalError, OSError) as exc:
+        raise WorkflowError(f"cancer_myth construction input: {exc}") from None
 
 
 localrules:
@@ -42,13 +49,15 @@ localrules:
 
 rule cancer_myth_prepare:
     input:
-        CM["questions"],
+        CM["questions"] or [],
     output:
         f"{CM_R}/items.jsonl",
     log:
         "logs/cancer_myth/prepare.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        limit=ITEM_LIMIT,
     script:
         "../scripts/cancer_myth/prepare.py"
 
@@ -157,47 +166,19 @@ rule cancer_myth_tables:
         ),
         validation=f"{CM_R}/validation/verifier_pairs.tsv" if CM["human_scores"] else [],
     output:
-        pcs_pcr=report(
-            f"{CM_R}/tables/pcs_pcr.tsv", category="cancer_myth", subcategory="tables"
-        ),
+        pcs_pcr=f"{CM_R}/tables/pcs_pcr.tsv",
         pcs_pcr_md=f"{CM_R}/tables/pcs_pcr.md",
-        by_category=report(
-            f"{CM_R}/tables/pcs_by_category.tsv",
-            category="cancer_myth",
-            subcategory="tables",
-        ),
+        by_category=f"{CM_R}/tables/pcs_by_category.tsv",
         by_category_md=f"{CM_R}/tables/pcs_by_category.md",
-        by_generator=report(
-            f"{CM_R}/tables/pcs_by_generator.tsv",
-            category="cancer_myth",
-            subcategory="tables",
-        ),
+        by_generator=f"{CM_R}/tables/pcs_by_generator.tsv",
         by_generator_md=f"{CM_R}/tables/pcs_by_generator.md",
-        pairwise=report(
-            f"{CM_R}/tables/pairwise.tsv", category="cancer_myth", subcategory="tables"
-        ),
+        pairwise=f"{CM_R}/tables/pairwise.tsv",
         pairwise_md=f"{CM_R}/tables/pairwise.md",
-        jury=report(
-            f"{CM_R}/tables/jury_agreement.tsv",
-            category="cancer_myth",
-            subcategory="tables",
-        ),
+        jury=f"{CM_R}/tables/jury_agreement.tsv",
         jury_md=f"{CM_R}/tables/jury_agreement.md",
-        fig_overall=report(
-            f"{CM_R}/figures/pcs_pcr.png",
-            category="cancer_myth",
-            subcategory="figures",
-        ),
-        fig_category=report(
-            f"{CM_R}/figures/pcs_by_category.png",
-            category="cancer_myth",
-            subcategory="figures",
-        ),
-        fig_generator=report(
-            f"{CM_R}/figures/pcs_by_generator.png",
-            category="cancer_myth",
-            subcategory="figures",
-        ),
+        fig_overall=f"{CM_R}/figures/pcs_pcr.png",
+        fig_category=f"{CM_R}/figures/pcs_by_category.png",
+        fig_generator=f"{CM_R}/figures/pcs_by_generator.png",
     log:
         "logs/cancer_myth/tables.log",
     conda:
@@ -225,24 +206,12 @@ rule cancer_myth_judge_agreement:
         first=cm.verdict_files(CM_JURY, "validate", "")["first"],
         retry=cm.verdict_files(CM_JURY, "validate", "")["retry"],
     output:
-        tsv=report(
-            f"{CM_R}/tables/judge_agreement.tsv",
-            category="cancer_myth",
-            subcategory="judge validation",
-        ),
+        tsv=f"{CM_R}/tables/judge_agreement.tsv",
         md=f"{CM_R}/tables/judge_agreement.md",
-        confusion=report(
-            f"{CM_R}/tables/judge_confusion.tsv",
-            category="cancer_myth",
-            subcategory="judge validation",
-        ),
+        confusion=f"{CM_R}/tables/judge_confusion.tsv",
         confusion_md=f"{CM_R}/tables/judge_confusion.md",
         pairs=f"{CM_R}/validation/verifier_pairs.tsv",
-        per_class=report(
-            f"{CM_R}/tables/judge_per_class.tsv",
-            category="cancer_myth",
-            subcategory="judge validation",
-        ),
+        per_class=f"{CM_R}/tables/judge_per_class.tsv",
         per_class_md=f"{CM_R}/tables/judge_per_class.md",
     log:
         "logs/cancer_myth/judge_agreement.log",
@@ -283,7 +252,7 @@ rule cancer_myth_adjudication_sheet:
 
 rule cancer_myth_construct_myths:
     input:
-        CM["construction"]["myths"],
+        CM["construction"]["myths"] or [],
     output:
         f"{CM_R}/construction/myths.jsonl",
     log:
@@ -440,11 +409,7 @@ rule cancer_myth_construct_dataset:
     output:
         categories=f"{CM_R}/construction/categories.jsonl",
         dataset=f"{CM_R}/construction/dataset.json",
-        balance=report(
-            f"{CM_R}/construction/balance.tsv",
-            category="cancer_myth",
-            subcategory="construction",
-        ),
+        balance=f"{CM_R}/construction/balance.tsv",
     log:
         "logs/cancer_myth/construct/dataset.log",
     conda:

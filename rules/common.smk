@@ -1,30 +1,41 @@
 """Python side of the workflow: config validation, model lookups and input/param helpers."""
 
 import os
+from pathlib import Path
 
 from snakemake.utils import min_version, validate
 
 from oncoeval import config as oc
-from oncoeval.errors import ConfigError
 
 min_version("9.0")
 
 
-validate(config, "../config/config.schema.yaml")
-# Snakemake's default-filling validator does not follow the $ref into each study's schema, so
-# each study block is validated (and its defaults filled) against its own schema as well.
-for _study in oc.STUDIES:
-    config["studies"].setdefault(_study, {})
-    validate(config["studies"][_study], f"../config/schemas/{_study}.schema.yaml")
+# Every problem of the config is reported at once, before any job: first what the schemas see
+# (shapes, types, unknown keys), then what they cannot (references between keys, data paths,
+# PHI routes, API key variables, hardware).
+_problems = oc.schema_problems(
+    config, Path(workflow.basedir) / "config/config.schema.yaml"
+)
+if not _problems:
+    validate(config, "../config/config.schema.yaml")
+    # Snakemake's default-filling validator does not follow the $ref into each study's schema, so
+    # each study block is validated (and its defaults filled) against its own schema as well.
+    for _study in oc.STUDIES:
+        config["studies"].setdefault(_study, {})
+        validate(config["studies"][_study], f"../config/schemas/{_study}.schema.yaml")
+    # `only=` / `limit=` (e.g. from --config) narrow the run before anything is checked.
+    _problems = oc.apply_only(config) + oc.config_problems(config)
+if _problems:
+    raise WorkflowError(f"config: {oc.format_problems(_problems)}")
 # Mappings in key order, at every level: params built from config blocks then do not change
 # (and rerun jobs) when a config file lists the same keys in another order.
 oc.sort_mappings_in_place(config)
-
-try:
-    oc.check_config(config)
-    MODELS = oc.models_by_id(config)
-except ConfigError as exc:
-    raise WorkflowError(f"config: {exc}") from None
+MODELS = oc.models_by_id(config)
+# The (study, model) pairs whose data routes were checked above; `generate` refuses any other.
+GENERATE_ROUTES = {(r.study, r.model) for r in oc.model_routes(config)}
+# A capped run (limit=N) says so in every table it writes (oncoeval.io.write_table).
+oc.export_item_limit(config)
+ITEM_LIMIT = oc.item_limit(config)
 
 # The GGUF conversion store is shared by every hf job of the run.
 os.environ.setdefault("ONCOEVAL_MODEL_STORE", config["model_store"])
@@ -66,6 +77,17 @@ def model_cfg(model_id):
     return MODELS[model_id]
 
 
+def routed_model_cfg(wildcards):
+    """The model of a `generate` job, once its (study, model) pair is a checked route."""
+    if (wildcards.study, wildcards.model) not in GENERATE_ROUTES:
+        raise WorkflowError(
+            f"generate: no config key sends study {wildcards.study!r} to model "
+            f"{wildcards.model!r}, so its PHI route was not checked (oncoeval.config.model_routes "
+            "lists every route; a new one must be added there)."
+        )
+    return model_cfg(wildcards.model)
+
+
 def profile_default_resource(key):
     """The `default-resources` entry for `key` (profile or command line) as written, else None."""
     defaults = workflow.resource_settings.default_resources
@@ -96,4 +118,6 @@ def get_final_output():
     for name, targets_of in STUDY_TARGETS.items():
         if name == "adhoc" or study_enabled(name):
             targets.extend(targets_of())
+        if name != "adhoc" and study_enabled(name):
+            targets.append(f"results/{name}/tables/model_calls.tsv")
     return targets

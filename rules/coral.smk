@@ -19,16 +19,14 @@ localrules:
 
 rule coral_prepare:
     input:
-        notes=lambda wc: coral_wf.note_files(CORAL["notes_dir"]),
+        notes=lambda wc: (
+            coral_wf.note_files(CORAL["notes_dir"]) if CORAL["notes_dir"] else []
+        ),
         conf=CORAL["annotation_conf"],
         metadata=[CORAL["metadata"]] if CORAL["metadata"] else [],
     output:
         notes_items="results/coral/items/notes.jsonl",
-        sections=report(
-            "results/coral/items/sections.tsv",
-            category="coral",
-            caption="../report/coral_sections.rst",
-        ),
+        sections="results/coral/items/sections.tsv",
         gold="results/coral/gold/gold.tsv",
     log:
         "logs/coral/prepare.log",
@@ -37,6 +35,7 @@ rule coral_prepare:
     params:
         notes_dir=CORAL["notes_dir"],
         sections=CORAL["sections"],
+        limit=ITEM_LIMIT,
     script:
         "../scripts/coral/prepare.py"
 
@@ -79,11 +78,7 @@ rule coral_score:
         parsed="results/coral/parsed/{model}.tsv",
         gold="results/coral/gold/gold.tsv",
     output:
-        report(
-            "results/coral/scores/{model}.tsv",
-            category="coral",
-            caption="../report/coral_scores.rst",
-        ),
+        "results/coral/scores/{model}.tsv",
     log:
         "logs/coral/score/{model}.log",
     conda:
@@ -99,20 +94,12 @@ rule coral_aggregate:
         ),
         notes_items="results/coral/items/notes.jsonl",
     output:
-        tables=report(
-            expand(
-                "results/coral/tables/{table}.{ext}",
-                table=coral_wf.TABLES,
-                ext=["tsv", "md"],
-            ),
-            category="coral",
-            caption="../report/coral_tables.rst",
+        tables=expand(
+            "results/coral/tables/{table}.{ext}",
+            table=coral_wf.TABLES,
+            ext=["tsv", "md"],
         ),
-        figures=report(
-            expand("results/coral/figures/{figure}.png", figure=coral_wf.FIGURES),
-            category="coral",
-            caption="../report/coral_figure3.rst",
-        ),
+        figures=expand("results/coral/figures/{figure}.png", figure=coral_wf.FIGURES),
     log:
         "logs/coral/aggregate.log",
     conda:
@@ -141,11 +128,7 @@ rule coral_review_table:
     input:
         sheet=lambda wc: CORAL["review"]["sheet"],
     output:
-        tsv=report(
-            "results/coral/tables/expert_review.tsv",
-            category="coral",
-            caption="../report/coral_review.rst",
-        ),
+        tsv="results/coral/tables/expert_review.tsv",
         md="results/coral/tables/expert_review.md",
     log:
         "logs/coral/review_table.log",

@@ -14,7 +14,7 @@ rule generate:
         # Waits for the model's GGUF conversion (if any); ancient(): a re-written manifest
         # reruns nothing.
         checkpoint=lambda wc: ancient(
-            hf_backend.conversion_manifests(model_cfg(wc.model))
+            hf_backend.conversion_manifests(routed_model_cfg(wc))
         ),
     output:
         responses="results/{study}/responses/{model}/{requestset}.jsonl",
@@ -40,7 +40,10 @@ rule generate:
         slurm_partition=lambda wc: generate_resource(wc, "slurm_partition"),
         slurm_extra=lambda wc: generate_resource(wc, "slurm_extra"),
     params:
-        model=lambda wc: oc.model_signature(model_cfg(wc.model)),
+        # (for replay models also a digest of the answers file this job reads)
+        model=lambda wc: oc.model_signature(
+            model_cfg(wc.model), wc.study, wc.requestset
+        ),
     script:
         "../scripts/generate.py"
 
@@ -70,3 +73,24 @@ rule convert_model:
         runtime=30,
     script:
         "../scripts/convert_model.py"
+
+
+# Per study: requests, failed calls and truncated answers per model and request set, read from
+# every responses file of the study once the study's own tables are built.
+rule model_calls_table:
+    input:
+        lambda wc: STUDY_TARGETS[wc.study](),
+    output:
+        tsv="results/{study}/tables/model_calls.tsv",
+        md="results/{study}/tables/model_calls.md",
+    log:
+        "logs/{study}/model_calls_table.log",
+    localrule: True
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        models=lambda wc: sorted(
+            m for m, studies in oc.used_models(config).items() if wc.study in studies
+        ),
+    script:
+        "../scripts/model_calls_table.py"

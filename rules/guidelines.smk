@@ -19,6 +19,7 @@ localrules:
     guidelines_parse,
     guidelines_score,
     guidelines_synth_targets,
+    guidelines_synth_record_check_requests,
     guidelines_synth_structured_requests,
     guidelines_synth_collect,
     guidelines_synth_choose_requests,
@@ -35,14 +36,14 @@ localrules:
 
 rule guidelines_prepare:
     input:
-        tree=GL["guideline"],
-        labelled=GL["labelled_notes"],
+        tree=GL["guideline"] or [],
+        labelled=GL["labelled_notes"] or [],
         unlabelled=GLS.optional_inputs(GL["unlabelled_notes"]),
     output:
         tree=f"{GLR}/prepared/tree.json",
         notes=f"{GLR}/prepared/notes.jsonl",
         excluded=f"{GLR}/prepared/excluded_labels.tsv",
-        summary=report(f"{GLR}/tables/guideline_tree.tsv", category="guidelines"),
+        summary=f"{GLR}/tables/guideline_tree.tsv",
         summary_md=f"{GLR}/tables/guideline_tree.md",
     log:
         "logs/guidelines/prepare.log",
@@ -50,6 +51,8 @@ rule guidelines_prepare:
         "../envs/cpu.yaml"
     params:
         trim=GL["trim_surveillance"],
+        limit=ITEM_LIMIT,
+        primary_annotator=GL["primary_annotator"],
     script:
         "../scripts/guidelines/prepare.py"
 
@@ -107,7 +110,7 @@ rule guidelines_score:
 rule guidelines_synth_targets:
     input:
         tree=rules.guidelines_prepare.output.tree,
-        notes=rules.guidelines_prepare.output.notes,
+        examples=GLS.optional_inputs(GLS.synthetic_settings(GL)["example_notes"]),
         record=GLS.prompt(GL, "record"),
         unstructured=GLS.prompt(GL, "unstructured_note"),
     output:
@@ -124,21 +127,42 @@ rule guidelines_synth_targets:
         "../scripts/guidelines/synth_targets.py"
 
 
+rule guidelines_synth_record_check_requests:
+    input:
+        tree=rules.guidelines_prepare.output.tree,
+        targets=rules.guidelines_synth_targets.output.targets,
+        records=GLS.judge_responses(config, "generator", "synth_record"),
+        template=GLS.prompt(GL, "record_predict"),
+    output:
+        f"{GLR}/requests/synth_record_predict.jsonl",
+    log:
+        "logs/guidelines/synth_record_check_requests.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        synth=GLS.synthetic_settings(GL),
+    script:
+        "../scripts/guidelines/synth_record_check_requests.py"
+
+
 rule guidelines_synth_structured_requests:
     input:
         tree=rules.guidelines_prepare.output.tree,
-        notes=rules.guidelines_prepare.output.notes,
+        examples=GLS.optional_inputs(GLS.synthetic_settings(GL)["example_notes"]),
         targets=rules.guidelines_synth_targets.output.targets,
         records=GLS.judge_responses(config, "generator", "synth_record"),
+        record_predict=GLS.judge_responses(config, "generator", "synth_record_predict"),
         template=GLS.prompt(GL, "structured_note"),
     output:
-        f"{GLR}/requests/synth_note_structured.jsonl",
+        requests=f"{GLR}/requests/synth_note_structured.jsonl",
+        check=f"{GLR}/synthetic/record_check.jsonl",
     log:
         "logs/guidelines/synth_structured_requests.log",
     conda:
         "../envs/cpu.yaml"
     params:
         synth=GLS.synthetic_settings(GL),
+        trim=GL["trim_surveillance"],
     script:
         "../scripts/guidelines/synth_structured_requests.py"
 
@@ -150,6 +174,7 @@ rule guidelines_synth_collect:
         notes=GLS.judge_responses(
             config, "generator", "synth_note_structured", "synth_note_unstructured"
         ),
+        check=rules.guidelines_synth_structured_requests.output.check,
         template=GLS.prompt(GL, "predict"),
     output:
         notes=f"{GLR}/synthetic/notes.jsonl",
@@ -190,7 +215,7 @@ rule guidelines_synth_benchmark:
         predict=GLS.judge_responses(config, "generator", "synth_predict"),
         choose=GLS.judge_responses(config, "chooser", "synth_choose"),
     output:
-        table=report(f"{GLR}/synthetic/benchmark.tsv", category="guidelines"),
+        table=f"{GLR}/synthetic/benchmark.tsv",
         table_md=f"{GLR}/synthetic/benchmark.md",
     log:
         "logs/guidelines/synth_benchmark.log",
@@ -198,6 +223,7 @@ rule guidelines_synth_benchmark:
         "../envs/cpu.yaml"
     params:
         trim=GL["trim_surveillance"],
+        synth=GLS.synthetic_settings(GL),
     script:
         "../scripts/guidelines/synth_benchmark.py"
 
@@ -245,11 +271,14 @@ rule guidelines_cross_model:
 
 rule guidelines_table1:
     input:
+        notes=rules.guidelines_prepare.output.notes,
         scores=GLS.per_model(config, f"{GLR}/scores/{{model}}.tsv"),
         rollouts=GLS.per_model(config, f"{GLR}/rollouts/{{model}}.tsv"),
     output:
-        table=report(f"{GLR}/tables/table1_expert.tsv", category="guidelines"),
+        table=f"{GLR}/tables/table1_expert.tsv",
         table_md=f"{GLR}/tables/table1_expert.md",
+        annotators=f"{GLR}/tables/annotators.tsv",
+        annotators_md=f"{GLR}/tables/annotators.md",
     log:
         "logs/guidelines/table1.log",
     conda:
@@ -265,13 +294,11 @@ rule guidelines_consistency_accuracy:
     input:
         scores=GLS.per_model(config, f"{GLR}/scores/{{model}}.tsv"),
     output:
-        table=report(f"{GLR}/tables/consistency_accuracy.tsv", category="guidelines"),
+        table=f"{GLR}/tables/consistency_accuracy.tsv",
         table_md=f"{GLR}/tables/consistency_accuracy.md",
         bins=f"{GLR}/tables/accuracy_by_consistency.tsv",
         bins_md=f"{GLR}/tables/accuracy_by_consistency.md",
-        figure=report(
-            f"{GLR}/figures/accuracy_by_consistency.png", category="guidelines"
-        ),
+        figure=f"{GLR}/figures/accuracy_by_consistency.png",
     log:
         "logs/guidelines/consistency_accuracy.log",
     conda:
@@ -290,11 +317,13 @@ rule guidelines_proxy_agreement:
         cross=rules.guidelines_cross_model.output.scores,
         table1=rules.guidelines_table1.output.table,
     output:
-        scores=report(f"{GLR}/tables/proxy_scores.tsv", category="guidelines"),
+        scores=f"{GLR}/tables/proxy_scores.tsv",
         scores_md=f"{GLR}/tables/proxy_scores.md",
-        agreement=report(f"{GLR}/tables/proxy_agreement.tsv", category="guidelines"),
+        agreement=f"{GLR}/tables/proxy_agreement.tsv",
         agreement_md=f"{GLR}/tables/proxy_agreement.md",
-        heatmap=report(f"{GLR}/figures/proxy_heatmap.png", category="guidelines"),
+        compliance=f"{GLR}/tables/compliance.tsv",
+        compliance_md=f"{GLR}/tables/compliance.md",
+        heatmap=f"{GLR}/figures/proxy_heatmap.png",
     log:
         "logs/guidelines/proxy_agreement.log",
     conda:
@@ -311,17 +340,14 @@ rule guidelines_meta_classifier:
         features=rules.guidelines_cross_model.output.features,
         proxy=rules.guidelines_proxy_agreement.output.scores,
     output:
-        table=report(f"{GLR}/tables/meta_classifier.tsv", category="guidelines"),
+        table=f"{GLR}/tables/meta_classifier.tsv",
         table_md=f"{GLR}/tables/meta_classifier.md",
         predictions=f"{GLR}/meta_classifier/predictions.tsv",
         rows=f"{GLR}/meta_classifier/rows.tsv",
-        roc_sets=report(f"{GLR}/figures/roc_feature_sets.png", category="guidelines"),
-        roc=report(
-            expand(
-                f"{GLR}/figures/roc_{{feature_set}}.png",
-                feature_set=GLS.feature_sets(GL),
-            ),
-            category="guidelines",
+        roc_sets=f"{GLR}/figures/roc_feature_sets.png",
+        roc=expand(
+            f"{GLR}/figures/roc_{{feature_set}}.png",
+            feature_set=GLS.feature_sets(GL),
         ),
     log:
         "logs/guidelines/meta_classifier.log",
@@ -340,7 +366,7 @@ rule guidelines_clustering:
     input:
         rows=rules.guidelines_meta_classifier.output.rows,
     output:
-        table=report(f"{GLR}/tables/clustering.tsv", category="guidelines"),
+        table=f"{GLR}/tables/clustering.tsv",
         table_md=f"{GLR}/tables/clustering.md",
     log:
         "logs/guidelines/clustering.log",
@@ -358,9 +384,13 @@ rule guidelines_error_analysis:
         scores=GLS.per_model(config, f"{GLR}/scores/{{model}}.tsv"),
         rollouts=GLS.per_model(config, f"{GLR}/rollouts/{{model}}.tsv"),
     output:
-        table=report(f"{GLR}/tables/error_analysis.tsv", category="guidelines"),
+        table=f"{GLR}/tables/error_analysis.tsv",
         table_md=f"{GLR}/tables/error_analysis.md",
         points=f"{GLR}/error_analysis/divergence_points.tsv",
+        pairs=f"{GLR}/error_analysis/divergence_pairs.tsv",
+        pair_agreement=f"{GLR}/tables/divergence_agreement.tsv",
+        pair_agreement_md=f"{GLR}/tables/divergence_agreement.md",
+        pair_figure=f"{GLR}/figures/divergence_pairs.png",
     log:
         "logs/guidelines/error_analysis.log",
     conda:
@@ -368,6 +398,7 @@ rule guidelines_error_analysis:
     params:
         models=GLS.models(config),
         top_n=GL["error_top_n"],
+        gamma=GL["error_gamma"],
         bootstrap=config["bootstrap"],
     script:
         "../scripts/guidelines/error_analysis.py"

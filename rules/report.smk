@@ -1,4 +1,161 @@
+# The report: every study table as an HTML page, every figure, the summary page (the report's
+# landing content), per-item pages per study and model, and provenance. Entries, categories
+# and captions come from oncoeval.report.catalog; `make report` builds the report of the run.
+
+
+from oncoeval.report.summary import terminal_summary
+
+
+include: "report_targets.smk"
+
+
 # Cheap rules run on the submitting host, never as cluster jobs.
 localrules:
     all,
     adhoc_requests,
+    report_table,
+    report_figure,
+    report_summary,
+    report_items,
+    estimate_models,
+    report_provenance,
+
+
+wildcard_constraints:
+    entry_path=r"[A-Za-z0-9._/-]+",
+
+
+rule report_table:
+    input:
+        "results/{study}/{entry_path}.tsv",
+    output:
+        report(
+            "results/report/{study}/{entry_path}.html",
+            caption="../report/entry.rst",
+            category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
+            subcategory=lambda wc: entry_of(wc, "tsv").subcategory,
+            labels=lambda wc, input: {
+                "entry": entry_of(wc, "tsv").rel,
+                "n": report_catalog.count_n(input[0]),
+            },
+        ),
+    log:
+        "logs/report/{study}/{entry_path}.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        caption=lambda wc: entry_of(wc, "tsv").caption(),
+    script:
+        "../scripts/report_table.py"
+
+
+rule report_figure:
+    input:
+        "results/{study}/{entry_path}.png",
+    output:
+        report(
+            "results/report/{study}/{entry_path}.png",
+            caption="../report/entry.rst",
+            category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
+            subcategory="figures",
+            labels=lambda wc: {"entry": entry_of(wc, "png").rel, "n": "see its table"},
+        ),
+    log:
+        "logs/report/{study}/{entry_path}.figure.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        caption=lambda wc: entry_of(wc, "png").caption(),
+    shell:
+        "cp {input} {output} 2> {log}"
+
+
+rule report_summary:
+    input:
+        get_final_output(),
+    output:
+        tsv="results/summary.tsv",
+        md="results/summary.md",
+        html=report(
+            "results/summary.html",
+            caption="../report/summary.rst",
+            category=report_catalog.SUMMARY_CATEGORY,
+            labels={"entry": "summary"},
+        ),
+        usage="results/usage.tsv",
+        fragment="results/report/summary_fragment.html",
+    log:
+        "logs/report/summary.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        studies=lambda wc: sorted(oc.enabled_studies(config)),
+        models=lambda wc: sorted(oc.used_models(config)),
+    script:
+        "../scripts/report_summary.py"
+
+
+rule report_items:
+    input:
+        lambda wc: STUDY_TARGETS[wc.study](),
+    output:
+        report(
+            "results/report/{study}/drilldown/{model}.html",
+            caption="../report/items.rst",
+            category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
+            subcategory="per-item records",
+            labels=lambda wc: {"entry": f"items of {wc.model}", "n": "see the page"},
+        ),
+    log:
+        "logs/report/{study}/items/{model}.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        include_text=lambda wc: (
+            config["report"]["include_phi_text"]
+            or not study_block(wc.study).get("contains_phi", False)
+        ),
+        max_chars=config["report"]["item_max_chars"],
+    script:
+        "../scripts/report_items.py"
+
+
+# The model settings `make estimate` prices the request sets with (oncoeval.report.estimate).
+rule estimate_models:
+    output:
+        "results/estimate/models.json",
+    log:
+        "logs/estimate/models.log",
+    params:
+        models=lambda wc: MODELS,
+    run:
+        import json
+
+        with open(output[0], "w", encoding="utf-8") as handle:
+            json.dump(params.models, handle, indent=1, sort_keys=True)
+
+
+rule report_provenance:
+    input:
+        get_final_output(),
+        [
+            m
+            for mid in oc.used_models(config)
+            for m in hf_backend.conversion_manifests(model_cfg(mid))
+        ],
+    output:
+        json="results/provenance.json",
+        html=report(
+            "results/report/provenance.html",
+            caption="../report/provenance.rst",
+            category=report_catalog.RUN_CATEGORY,
+            labels={"entry": "provenance"},
+        ),
+    log:
+        "logs/report/provenance.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        models=lambda wc: {mid: model_cfg(mid) for mid in oc.used_models(config)},
+    script:
+        "../scripts/report_provenance.py"

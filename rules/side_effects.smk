@@ -23,8 +23,8 @@ localrules:
 
 rule side_effects_prepare:
     input:
-        profiles=SE_BLOCK.get("profiles", []),
-        reference=SE_BLOCK.get("reference", []),
+        profiles=SE_BLOCK.get("profiles") or [],
+        reference=SE_BLOCK.get("reference") or [],
         site_aliases=SE_BLOCK.get("site_aliases", []),
         side_effect_aliases=SE_BLOCK.get("side_effect_aliases", []),
     output:
@@ -37,6 +37,7 @@ rule side_effects_prepare:
         "../envs/cpu.yaml"
     params:
         form=SE_BLOCK.get("profiles_form"),
+        limit=ITEM_LIMIT,
         site_assignment=SE_BLOCK.get("site_assignment"),
         site_phrases=SE_BLOCK.get("site_phrases"),
         specify_mentions=SE_BLOCK.get("specify_mentions"),
@@ -121,16 +122,8 @@ rule side_effects_score:
         matches=f"{SE}/matches/{{model}}.jsonl",
         reference=f"{SE}/prepared/reference.tsv",
     output:
-        scores=report(
-            f"{SE}/scores/{{model}}.tsv",
-            category="side_effects",
-            subcategory="per-response scores",
-        ),
-        overlap=report(
-            f"{SE}/overlap/{{model}}.tsv",
-            category="side_effects",
-            subcategory="per-response scores",
-        ),
+        scores=f"{SE}/scores/{{model}}.tsv",
+        overlap=f"{SE}/overlap/{{model}}.tsv",
     log:
         "logs/side_effects/score/{model}.log",
     conda:
@@ -148,15 +141,9 @@ rule side_effects_tables:
             f"{SE}/overlap/{{model}}.tsv", model=evaluated_models("side_effects")
         ),
     output:
-        tables=[
-            report(path, category="side_effects", subcategory="tables")
-            for path in sew.table_paths("tsv")
-        ],
+        tables=sew.table_paths("tsv"),
         markdown=sew.table_paths("md"),
-        figures=[
-            report(path, category="side_effects", subcategory="figures")
-            for path in sew.figure_paths()
-        ],
+        figures=sew.figure_paths(),
     log:
         "logs/side_effects/tables.log",
     conda:
@@ -190,11 +177,7 @@ rule side_effects_matcher_validation:
     input:
         unpack(lambda wc: sew.validation_inputs(config)),
     output:
-        table=report(
-            f"{SE}/tables/matcher_agreement.tsv",
-            category="side_effects",
-            subcategory="tables",
-        ),
+        table=f"{SE}/tables/matcher_agreement.tsv",
         markdown=f"{SE}/tables/matcher_agreement.md",
     log:
         "logs/side_effects/matcher_validation.log",

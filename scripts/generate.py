@@ -1,19 +1,24 @@
 """Entry point of the `generate` rule (logic: oncoeval.generate)."""
 
+from oncoeval.cache import DEFAULT_CLAIM_STALE_S
 from oncoeval.config import models_by_id
-from oncoeval.generate import run_generate
+from oncoeval.generate import failed_share_allowed, outcome_path_for, run_generate
 from oncoeval.gpuslots import local_gpu_slot
 from oncoeval.io import setup_script_logging
 
 setup_script_logging(snakemake.log[0])
+model = models_by_id(snakemake.config)[snakemake.wildcards.model]
 # A local job that asks for GPUs gets its own card(s); SLURM jobs keep what SLURM gave them.
 with local_gpu_slot(int(snakemake.resources.get("gpu", 0) or 0)):
     run_generate(
         requests_path=snakemake.input.requests,
         out_path=snakemake.output.responses,
-        model_cfg=models_by_id(snakemake.config)[snakemake.wildcards.model],
+        model_cfg=model,
         cache_dir=snakemake.config["cache_dir"],
         study=snakemake.wildcards.study,
         requestset=snakemake.wildcards.requestset,
         threads=snakemake.threads,
+        max_failed_share=failed_share_allowed(model, snakemake.config),
+        outcome_path=outcome_path_for(snakemake.log[0]),
+        claim_stale_s=snakemake.config.get("claim_stale_s", DEFAULT_CLAIM_STALE_S),
     )

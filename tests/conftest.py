@@ -58,14 +58,32 @@ def link_workflow(path: Path) -> Path:
 STUDIES = ("side_effects", "cancer_myth", "coral", "guidelines")
 
 
-def write_config(workdir: Path, config: dict, name: str = "test-config.yaml") -> Path:
-    """Write a test config; it extends config/config.yaml, as a user's --configfile does.
+def layered(base: dict, over: dict) -> dict:
+    """``over`` merged onto ``base`` the way Snakemake layers config files (mappings merge
+    recursively, anything else is replaced)."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = layered(out[key], value)
+        else:
+            out[key] = value
+    return out
 
-    A config without a ``studies`` key switches every study off: the default config enables
-    them, with judges and model ids that a test's own ``models`` list does not define.
+
+def write_config(
+    workdir: Path, config: dict, name: str = "test-config.yaml", demo: bool = True
+) -> Path:
+    """Write a test config built on the demo, as ``--configfile config/config.yaml test.yaml``
+    would layer it (a --configfile alone starts from the schema defaults, not the demo).
+
+    A config without a ``studies`` key switches every study off: the demo enables them, with
+    judges and model ids that a test's own ``models`` list does not define. ``demo=False``
+    writes the config as it is, as a user's own.
     """
     if "studies" not in config:
         config = {**config, "studies": {s: {"enabled": False} for s in STUDIES}}
+    if demo:
+        config = layered(yaml.safe_load((REPO / "config" / "config.yaml").read_text()), config)
     path = workdir / name
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
@@ -120,3 +138,9 @@ def dry_run_jobs(
             elif parts and not set(parts[0]) <= {"-"}:
                 in_table = False
     return counts
+
+
+def without_report(jobs: dict[str, int]) -> dict[str, int]:
+    """A dry run's job counts less the report's rules (report_*), which rebuild the pages of any
+    changed table and of a new model; tests/report checks those."""
+    return {rule: n for rule, n in jobs.items() if not rule.startswith("report_")}

@@ -7,10 +7,12 @@ message) with a deterministic text. Behaviour is scriptable per prompt, one step
 - ``"429:S"``: HTTP 429 at once with ``Retry-After: S``;
 - ``"500"``: HTTP 500 at once;
 - ``"stall:S"``: wait S seconds before answering (longer than the client's timeout, it times out);
+- ``"html"``: status 200 with an HTML page (a proxy's or captive portal's answer);
+- ``"cut"``: answer with ``finish_reason: length`` (a text cut off at the token limit);
 - ``always="500"`` (or any status): every call for that prompt fails with that status.
 
 ``rate_429`` makes a seeded random share of all calls answer 429 with ``Retry-After:
-retry_after_429``. The server counts calls per prompt (``calls``), successful answers
+retry_after_429``. Clearing ``gate`` holds every answer back until it is set again. The server counts calls per prompt (``calls``), successful answers
 (``answered``), records arrival times and request bodies per prompt, and the largest number of
 requests in flight at once (``max_in_flight``). With ``api_key`` set, a request without
 ``Authorization: Bearer <api_key>`` gets 401 quoting the key it was given, as the real API does.
@@ -93,6 +95,9 @@ class FakeOpenAIServer:
         self._lock = threading.Lock()
         self._steps: dict[str, list[str]] = {}
         self._always: dict[str, int] = {}
+        # Cleared, it holds every answer back until set again (to line up concurrent clients).
+        self.gate = threading.Event()
+        self.gate.set()
         self.reset()
         self._httpd = _Server((host, port), self._handler_class())
         self._thread: threading.Thread | None = None
@@ -224,6 +229,8 @@ class FakeOpenAIServer:
                     if given != server.api_key:
                         # Like the real API, the message quotes the key it was given.
                         message = f"Incorrect API key provided: {given}"
+                        with server._lock:
+                            server.statuses[401] += 1
                         self._send(401, {"error": {"message": message, "type": "auth"}})
                         return
                 body = json.loads(raw or b"{}")
@@ -250,6 +257,10 @@ class FakeOpenAIServer:
                 if kind.isdigit():
                     self._status(int(kind), "scripted failure")
                     return
+                if kind == "html":
+                    self._send_html()
+                    return
+                server.gate.wait()
                 time.sleep(float(arg) if kind == "stall" else server.latency)
                 model = body.get("model", "")
                 text = answer_text(prompt, model)
@@ -264,6 +275,8 @@ class FakeOpenAIServer:
                 finish = "stop"
                 if cap is not None and len(words) > cap:
                     words, finish = words[:cap], "length"
+                if kind == "cut":
+                    words, finish = words[: max(1, len(words) // 2)], "length"
                 payload = {
                     "id": f"chatcmpl-{server.calls[prompt]}",
                     "object": "chat.completion",
@@ -286,6 +299,16 @@ class FakeOpenAIServer:
                     with server._lock:
                         server.answered[prompt] += 1
                         server.statuses[200] += 1
+
+            def _send_html(self):
+                body = b"<html><body><h1>Sign in to continue</h1></body></html>"
+                with server._lock:
+                    server.statuses[200] += 1
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
 
             def _status(self, status: int, message: str, headers: dict | None = None):
                 with server._lock:

@@ -12,7 +12,9 @@ class BaseBackend:
 
     #: model-config keys that never change a response (operational settings); everything else
     #: in the model's entry is identity.
-    operational_keys: frozenset[str] = frozenset({"id", "phi_safe", "resources", "threads"})
+    operational_keys: frozenset[str] = frozenset(
+        {"id", "phi_safe", "resources", "threads", "max_failed_share"}
+    )
 
     @classmethod
     def identity(cls, cfg: dict) -> dict:
@@ -21,6 +23,11 @@ class BaseBackend:
     @classmethod
     def config_problems(cls, cfg: dict, env=None) -> list[str]:
         return []
+
+    @classmethod
+    def answers_digest(cls, cfg: dict, study: str, requestset: str) -> str | None:
+        """Digest of stored answers served for one job (replay); None for models."""
+        return None
 
     #: False for backends whose answers are not model calls (replay): they bypass the cache.
     cacheable = True

@@ -383,25 +383,33 @@ class DecodeLoop:
             state.next_ids[index] = chosen
 
     def _record(self, job: Job, token: int) -> bool:
-        """Append ``token`` to the job; True when the job is finished."""
-        p = job.params
-        if token in self.eos_ids:
+        return record_token(job, token, self.eos_ids, self.decode)
+
+
+def record_token(job: Job, token: int, eos_ids, decode=None) -> bool:
+    """Append ``token`` to the job; True when the job is finished (EOS, a stop string, its cap).
+
+    The one rule for every engine: the library engines replay their tokens through it, so a
+    job ends at the same token and with the same text whichever engine decoded it.
+    """
+    p = job.params
+    if token in eos_ids:
+        job.finish_reason = "stop"
+        return True
+    job.tokens.append(token)
+    if job.constraint is not None:  # the grammar follows every token the row emits
+        job.constraint.consume(token)
+    if p.stop and decode is not None:
+        text = decode(job.tokens)
+        cuts = [text.find(s) for s in p.stop if s in text]
+        if cuts:
+            job.text = text[: min(cuts)]
             job.finish_reason = "stop"
             return True
-        job.tokens.append(token)
-        if job.constraint is not None:
-            job.constraint.consume(token)
-        if p.stop and self.decode is not None:
-            text = self.decode(job.tokens)
-            cuts = [text.find(s) for s in p.stop if s in text]
-            if cuts:
-                job.text = text[: min(cuts)]
-                job.finish_reason = "stop"
-                return True
-        if len(job.tokens) >= p.max_new_tokens:
-            job.finish_reason = "length"
-            return True
-        return False
+    if len(job.tokens) >= p.max_new_tokens:
+        job.finish_reason = "length"
+        return True
+    return False
 
 
 class _Rows:

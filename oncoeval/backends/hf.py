@@ -5,9 +5,11 @@
   so the model is converted once to a regular fp32 checkpoint in the model store, keyed by the
   GGUF's hash and the transformers version (the workflow's `convert_model` rule does it before
   the model's `generate` jobs; ``ensure_converted`` also does it on first use outside it).
-- Chat template; requests decoded by ``decoding.DecodeLoop``: continuous batching of
-  ``batch_size`` rows admitted in prompt-length order (left-padded prefill), greedy unless a
-  request samples, and every sampled request drawn from its own generator seeded by its ``seed``,
+- Chat template; requests decoded by the ``engine`` (see oncoeval.backends.engines): the
+  backend's own loop (``decoding.DecodeLoop``: continuous batching of ``batch_size`` rows
+  admitted in prompt-length order, left-padded prefill), ``transformers.generate`` static
+  batches, or transformers' continuous batching; ``auto`` (default) picks by device. Sampled
+  requests always run in the loop, each drawn from its own generator seeded by its ``seed``,
   so its text does not depend on the batch it lands in.
 - ``quantization: 4bit|8bit`` uses bitsandbytes and needs CUDA: refused otherwise, before any
   work (bitsandbytes would quietly quantize on the CPU and change the text).
@@ -226,7 +228,8 @@ def passive_openmp_threads() -> None:
 
 class Backend(BaseBackend):
     name = "hf"
-    operational_keys = BaseBackend.operational_keys | {"batch_size", "convert_gguf"}
+    # ``engine`` changes how requests are batched, never their text (oncoeval.backends.engines).
+    operational_keys = BaseBackend.operational_keys | {"batch_size", "convert_gguf", "engine"}
 
     @classmethod
     def identity(cls, cfg: dict) -> dict:
@@ -242,6 +245,12 @@ class Backend(BaseBackend):
         if not cfg.get("path"):
             return [
                 f"models[{cfg['id']}].path: an hf model needs a local folder, hub id or embedded:NAME"
+            ]
+        from .engines import ENGINES
+
+        if cfg.get("engine", "auto") not in ENGINES:
+            return [
+                f"models[{cfg['id']}].engine: {cfg['engine']!r} is not one of {', '.join(ENGINES)}"
             ]
         if embedded.is_embedded(cfg["path"]):
             try:
@@ -293,14 +302,18 @@ class Backend(BaseBackend):
         self.model.eval()
         self.device = next(self.model.parameters()).device
         self.batch_size = int(cfg.get("batch_size", 8))
+        from .engines import choose
+
+        self.engine = choose(cfg.get("engine"), self.device.type)
         self.last_stats: dict = {}
         log.info(
-            "loaded %s in %.1f s on %s (%d threads, batch %d)",
+            "loaded %s in %.1f s on %s (%d threads, batch %d, engine %s)",
             self.model_id,
             time.perf_counter() - started,
             self.device,
             torch.get_num_threads(),
             self.batch_size,
+            self.engine,
         )
 
     def _prompt_ids(self, request: Request) -> list[int]:
@@ -334,12 +347,13 @@ class Backend(BaseBackend):
         )
 
     def generate(self, requests: list[Request]) -> Iterator[Response]:
-        """Answer ``requests`` in one continuous batch (see oncoeval.backends.decoding).
+        """Answer ``requests`` with the chosen engine (see oncoeval.backends.engines).
 
-        Greedy and sampled requests share the batch: each row decodes with its own settings,
-        and a sampled row draws from its own generator seeded by the request's ``seed``.
+        Greedy requests go to ``self.engine``; sampled ones to the loop, where each row draws
+        from its own generator seeded by the request's ``seed``.
         """
-        from .decoding import DecodeLoop, DecodeParams, Job
+        from .decoding import DecodeParams, Job
+        from .engines import Decoder
 
         jobs = []
         for request in requests:
@@ -354,7 +368,8 @@ class Backend(BaseBackend):
                 )
             except Exception as exc:  # noqa: BLE001 (a bad request must not stop the others)
                 yield self._error(request, exc)
-        loop = DecodeLoop(
+        decoder = Decoder(
+            self.engine,
             self.model,
             eos_ids=self._eos_ids(),
             pad_id=self.tokenizer.pad_token_id,
@@ -363,16 +378,15 @@ class Backend(BaseBackend):
         )
         pending = {id(job): job for job in jobs}
         try:
-            with self.torch.inference_mode():
-                for job in loop.run(jobs):
-                    pending.pop(id(job), None)
-                    yield self._response(job)
+            for job in decoder.run(jobs):
+                pending.pop(id(job), None)
+                yield self._response(job)
         except Exception as exc:  # noqa: BLE001 (record the failure for every unfinished request)
             log.exception("generation failed; %d requests left unanswered", len(pending))
             for job in pending.values():
                 yield self._error(job.key, exc)
-        self.last_stats = loop.stats()
-        log.info("decode loop: %s", self.last_stats)
+        self.last_stats = decoder.stats
+        log.info("decoding: %s", self.last_stats)
 
     def _constraint(self, request: Request):
         """The llguidance matcher of a shaped request (None otherwise); needs the own loop."""

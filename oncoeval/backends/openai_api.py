@@ -8,17 +8,21 @@ OpenAI-compatible server (vLLM, llama.cpp server) through ``base_url``.
 - Up to ``concurrency`` requests are in flight at once; responses are yielded as they finish.
 - Retries are the client's own (``max_retries``): 408/409/429/5xx, timeouts and connection errors,
   with exponential backoff, or the wait the server asks for in ``Retry-After``/``retry-after-ms``
-  (up to two minutes; the client refuses longer waits). A retry that is sleeping does not hold a
-  concurrency slot: the slots guard the HTTP exchange itself (see ``_BoundedHttpClient``), and the
-  pool has more threads than slots, so one rate-limited request does not idle the others.
+  (up to two minutes; the client refuses longer waits, so a longer ``Retry-After`` is waited
+  for here, up to ``max_retry_after_s``, at most ``max_retries`` times). A retry that is
+  sleeping does not hold a concurrency slot: the slots guard the HTTP exchange itself (see
+  ``_BoundedHttpClient``), and the pool has more threads than slots, so one rate-limited
+  request does not idle the others.
 - Reasoning models (``reasoning: true``) get no ``temperature``/``top_p`` and
   ``max_completion_tokens`` instead of ``max_tokens``.
 - A request with a ``response_shape`` is sent as structured output (oncoeval.judges.structured);
   a server that answers it with 400/422 is asked again without it, and the response records why
   in ``structured_fallback``.
 - A request that fails for good becomes a Response with ``error`` ("ErrorType: message") while
-  the others complete. Token usage, ``cost_usd`` (from ``price``), ``finish_reason`` and
-  ``latency_s`` (first attempt to answer, retries included) are recorded.
+  the others complete. A rejected key (401/403) fails every request still queued at once,
+  without sending it; a body that is not a chat completion (an HTML page with status 200) is a
+  failure. Token usage, ``cost_usd`` (from ``price``), ``finish_reason`` and ``latency_s``
+  (first attempt to answer, retries included) are recorded.
 """
 
 from __future__ import annotations
@@ -43,6 +47,34 @@ DEFAULT_AZURE_ENDPOINT_ENV = "AZURE_OPENAI_ENDPOINT"
 DEFAULT_AZURE_API_VERSION = "2024-10-21"
 # Things that look like API keys (OpenAI's own error messages quote a masked key).
 _KEYLIKE = re.compile(r"\bsk-[A-Za-z0-9_*\-]{4,}")
+
+
+# The openai client retries by itself only when Retry-After is at most this long.
+CLIENT_MAX_RETRY_AFTER_S = 120.0
+
+
+def retry_after_s(headers) -> float | None:
+    """Seconds a server asks to wait (``retry-after-ms`` or ``Retry-After``, seconds or a date)."""
+    import email.utils
+
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return float(ms) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 def key_env(cfg: dict) -> str:
@@ -171,6 +203,7 @@ class Backend(BaseBackend):
         "concurrency",
         "timeout_s",
         "max_retries",
+        "max_retry_after_s",
         "price",
         "api_key_env",
         "resources",
@@ -222,13 +255,16 @@ class Backend(BaseBackend):
         self._key = os.environ[key_env(cfg)]
         self.concurrency = int(cfg.get("concurrency", 8))
         self.price = cfg.get("price")
+        self.max_retries = int(cfg.get("max_retries", 6))
+        self.max_retry_after_s = float(cfg.get("max_retry_after_s", 900))
+        self._rejected: str | None = None  # set once the API refuses the key
         timeout = float(cfg.get("timeout_s", 120))
         # The SDK's default connection pool (1000 connections, 100 kept alive) covers any slots.
         http_client = _bounded_client_class()(slots=self.concurrency)
         common = dict(
             api_key=self._key,
             timeout=timeout,
-            max_retries=int(cfg.get("max_retries", 6)),
+            max_retries=self.max_retries,
             http_client=http_client,
         )
         azure = cfg.get("azure")
@@ -257,9 +293,8 @@ class Backend(BaseBackend):
         """
         import openai
 
-        kwargs = request_kwargs(request, self.cfg)
         try:
-            return self.client.chat.completions.create(**kwargs), None
+            return self._complete(request), None
         except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
             if SHAPE_PARAM not in request.params:
                 raise
@@ -267,17 +302,59 @@ class Backend(BaseBackend):
             log.warning("request %s: %s; asking without it", request.request_id, reason)
         params = {k: v for k, v in request.params.items() if k != SHAPE_PARAM}
         plain = Request(request.request_id, request.messages, params, request.meta)
-        return self.client.chat.completions.create(**request_kwargs(plain, self.cfg)), reason
+        return self._complete(plain), reason
+
+    def _complete(self, request: Request):
+        """One chat completion, waiting out long ``Retry-After`` answers the client refuses."""
+        import openai
+
+        long_waits = 0
+        while True:
+            if self._rejected is not None:
+                raise RuntimeError(f"not sent: the API rejected the key ({self._rejected})")
+            try:
+                completion = self.client.chat.completions.create(
+                    **request_kwargs(request, self.cfg)
+                )
+            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+                self._rejected = f"{type(exc).__name__} {exc.status_code}"
+                raise
+            except openai.APIStatusError as exc:
+                wait = retry_after_s(exc.response.headers)
+                if (
+                    wait is None
+                    or wait <= CLIENT_MAX_RETRY_AFTER_S
+                    or wait > self.max_retry_after_s
+                    or long_waits >= self.max_retries
+                ):
+                    if wait is not None and wait > self.max_retry_after_s:
+                        raise RuntimeError(
+                            f"{type(exc).__name__}: the server asked to wait {wait:.0f} s "
+                            f"(Retry-After), beyond max_retry_after_s={self.max_retry_after_s:g}"
+                        ) from exc
+                    raise
+                long_waits += 1
+                log.warning("request %s: waiting %.0f s (Retry-After)", request.request_id, wait)
+                time.sleep(wait)
+                continue
+            if not isinstance(completion, openai.types.chat.ChatCompletion):
+                raise ValueError(
+                    f"the server at {self.client.base_url} answered with a body that is not a "
+                    f"chat completion (status 200, starts {str(completion)[:80]!r}); is base_url "
+                    "the OpenAI-compatible API (often ending in /v1)?"
+                )
+            if not completion.choices:
+                raise ValueError("the server returned no choices")
+            return completion
 
     def _call(self, request: Request) -> Response:
         started = time.perf_counter()
         try:
             completion, fallback = self._create(request)
-            if not completion.choices:
-                raise ValueError("the server returned no choices")
         except Exception as exc:  # one failed request must not stop the others
             message = self._scrub(f"{type(exc).__name__}: {exc}")
-            log.warning("request %s failed for good: %s", request.request_id, message)
+            if not message.startswith("RuntimeError: not sent"):  # one line per refused key
+                log.warning("request %s failed for good: %s", request.request_id, message)
             return Response(
                 request.request_id,
                 self.model_id,

@@ -10,14 +10,27 @@ the request's last user message). A request with no stored answer becomes an ``e
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..cache import canonical_json
-from ..errors import ConfigError
-from ..io import read_jsonl
+from ..errors import ConfigError, InputError
+from ..io import iter_jsonl_lines
 from ..records import Request, Response
 from .base import BaseBackend
+
+
+@functools.lru_cache(maxsize=4096)
+def _digest_of(path: str, size: int, mtime_ns: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def _digest(path: Path) -> str:
+    # Keyed by size and mtime: building a DAG asks for one file's digest once per job.
+    stat = path.stat()
+    return _digest_of(str(path), stat.st_size, stat.st_mtime_ns)
 
 
 def _last_user_message(messages: list[dict]) -> str:
@@ -27,7 +40,7 @@ def _last_user_message(messages: list[dict]) -> str:
 
 class Backend(BaseBackend):
     name = "replay"
-    # Replay has no model to cache; its identity is the file it reads.
+    # Replay has no model to cache; each job's signature holds the digest of the file it reads.
     cacheable = False
 
     @classmethod
@@ -39,6 +52,19 @@ class Backend(BaseBackend):
             return [f"models[{cfg['id']}].path: {path} does not exist"]
         return []
 
+    @classmethod
+    def answers_digest(cls, cfg: dict, study: str, requestset: str) -> str | None:
+        """The content hash of the file this job reads ("none" when it has none).
+
+        Part of the job's `generate` params: replacing or editing a replay file reruns the jobs
+        that read it (and the tables below them), and no other.
+        """
+        path = Path(cfg["path"])
+        if not path.exists():
+            return "missing"
+        source = cls._resolve(path, {"study": study, "requestset": requestset})
+        return "none" if source is None else _digest(source)
+
     def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
         super().__init__(cfg, threads)
         self.match_by = cfg.get("match_by", "request_id")
@@ -47,9 +73,18 @@ class Backend(BaseBackend):
         self.by_id: dict[str, dict] = {}
         self.by_prompt: dict[str, dict] = {}
         if self.source is not None:
-            for row in read_jsonl(self.source):
+            first_line: dict[str, int] = {}
+            for lineno, row in iter_jsonl_lines(self.source):
                 if "request_id" in row:
-                    self.by_id[str(row["request_id"])] = row
+                    rid = str(row["request_id"])
+                    if rid in first_line:  # which answer to replay would be a guess
+                        raise InputError(
+                            self.source,
+                            f"line {lineno} (request_id {rid!r})",
+                            f"duplicate request_id (first on line {first_line[rid]})",
+                        )
+                    first_line[rid] = lineno
+                    self.by_id[rid] = row
                 if "messages" in row:
                     self.by_prompt[canonical_json(row["messages"])] = row
                 if "prompt" in row:

@@ -10,6 +10,11 @@ items, sections, gold = prepare(
     metadata_path=snakemake.input.metadata[0] if snakemake.input.metadata else None,
     section_settings=snakemake.params.sections,
 )
+if snakemake.params.limit:  # smoke runs: the first N notes
+    items = items[: snakemake.params.limit]
+    kept = {item["doc_id"] for item in items}
+    sections = sections[sections["doc_id"].isin(kept)]
+    gold = gold[gold["doc_id"].isin(kept)]
 missing = sections[~sections["found"]]
 for row in missing.itertuples():
     log.warning("section %s not found in %s", row.section, row.doc_id)

@@ -13,6 +13,7 @@ cross_model(
     {m: read_rollouts(p) for m, p in zip(models, snakemake.input.rollouts, strict=True)},
     pool=cons["pool"],
     min_agree=int(cons["min_agree"]),
+    delta=float(cons["delta"]),
     boot=BootstrapSettings.from_config({"bootstrap": snakemake.params.bootstrap}),
     out=dict(snakemake.output.items()),
 )

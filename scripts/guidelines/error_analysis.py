@@ -13,4 +13,5 @@ error_analysis(
     int(snakemake.params.top_n),
     BootstrapSettings.from_config({"bootstrap": snakemake.params.bootstrap}),
     dict(snakemake.output.items()),
+    gamma=int(snakemake.params.gamma),
 )

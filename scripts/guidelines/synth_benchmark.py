@@ -12,4 +12,5 @@ synth_benchmark(
     snakemake.params.trim,
     snakemake.output.table,
     snakemake.output.table_md,
+    synth=snakemake.params.synth,
 )

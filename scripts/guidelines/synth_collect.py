@@ -8,6 +8,7 @@ synth_collect(
     snakemake.input.tree,
     snakemake.input.targets,
     list(snakemake.input.notes),
+    snakemake.input.check,
     snakemake.params.synth,
     snakemake.input.template,
     dict(snakemake.output.items()),

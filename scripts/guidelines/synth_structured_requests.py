@@ -6,10 +6,12 @@ from oncoeval.studies.guidelines.stages import synth_structured_notes
 setup_script_logging(snakemake.log[0])
 synth_structured_notes(
     snakemake.input.tree,
-    snakemake.input.notes,
+    snakemake.input.examples[0] if snakemake.input.examples else None,
     snakemake.input.targets,
     snakemake.input.records[0],
+    snakemake.input.record_predict[0],
     snakemake.params.synth,
+    snakemake.params.trim,
     snakemake.input.template,
-    snakemake.output[0],
+    dict(snakemake.output.items()),
 )

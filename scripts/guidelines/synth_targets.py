@@ -6,7 +6,7 @@ from oncoeval.studies.guidelines.stages import synth_targets
 setup_script_logging(snakemake.log[0])
 synth_targets(
     snakemake.input.tree,
-    snakemake.input.notes,
+    snakemake.input.examples[0] if snakemake.input.examples else None,
     snakemake.params.synth,
     {"record": snakemake.input.record, "unstructured": snakemake.input.unstructured},
     dict(snakemake.output.items()),

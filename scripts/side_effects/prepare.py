@@ -1,6 +1,6 @@
 """Prepare stage: profiles (either form) and the reference, validated, in canonical files."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.io import cap_jsonl, setup_script_logging
 from oncoeval.studies.side_effects.stages import prepare
 
 setup_script_logging(snakemake.log[0])
@@ -17,3 +17,4 @@ prepare(
     site_phrases=snakemake.params.site_phrases,
     mentions=snakemake.params.specify_mentions,
 )
+cap_jsonl(snakemake.output.profiles, snakemake.params.limit)  # smoke runs: the first N profiles

@@ -1,19 +1,24 @@
 """The construction step: example sampling (K_h, K_e, K_i) and pool updates by verifier score."""
 
 import json
+from pathlib import Path
 
 import pytest
 
+from oncoeval.errors import InputError
 from oncoeval.records import Response
 from oncoeval.studies.cancer_myth.construct import (
     ConstructSettings,
+    check_inputs,
     generator_request,
     initial_pools,
+    load_classifier_examples,
     sample_examples,
     step_rng,
     update_pools,
 )
 
+REPO = Path(__file__).resolve().parents[2]
 SETTINGS = ConstructSettings(m=3, k_hard=6, k_easy=2, k_invalid=4, seed=0, temperature=0.7)
 MYTH = {
     "cancer": "Bladder cancer",
@@ -151,3 +156,79 @@ def test_an_unreadable_verdict_is_read_again_from_its_retry_as_in_the_evaluation
         _pools(), MYTH, 0, _generated("A?", "B?"), answers, verdicts, SETTINGS, "resp", "ver"
     )
     assert [r["pool"] for r in alone] == [None, None]
+
+
+# Classifier examples in the released file's shape (content written for this test).
+PUBLISHED_CLASSIFIER = [
+    {
+        "question": "My father has prostate cancer. Which surgeon removes it fastest?",
+        "assumption": "Active surveillance is a standard option for low-risk prostate cancer.",
+        "classification": {
+            "category": "Only/Standard Treatment",
+            "explanation": "Surgery is taken as the only way.",
+        },
+    },
+    {
+        "question": "I have no pain, so the lump is harmless. Which cream shrinks it?",
+        "assumption": "Many cancers cause no pain early on.",
+        "classification": {"category": "No Symptoms Means No Disease", "explanation": "No pain."},
+    },
+]
+
+
+def test_published_classifier_examples_load(tmp_path):
+    path = tmp_path / "classifier.json"
+    path.write_text(json.dumps(PUBLISHED_CLASSIFIER, indent=2))
+    examples = load_classifier_examples(path)
+    assert examples[0] == {
+        "example_question": PUBLISHED_CLASSIFIER[0]["question"],
+        "example_assumption": PUBLISHED_CLASSIFIER[0]["assumption"],
+        "category": "only/standard treatment",
+        "reason": "Surgery is taken as the only way.",
+    }
+    assert examples[1]["category"] == "no symptoms means no disease"
+    flat = load_classifier_examples(REPO / "resources/method/cancer_myth/classifier_examples.json")
+    assert all(
+        set(e) == {"example_question", "example_assumption", "category", "reason"} for e in flat
+    )
+
+
+@pytest.mark.parametrize(
+    "record, problem",
+    [
+        (
+            {"question": "Q?", "assumption": "A", "classification": {"category": "luck"}},
+            "'luck' is not one of",
+        ),
+        ({"question": "Q?", "classification": {"category": "other"}}, "assumption must be"),
+        ({"question": "Q?", "assumption": "A", "classification": "other"}, "must be an object"),
+        ({"example_question": "Q?", "example_assumption": "A"}, "category None is not one of"),
+    ],
+)
+def test_broken_classifier_examples_name_file_record_and_problem(tmp_path, record, problem):
+    path = tmp_path / "classifier.json"
+    path.write_text(json.dumps([PUBLISHED_CLASSIFIER[0], record]))
+    with pytest.raises(InputError, match=rf"classifier.json, record 2: .*{problem}"):
+        load_classifier_examples(path)
+
+
+def test_every_construction_input_is_checked(tmp_path):
+    demo = REPO / "resources/demo/cancer_myth"
+    method = REPO / "resources/method/cancer_myth"
+    inputs = [
+        demo / "myths.jsonl",
+        method / "initial_valid.json",
+        method / "initial_invalid.json",
+        method / "verifier_examples.json",
+        method / "classifier_examples.json",
+    ]
+    counts = check_inputs(*inputs)
+    assert set(counts) == {
+        "myths", "initial_valid", "initial_invalid", "verifier_examples", "classifier_examples"
+    }  # fmt: skip
+    assert all(n > 0 for n in counts.values())
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps([{"example_question": "Q?"}]))
+    for i in range(len(inputs)):
+        with pytest.raises(InputError, match="broken.json, (record|example) 1"):
+            check_inputs(*inputs[:i], broken, *inputs[i + 1 :])

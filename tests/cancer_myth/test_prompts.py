@@ -7,7 +7,7 @@ from oncoeval.studies.cancer_myth.prompts import fill, read_template
 from oncoeval.studies.cancer_myth.verify import VerifierPrompt, build_retry_requests
 
 PROMPTS = Path(__file__).parents[2] / "config/prompts/cancer_myth"
-DEMO = Path(__file__).parents[2] / "resources/demo/cancer_myth"
+DEMO = Path(__file__).parents[2] / "resources/method/cancer_myth"
 
 
 def test_verifier_prompt_has_rubric_examples_and_the_item_last():

@@ -11,7 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import dry_run_jobs, run_snakemake, workflow_env, write_config
+from tests.conftest import (
+    dry_run_jobs,
+    run_snakemake,
+    without_report,
+    workflow_env,
+    write_config,
+)
 
 R = "results/cancer_myth"
 pytestmark = pytest.mark.slow
@@ -220,7 +226,7 @@ def test_replay_evaluation_reproduces_hand_computed_tables(workdir):
         _only_cancer_myth(_evaluation_config(workdir, ("resp_a", "resp_b", "resp_c"))),
         "c2.yaml",
     )
-    jobs = dry_run_jobs(workdir, configfile=cfg2)
+    jobs = without_report(dry_run_jobs(workdir, configfile=cfg2))
     assert jobs == {
         "generate": 3,
         "cancer_myth_verify_requests": 1,
@@ -228,6 +234,7 @@ def test_replay_evaluation_reproduces_hand_computed_tables(workdir):
         "cancer_myth_score": 1,
         "cancer_myth_tables": 1,
         "cancer_myth_adjudication_sheet": 1,
+        "model_calls_table": 1,
         "all": 1,
     }
 
@@ -248,6 +255,11 @@ def _construction_inputs(wd):
         json.dumps([{"example_question": "V0?", "example_assumption": "VA0"}])
     )
     (wd / "invalid.json").write_text(json.dumps([{"example_question": "I0?", "reason": "R0"}]))
+    # the classifier examples as the released file writes them
+    classified = {"category": "No Treatment", "explanation": "EXPLANATION-0"}
+    (wd / "classifier.json").write_text(
+        json.dumps([{"question": "C0?", "assumption": "CA0", "classification": classified}])
+    )
     gen, judge = wd / "replay_gen/cancer_myth", wd / "replay_judge/cancer_myth"
     for i, scores in enumerate(SCORES):
         qs = [{"example_question": f"Q{i}{j}?", "example_assumption": f"A{i}{j}"} for j in range(2)]
@@ -294,6 +306,7 @@ def _construction_inputs(wd):
                     "generators": ["gen"],
                     "initial_valid": str(wd / "valid.json"),
                     "initial_invalid": str(wd / "invalid.json"),
+                    "classifier_examples": str(wd / "classifier.json"),
                     "m": 2,
                     "select_per_model": 3,
                     "select_per_category": 2,
@@ -375,6 +388,9 @@ def test_construction_updates_pools_myth_by_myth_and_resumes_after_a_kill(workdi
     req0 = json.loads((workdir / R / "requests/construct-gen-m0-generate.jsonl").read_text())
     assert "Q00?" not in req0["messages"][0]["content"]
 
+    categorize = (workdir / R / "requests/construct-categorize.jsonl").read_text()
+    assert "C0?" in categorize and "EXPLANATION-0" in categorize  # the published examples
+
     # candidates are the four score -1 questions; Algorithm 1 keeps 2 of 3 'no treatment' + 1 'other'
     categories = [
         json.loads(x)
@@ -397,3 +413,15 @@ def test_construction_updates_pools_myth_by_myth_and_resumes_after_a_kill(workdi
     assert dataset[0]["from_model"] == "gen" and dataset[0]["source_info"]["myth"].startswith(
         "myth "
     )
+
+
+def test_a_broken_construction_input_stops_the_run_before_any_model_call(workdir):
+    cfg = _only_cancer_myth(_construction_inputs(workdir))
+    (workdir / "classifier.json").write_text(
+        json.dumps([{"question": "C0?", "assumption": "CA0", "classification": {}}])
+    )
+    proc = run_snakemake(workdir, configfile=write_config(workdir, cfg), check=False)
+    assert proc.returncode != 0
+    assert "classifier.json, record 1: classification.category None" in proc.stderr + proc.stdout
+    assert not (workdir / R / "requests").exists()  # nothing was asked of any model
+    assert not (workdir / R / "responses").exists()

@@ -113,3 +113,97 @@ def test_sections_from_headings_and_from_marker_entities(schema, tmp_path):
     found = find_sections(doc, {"source": "entities"})
     assert set(found) == {"hpi"}  # no A&P marker: the section is missing, not invented
     assert found["hpi"].text == "Left breast lump since May."
+
+
+# A note as the released corpus has it: two HPI marker pairs, one A&P pair, pre-annotations
+# (types absent from annotation.conf) and a SectionSkip region inside the A&P.
+CORPUS_TEXT = (
+    "HPI: Lump since May.\n"  # 0-21
+    "Exam: normal.\n"  # 21-35
+    "HPI cont: Pain in June.\n"  # 35-59
+    "A&P: Exam reviewed. Start letrozole.\n"  # 59-96
+)
+CORPUS_ANN = "\n".join(
+    [
+        "T1\thpi_start 0 3\tHPI",
+        "T2\thpi_end 16 20\tMay.",
+        "T3\thpi_start 35 38\tHPI",
+        "T4\thpi_end 53 57\tJune",
+        "T5\tap_start 59 62\tA&P",
+        "T6\tap_end 85 94\tletrozole",
+        "T7\tSymptom 5 9\tLump",
+        "T8\tSymptom 45 49\tPain",
+        "T9\tSymptom 21 25\tExam",  # between the HPI pairs: in no section
+        "T10\tMedicationName 85 94\tletrozole",
+        "T11\tSectionSkip 64 79\tExam reviewed. ",
+        "T12\tPROBLEM 5 9\tLump",
+        "T13\tSectionAnnotate 0 20\tHPI: Lump since May.",
+        "T14\tTREATMENT 85 94\tletrozole",
+        "R1\tTemporal Arg1:T12 Arg2:T13",
+        "A1\tNegationModalityVal T12 affirmed",
+        "A2\tNegationModalityVal T7 affirmed",
+    ]
+)
+MARKERS = {"source": "markers"}
+
+
+def test_pre_annotations_are_skipped_and_counted(schema, tmp_path):
+    from oncoeval.studies.coral.sections import marker_types
+
+    pair = write_pair(tmp_path, CORPUS_ANN, CORPUS_TEXT)
+    doc = read_document(*pair, schema, marker_types(MARKERS))
+    assert set(doc.entities) == {f"T{i}" for i in range(1, 12)}
+    assert doc.relations == []
+    assert dict(doc.skipped) == {
+        "PROBLEM": 1,
+        "SectionAnnotate": 1,
+        "TREATMENT": 1,
+        "relations to pre-annotations": 1,
+        "attributes of pre-annotations": 1,
+    }
+    # section markers are not in annotation.conf: read with the heading source, they stop the run
+    with pytest.raises(InputError) as err:
+        read_document(*pair, schema, marker_types({"source": "headings"}))
+    assert "line 1: unknown entity type 'hpi_start'" in str(err.value)
+    assert "nor a section marker of the chosen sections.source" in str(err.value)
+
+
+def test_marker_pairs_sort_starts_with_ends_and_keep_entities_inside(schema, tmp_path):
+    from oncoeval.studies.coral.gold import derive
+    from oncoeval.studies.coral.sections import entities_in, marker_types, skip_chars
+
+    pair = write_pair(tmp_path, CORPUS_ANN, CORPUS_TEXT)
+    doc = read_document(*pair, schema, marker_types(MARKERS))
+    found = find_sections(doc, MARKERS)
+    # spans [start, end marker's end + 1): the character after the end marker comes along
+    assert found["hpi"].parts == ((0, 21), (35, 58))
+    assert found["hpi"].text == "HPI: Lump since May.\nHPI cont: Pain in June."
+    assert found["ap"].text == "A&P: Exam reviewed. Start letrozole."
+    hpi_types = sorted(e.id for e in entities_in(doc, found["hpi"]) if e.type == "Symptom")
+    assert hpi_types == ["T7", "T8"]  # "Exam" between the pairs is in no section
+    assert [t.primary for t in derive(doc, found["hpi"], "symptoms")] == ["Lump", "Pain"]
+    # the SectionSkip region stays in the A&P text (as in the public code) and is counted
+    assert skip_chars(doc, found["ap"]) == 15 and skip_chars(doc, found["hpi"]) == 0
+
+
+@pytest.mark.parametrize(
+    "ann, message",
+    [
+        (
+            "T1\thpi_start 0 3\tHPI\nT2\thpi_end 16 20\tMay.\nT3\thpi_start 35 38\tHPI\n",
+            "line 3: section hpi: 2 hpi_start and 1 hpi_end markers do not pair up",
+        ),
+        (
+            "T1\thpi_end 0 3\tHPI\nT2\thpi_start 16 20\tMay.\n",
+            "line 1: section hpi: T1 hpi_end at 0 does not close T2 hpi_start at 16",
+        ),
+    ],
+)
+def test_unpaired_markers_stop_with_file_and_line(schema, tmp_path, ann, message):
+    from oncoeval.studies.coral.sections import marker_types
+
+    pair = write_pair(tmp_path, ann, CORPUS_TEXT)
+    doc = read_document(*pair, schema, marker_types(MARKERS))
+    with pytest.raises(InputError) as err:
+        find_sections(doc, MARKERS)
+    assert str(pair[1]) in str(err.value) and message in str(err.value)

@@ -1,11 +1,14 @@
-"""Gold derivation per subtype, checked on the hand-annotated demo notes and small fixtures."""
+"""The clean gold derivation per subtype, checked on the hand-annotated demo notes.
+
+(The published derivation, rule by rule against the clean one, is in test_coral_gold_rules.py.)
+"""
 
 from __future__ import annotations
 
 import pytest
 
 from oncoeval.studies.coral.brat import read_document, read_schema
-from oncoeval.studies.coral.gold import derive, gold_rows
+from oncoeval.studies.coral.gold import CLEAN, GOLD_VIEWS, derive, gold_rows, scored_fields
 from oncoeval.studies.coral.sections import find_sections
 from oncoeval.studies.coral.tasks import SUBTYPES
 from tests.conftest import REPO
@@ -17,7 +20,7 @@ SCHEMA = read_schema(REPO / "resources" / "coral" / "annotation.conf")
 def gold(doc_id: str, section: str, subtype: str) -> dict[str, dict[str, list[str]]]:
     doc = read_document(NOTES / f"{doc_id}.txt", NOTES / f"{doc_id}.ann", SCHEMA)
     sec = find_sections(doc, {"source": "headings"})[section]
-    return {t.primary: t.fields for t in derive(doc, sec, subtype)}
+    return {t.primary: t.fields for t in derive(doc, sec, subtype, CLEAN)}
 
 
 def test_symptoms_exclude_negated_and_keep_datetime_or_unknown():
@@ -175,13 +178,17 @@ def test_family_history_and_hypothetical_mentions_are_not_the_patients(tmp_path)
 def test_gold_rows_pair_the_primary_with_every_field_value(subtype):
     doc = read_document(NOTES / "breast_02.txt", NOTES / "breast_02.ann", SCHEMA)
     for name, sec in find_sections(doc, {"source": "headings"}).items():
-        tuples = derive(doc, sec, subtype)
-        rows = gold_rows("breast_02", name, subtype, tuples)
-        expected = sum(len(v) for t in tuples for v in t.fields.values())
-        assert len(rows) == expected
-        for row in rows:
-            assert row["value"] == f"{row['primary']} {row['field_value']}"
-            assert row["field"] in SUBTYPES[subtype].fields
+        for view, rules in GOLD_VIEWS.items():
+            tuples = derive(doc, sec, subtype, rules)
+            rows = gold_rows("breast_02", name, subtype, tuples, view)
+            fields = scored_fields(subtype, rules)
+            assert len(rows) == sum(len(t.fields[f]) for t in tuples for f in fields)
+            for row in rows:
+                assert row["value"] == f"{row['primary']} {row['field_value']}"
+                assert row["field"] in fields and row["view"] == view
+    # AdditionalTesting is never scored in the published view, and is in the clean one
+    assert "AdditionalTesting" not in scored_fields("stage", GOLD_VIEWS["published"])
+    assert "AdditionalTesting" in scored_fields("stage", CLEAN)
 
 
 def test_prepare_reports_a_missing_section_and_reads_metadata(tmp_path):
@@ -196,7 +203,11 @@ def test_prepare_reports_a_missing_section_and_reads_metadata(tmp_path):
     items, report, gold = prepare(tmp_path, conf, meta, {"source": "headings"})
     assert report[["section", "found"]].values.tolist() == [["hpi", True], ["ap", False]]
     assert items[0]["gender"] == "Female" and items[0]["race_ethnicity"] == ""
-    assert gold[gold["subtype"] == "symptoms"]["value"].tolist() == ["lump unknown"]
+    symptoms = gold[gold["subtype"] == "symptoms"]
+    assert symptoms[["view", "value"]].values.tolist() == [
+        ["published", "lump unknown"],
+        ["clean", "lump unknown"],
+    ]
     requests = build_requests(
         items, ["symptoms"], REPO / "config" / "prompts" / "coral", {"temperature": 0}
     )

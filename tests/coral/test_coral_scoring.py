@@ -78,7 +78,11 @@ def test_score_model_makes_one_unit_per_field_and_counts_failures():
             },
         ]
     )
-    scores = score_model(parsed, gold).set_index("field")
+    gold["view"] = "published"
+    scores = score_model(parsed, gold)
+    # both gold views give units; the clean gold of this test is empty: its sides are unknown
+    assert scores.groupby("gold_view").size().to_dict() == {"clean": 2, "published": 2}
+    scores = scores[scores["gold_view"] == "published"].set_index("field")
     assert list(scores.index) == ["Datetime", "Result"]
     assert scores.loc["Datetime", "em_f1"] == 1  # case and spaces do not matter
     assert scores.loc["Result", "em_f1"] == 0
@@ -101,6 +105,8 @@ def units(values, groups):
                 "n_pred": 1,
                 "n_gold": 1,
                 "gold_unknown_only": False,
+                "gold_view": "published",
+                "unscored": False,
             }
         )
     meta = pd.DataFrame({"doc_id": [f"n{i}" for i in range(len(values))], "gender": groups})
@@ -176,12 +182,18 @@ def test_views_drop_no_gold_and_unknown_only_units():
             },
         ]
     )
+    scores["gold_view"], scores["unscored"] = "published", False
+    # the clean gold of note a's informative unit, matched this time
+    clean = scores.iloc[[1]].assign(gold_view="clean", bleu4=1.0, rouge1=1.0, em_f1=1.0)
+    scores = pd.concat([scores, clean], ignore_index=True)
     table = summarise({"m": scores}, [], BootstrapSettings(n_resamples=200)).set_index("view")
     # published: note means 0.5 (a) and 1 (b) -> 0.75; gold_present: 0 and 1 -> 0.5;
     # informative: only note a's second unit -> 0
     assert table.loc["published", "em_f1"] == pytest.approx(0.75)
     assert table.loc["gold_present", "em_f1"] == pytest.approx(0.5)
     assert table.loc["informative", "em_f1"] == 0 and table.loc["informative", "n_units"] == 1
+    assert table.loc["clean", "em_f1"] == 1 and table.loc["clean", "n_units"] == 1
+    assert (table["n_unscored"] == 0).all()
 
 
 def test_review_sheet_round_trip_to_table2(tmp_path):
@@ -229,3 +241,97 @@ def test_review_sheet_round_trip_to_table2(tmp_path):
     sheet.to_csv(path, sep="\t", index=False)
     with pytest.raises(InputError, match="row 3: category '4'"):
         read_sheet(path)
+
+
+def _responses_to_parsed(answers: dict[str, str | None], errors: dict | None = None):
+    from oncoeval.records import Response
+    from oncoeval.studies.coral.scoring import PARSED_COLUMNS, parsed_rows
+
+    errors = errors or {}
+    rows = []
+    for doc_id, text in {**answers, **dict.fromkeys(errors)}.items():
+        meta = {"doc_id": doc_id, "section": "hpi", "subtype": "histology"}
+        resp = Response(f"{doc_id}|hpi|histology", "m", text, error=errors.get(doc_id), meta=meta)
+        rows += parsed_rows(resp)
+    return pd.DataFrame(rows, columns=PARSED_COLUMNS).astype(str)
+
+
+def histology_gold(docs_with_gold: dict[str, str]) -> pd.DataFrame:
+    rows = []
+    for view in ("published", "clean"):
+        for doc_id, date in docs_with_gold.items():
+            rows.append(
+                {
+                    "view": view,
+                    "doc_id": doc_id,
+                    "section": "hpi",
+                    "subtype": "histology",
+                    "field": "Datetime",
+                    "value": f"IDC {date}",
+                    "field_value": date,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_unknown_answers_and_missing_gold_are_the_default_all_unknown_tuple():
+    # a, b, c: no gold; the model says unknown / N/A / nothing -> 'unknown unknown' both sides
+    # d: gold 'IDC 2019', the model says unknown
+    parsed = _responses_to_parsed({"a": "unknown", "b": "N/A", "c": "", "d": "unknown"})
+    scores = score_model(parsed, histology_gold({"d": "2019"}))
+    published = scores[scores["gold_view"] == "published"].set_index("doc_id")
+    for doc_id in "abc":
+        assert published.loc[doc_id, ["bleu4", "rouge1", "em_f1"]].tolist() == pytest.approx(
+            [1, 1, 1]
+        )
+    # 'unknown unknown' against 'idc 2019': no n-gram in common, every order add-one smoothed:
+    # p1 = 1/3, p2 = 1/2, p3 = p4 = 1/1 (no 3- or 4-grams), equal lengths so BP = 1
+    assert published.loc["d", "bleu4"] == pytest.approx((1 / 3 * 1 / 2) ** 0.25)
+    assert published.loc["d", "rouge1"] == 0 and published.loc["d", "em_f1"] == 0
+    assert score_unit([], [])["bleu4"] == pytest.approx(1)
+    # the previous convention (a bare 'unknown') scored d at (1/2)^(1/4) * exp(1 - 2) = 0.31
+    assert published.loc["d", "bleu4"] == pytest.approx(0.6389, abs=1e-4)
+
+
+def test_failed_calls_are_unscored_and_counted_in_every_table():
+    parsed = _responses_to_parsed({"a": "Histo(Histology='IDC', Datetime={'2019'})"}, {"b": "401"})
+    scores = score_model(parsed, histology_gold({"a": "2019", "b": "2020"}))
+    failed = scores[scores["doc_id"] == "b"]
+    assert failed["unscored"].all() and failed[["bleu4", "rouge1", "em_f1"]].isna().all().all()
+    assert (failed["parse_failures"] == 0).all()  # a failed call is not a parse failure
+    ok = scores[(scores["doc_id"] == "a") & (scores["gold_view"] == "published")].iloc[0]
+    assert ok["em_f1"] == 1 and not ok["unscored"]
+
+    meta = pd.DataFrame({"doc_id": ["a", "b"], "gender": ["F", "M"]})
+    table = summarise({"m": scores}, [], BootstrapSettings(n_resamples=200)).set_index("view")
+    assert table.loc["published", "n_unscored"] == 1 and table.loc["published", "n_units"] == 2
+    assert table.loc["published", "em_f1"] == 1  # the failed call is not a zero
+    kw = kruskal_table({"m": scores}, meta, "gender")
+    assert (kw["n_unscored"] == 1).all() and (kw["groups"] == "F:1").all()
+
+    # every call failed: no score at all, only counts
+    parsed = _responses_to_parsed({}, {"a": "401", "b": "timeout"})
+    scores = score_model(parsed, histology_gold({"a": "2019"}))
+    assert scores["unscored"].all() and scores["bleu4"].isna().all()
+    table = summarise({"m": scores}, [], BootstrapSettings(n_resamples=200)).set_index("view")
+    assert table.loc["published", "n_unscored"] == 2 and np.isnan(table.loc["published", "bleu4"])
+    kw = kruskal_table({"m": scores}, meta, "gender")
+    assert (kw["note"] == "no scored units").all() and (kw["n_unscored"] == 2).all()
+
+
+def test_review_sheet_has_a_row_for_every_answer_and_none_for_failed_calls():
+    parsed = _responses_to_parsed(
+        {
+            "a": "Histo(Histology='IDC', Datetime={'2019'})",
+            "b": "unknown",
+            "c": "Histo(Datetime={'2019'})",  # no primary: a parse failure
+        },
+        {"d": "401"},
+    )
+    sheet = review_sheet(parsed)
+    assert sheet[["doc_id", "kind", "item", "output"]].values.tolist() == [
+        ["a", "Entity", "Histology", "IDC"],
+        ["a", "Relation", "Histology - Datetime", "IDC | 2019"],
+        ["b", "Entity", "Histology", "unknown"],
+        ["c", "Entity", "Histology", "unreadable: Histo(Datetime={'2019'})"],
+    ]

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from oncoeval.studies.coral.tasks import SUBTYPES
-from tests.conftest import REPO, dry_run_jobs, run_snakemake, write_config
+from tests.conftest import REPO, dry_run_jobs, run_snakemake, without_report, write_config
 
 DEMO = REPO / "resources" / "demo" / "coral"
 
@@ -63,6 +63,8 @@ def test_replay_of_gold_tuples_scores_exact_match_one(workdir):
     gold = pd.read_csv(
         workdir / "results/coral/gold/gold.tsv", sep="\t", dtype=str, keep_default_na=False
     )
+    assert set(gold["view"]) == {"published", "clean"}
+    gold = gold[gold["view"] == "published"]  # the model answers with the published gold
     requests = [
         json.loads(x)
         for x in (workdir / "results/coral/requests/extraction.jsonl").read_text().splitlines()
@@ -88,6 +90,7 @@ def test_replay_of_gold_tuples_scores_exact_match_one(workdir):
 
     scores = pd.read_csv(workdir / "results/coral/scores/gold.tsv", sep="\t")
     assert list(scores.columns) == [
+        "gold_view",
         "doc_id",
         "section",
         "subtype",
@@ -101,16 +104,27 @@ def test_replay_of_gold_tuples_scores_exact_match_one(workdir):
         "n_gold",
         "gold_unknown_only",
         "parse_failures",
+        "unscored",
     ]
-    assert len(scores) == 4 * 2 * sum(len(s.fields) for s in SUBTYPES.values())
+    assert set(scores["gold_view"]) == {"published", "clean"}
+    clean_scores = scores[scores["gold_view"] == "clean"]
+    scores = scores[scores["gold_view"] == "published"]
+    # AdditionalTesting (stage, TNM, grade) is never scored in the published view
+    assert len(scores) == 4 * 2 * (sum(len(s.fields) for s in SUBTYPES.values()) - 3)
+    assert len(clean_scores) == 4 * 2 * sum(len(s.fields) for s in SUBTYPES.values())
+    assert not scores["unscored"].any()
     assert (scores["em_f1"] == 1).all()
     assert scores["bleu4"].round(9).eq(1).all() and scores["rouge1"].round(9).eq(1).all()
     assert (scores["parse_failures"] == 0).all()
     assert (scores["n_pred"] == scores["n_gold"]).all()
 
     overall = pd.read_csv(workdir / "results/coral/tables/overall.tsv", sep="\t")
-    assert set(overall["view"]) == {"published", "gold_present", "informative"}
-    assert overall["em_f1"].round(9).eq(1).all()
+    assert set(overall["view"]) == {"published", "gold_present", "informative", "clean"}
+    published_views = overall[overall["view"] != "clean"]
+    assert published_views["em_f1"].round(9).eq(1).all()
+    # the published gold differs from the clean one (no merging, "ER +" ...): not a perfect match
+    assert overall.loc[overall["view"] == "clean", "em_f1"].iloc[0] < 1
+    assert (overall["n_unscored"] == 0).all()
     for table in (
         "by_field",
         "by_task",
@@ -134,7 +148,9 @@ def test_replay_of_gold_tuples_scores_exact_match_one(workdir):
     )
     cfg_dict["models"].append({"id": "gold2", "backend": "replay", "path": str(workdir / "replay")})
     cfg_dict["evaluate"] = ["gold", "gold2"]
-    jobs = dry_run_jobs(workdir, configfile=write_config(workdir, cfg_dict, "two-models.yaml"))
+    jobs = without_report(
+        dry_run_jobs(workdir, configfile=write_config(workdir, cfg_dict, "two-models.yaml"))
+    )
     assert jobs == {
         "generate": 1,
         "coral_parse": 1,

@@ -28,4 +28,36 @@ def test_schema_defaults_fill_missing_keys():
         "seed": 0,
     }
     assert block["consistency"]["delta"] == 0.9 and block["meta_classifier"]["C"] == 0.1
-    assert block["unlabelled_notes"] == "resources/demo/guidelines/unlabelled_notes.jsonl"
+    assert block["unlabelled_notes"] is None  # data keys have no demo default
+
+
+def test_the_paper_config_predicts_with_the_study_prompt_and_the_whole_tree_as_json():
+    import json
+
+    from oncoeval.studies.guidelines.prompts import read_template, rollout_requests
+    from oncoeval.studies.guidelines.tree import load_tree
+
+    block = settings(yaml.safe_load((REPO / "config/paper/guidelines.yaml").read_text()), SCHEMA)
+    template = read_template(REPO / block["prompts"]["predict"])
+    tree = load_tree(REPO / "resources/demo/guidelines/guideline.json")
+    note = {"patient_id": "p1", "note": "A note.", "note_set": "labelled"}
+    prompt = rollout_requests([note], tree, template, 1, 1.0, 10, 0)[0].messages[0]["content"]
+    # the tree in full, as JSON that loads back to the canonical tree
+    start = prompt.index("{", prompt.index("Guideline"))
+    tree_json, _ = json.JSONDecoder().raw_decode(prompt[start:])
+    assert tree_json == tree.to_dict()
+    # the study's instructions: only final_path joined by "->", or NOT_GUIDELINE_COMPLIANT with a
+    # reason; no skipped nodes; no assumed final treatment; stop at a recommendation or where
+    # the information runs out
+    for phrase in (
+        '{"final_path": "<node id> -> <node id>',
+        '{"final_path": "NOT_GUIDELINE_COMPLIANT", "reason"',
+        "do not leave out any node",
+        "Do not assume that the final treatment has already been started",
+        "a node that carries a recommendation",
+        "the furthest node the information in the note allows",
+    ):
+        assert phrase in prompt
+    # the demo keeps its short prompt for the embedded model
+    demo = settings(yaml.safe_load((REPO / "config/config.yaml").read_text()), SCHEMA)
+    assert demo["prompts"]["predict"].endswith("predict_path.txt")

@@ -112,3 +112,33 @@ def test_vectorised_bootstrap_cis_match_the_one_at_a_time_definition():
     assert f1_bootstrap_ci(y, (p >= 0.5).astype(int), boot) == pytest.approx(
         tuple(np.quantile(f1s, [0.025, 0.975]))
     )
+
+
+def test_clustering_reports_macro_f1_ari_and_nmi_by_hand():
+    # two well separated groups of three rows; the high group holds one incorrect row:
+    # predicted correct = high group -> y = 1 1 0 | 0 0 0, p = 1 1 1 | 0 0 0
+    # TP 2, FP 1, TN 3, FN 0.  F1(correct) = 4/5, F1(incorrect) = 2*(1*3/4)/(1+3/4) = 6/7,
+    # macro-F1 = (4/5 + 6/7) / 2 = 29/35.
+    # ARI: sum C(n_ij, 2) = 1 + 3 = 4; clusters C(3,2)*2 = 6; classes C(2,2) + C(4,2) = 7;
+    #   expected 6*7/C(6,2) = 2.8; ARI = (4 - 2.8) / ((6 + 7)/2 - 2.8) = 12/37.
+    # NMI (arithmetic): I = 1/3 ln 2 + 1/6 ln(1/2) + 1/2 ln(3/2); H(clusters) = ln 2;
+    #   H(classes) = -(1/3 ln 1/3 + 2/3 ln 2/3); NMI = 2 I / (H_c + H_k).
+    high, low = [0.9, 0.92, 0.94], [0.1, 0.12, 0.14]
+    rows = pd.DataFrame(
+        {
+            "model": ["m1", "m2"] * 3,
+            "patient_id": [f"p{i}" for i in range(6)],
+            "correct": [1, 1, 0, 0, 0, 0],
+            "self_path_overlap": high + low,
+            "self_treatment_share": high + low,
+        }
+    )
+    row = metaclf.clustering_rows(rows, seed=0, boot=BOOT)[0]
+    assert (row["tp"], row["fp"], row["tn"], row["fn"]) == (2, 1, 3, 0)
+    assert row["accuracy"] == pytest.approx(5 / 6)
+    assert row["f1_macro"] == pytest.approx(29 / 35)
+    assert row["ari"] == pytest.approx(12 / 37)
+    ln = np.log
+    mutual = ln(2) / 3 + ln(1 / 2) / 6 + ln(3 / 2) / 2
+    h_classes = -(ln(1 / 3) / 3 + 2 / 3 * ln(2 / 3))
+    assert row["nmi"] == pytest.approx(2 * mutual / (ln(2) + h_classes))

@@ -82,3 +82,21 @@ def test_trailing_surveillance_nodes_are_trimmed_only_at_the_end(tree):
     recurrence = after + ("LUNG-4-1", "LUNG-4-3")
     assert trim_surveillance(tree, recurrence) == recurrence
     assert check_path(tree, after) == "not_terminal"  # untrimmed, it stops at surveillance
+
+
+def test_a_reason_flagged_answer_is_the_non_compliant_answer_whatever_its_path():
+    # the public evaluation reads a reason that carries the token as the non-compliant answer
+    flagged = '{"final_path": "LUNG-1-1 -> LUNG-1-2 -> LUNG-4-1 -> LUNG-4-3", "reason": "NOT_GUIDELINE_COMPLIANT: no TKI given"}'
+    parsed = parse_answer(flagged)
+    assert parsed.path == (NOT_COMPLIANT,)
+    assert parsed.explanation == "NOT_GUIDELINE_COMPLIANT: no TKI given"
+    # the same in JSON that does not load (trailing text, unclosed brace)
+    assert parse_answer(flagged[:-1] + ", oops").path == (NOT_COMPLIANT,)
+    # a reason in plain words without the token leaves the path as given
+    plain = '{"final_path": "LUNG-1-1 -> LUNG-1-2 -> LUNG-4-1 -> LUNG-4-3", "reason": "fits"}'
+    assert parse_answer(plain).path == P
+
+
+def test_a_path_must_start_at_the_root(tree):
+    # LUNG-1-2 -> LUNG-4-1 -> LUNG-4-3 is a chain of real edges that skips the root LUNG-1-1
+    assert check_path(tree, P[1:]) == "not_from_root"

@@ -51,7 +51,9 @@ def responses(path, rows):
     return path
 
 
-def test_invalid_rollouts_are_recorded_with_their_kind_and_scored(prepared, tmp_path):
+def test_invalid_rollouts_are_recorded_with_their_kind_and_scored_failed_calls_not(
+    prepared, tmp_path
+):
     resp = responses(
         tmp_path / "resp.jsonl",
         [
@@ -77,13 +79,14 @@ def test_invalid_rollouts_are_recorded_with_their_kind_and_scored(prepared, tmp_
     assert rollouts["valid"].tolist() == [True, False, False, False, False]
     scores = score_model(prepared["notes"], tmp_path / "rollouts.tsv", tmp_path / "scores.tsv")
     row = scores.set_index("patient_id").loc["p07"]
-    # rollouts vs label: 1, 4/5, 0, 0, 3/4 (path overlap); finals 4-3, 5-1, -, -, 4-3
-    assert row["path_overlap"] == pytest.approx((1 + 4 / 5 + 0 + 0 + 3 / 4) / 5)
-    assert row["treatment_match"] == pytest.approx(2 / 5)
-    assert row["self_treatment_share"] == pytest.approx(2 / 5)
+    # The failed call (HTTP 500) is no prediction: left out, not scored 0.
+    # Scored rollouts vs label: 1, 4/5, 0, 3/4 (path overlap); finals 4-3, 5-1, -, 4-3
+    assert row["path_overlap"] == pytest.approx((1 + 4 / 5 + 0 + 3 / 4) / 4)
+    assert row["treatment_match"] == pytest.approx(2 / 4)
+    assert row["self_treatment_share"] == pytest.approx(2 / 4)
     assert row["self_path_overlap"] == 0.0  # unparseable rollouts share no node
     assert row["modal_treatment"] == "LUNG-4-3" and row["modal_treatment_correct"] == 1.0
-    assert (row["n_rollouts"], row["n_valid"]) == (5, 1)
+    assert (row["n_rollouts"], row["n_valid"]) == (4, 1)
     on_disk = pd.read_csv(tmp_path / "scores.tsv", sep="\t")
     assert list(on_disk.columns[:7]) == [
         "patient_id",
@@ -94,3 +97,12 @@ def test_invalid_rollouts_are_recorded_with_their_kind_and_scored(prepared, tmp_
         "modal_path",
         "modal_treatment",
     ]
+
+
+def test_a_patient_whose_calls_all_failed_is_unscored(prepared, tmp_path):
+    resp = responses(tmp_path / "resp.jsonl", [("p07", None, "AuthenticationError 401")] * 2)
+    parse_rollouts(prepared["tree"], resp, True, tmp_path / "rollouts.tsv")
+    scores = score_model(prepared["notes"], tmp_path / "rollouts.tsv", tmp_path / "scores.tsv")
+    row = scores.set_index("patient_id").loc["p07"]
+    assert pd.isna(row["path_overlap"]) and pd.isna(row["treatment_match"])
+    assert row["n_rollouts"] == 0

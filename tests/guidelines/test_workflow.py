@@ -58,6 +58,13 @@ def replay_answers(root):
     write_set(
         oracle, "synth_record", [(f"{t['synth_id']}|structured", '{"age": 60}') for t in targets]
     )
+    # the first record leads back to another path than its target: dropped before its note
+    first, second = (t["target_path"].split(" -> ") for t in targets)
+    write_set(
+        oracle,
+        "synth_record_predict",
+        [("syn01|record", answer(second)), ("syn02|record", answer(second))],
+    )
     for variant in ("structured", "unstructured"):
         write_set(
             oracle,
@@ -67,30 +74,29 @@ def replay_answers(root):
                 for t in targets
             ],
         )
-    items = [
-        (f"{t['synth_id']}|{v}", t["target_path"])
-        for t in targets
-        for v in ("structured", "unstructured")
-    ]
-    # the generator regenerates every target but the first, where the chooser then picks it twice
+    # on its own notes the generator: fails on syn01's (dropped, generator_unparseable),
+    # regenerates syn02's structured target, and misses syn02's unstructured one, where the
+    # chooser then picks the target in both orders
     write_set(
         oracle,
         "synth_predict",
         [
-            (f"{i}#r0", "no idea" if n == 0 else answer(p.split(" -> ")))
-            for n, (i, p) in enumerate(items)
+            ("syn01|unstructured#r0", "no idea"),
+            ("syn02|structured#r0", answer(second)),
+            ("syn02|unstructured#r0", answer(first)),
         ],
     )
     write_set(
         oracle,
         "synth_choose",
         [
-            (f"{items[0][0]}|target_first", '{"choice": "A"}'),
-            (f"{items[0][0]}|target_second", '{"choice": "B"}'),
+            ("syn02|unstructured|target_first", '{"choice": "A"}'),
+            ("syn02|unstructured|target_second", '{"choice": "B"}'),
         ],
     )
+    items = [f"{t['synth_id']}|{v}" for t in targets for v in ("structured", "unstructured")]
     write_set(
-        other, "synth_predict", [(f"{i}#r0", answer(["LUNG-1-1", "LUNG-1-3"])) for i, _ in items]
+        other, "synth_predict", [(f"{i}#r0", answer(["LUNG-1-1", "LUNG-1-3"])) for i in items]
     )
     return oracle, other
 
@@ -167,16 +173,30 @@ def test_oracle_scores_one_and_shuffled_scores_less(finished):
     ]
     excluded = tsv(res / "prepared" / "excluded_labels.tsv")
     assert excluded["patient_id"].tolist() == ["p12"]
+    # p02 carries a second annotator's label (the same path): agreement 1 between them
+    annotators = tsv(res / "tables" / "annotators.tsv")
+    between = annotators[annotators["scope"] == "between annotators"].iloc[0]
+    assert between["n_notes"] == 1 and between["treatment_match"] == 1.0
+    oracle_second = annotators[
+        (annotators["scope"] == "oracle") & (annotators["annotator"] == "demo-author-2")
+    ]
+    assert oracle_second["n_notes"].tolist() == [1]
 
 
 def test_proxies_meta_classifier_and_error_analysis_are_written(finished):
     workdir, _, _ = finished
     res = workdir / "results" / "guidelines"
     bench = tsv(res / "synthetic" / "benchmark.tsv").set_index("item_id")
-    assert bench["kept"].all()
-    assert (bench["decision"] == "chosen_both_orders").sum() == 1
+    assert bench["decision"].to_dict() == {
+        "syn01|structured": "record_path_mismatch",
+        "syn01|unstructured": "generator_unparseable",
+        "syn02|structured": "regenerated",
+        "syn02|unstructured": "chosen_both_orders",
+    }
+    assert bench["kept"].tolist() == [False, False, True, True]
+    assert "record_path_mismatch: 1" in (res / "synthetic" / "benchmark.md").read_text()
     proxy = tsv(res / "tables" / "proxy_scores.tsv")
-    syn = proxy[(proxy.model == "oracle") & (proxy.proxy == "synthetic_unstructured")]
+    syn = proxy[(proxy.model == "oracle") & (proxy.proxy == "synthetic_structured")]
     assert syn["accuracy"].tolist() == [1.0, 1.0]
     agree = tsv(res / "tables" / "proxy_agreement.tsv")
     assert len(agree) == 12 and set(agree["proxy"]) >= {"cross_model_path", "synthetic_structured"}

@@ -10,7 +10,7 @@ def test_empty_block_gets_every_schema_default():
     assert block["matcher"] == {
         "method": "embedding",
         "model": "embedded:all-minilm-l6-v2",
-        "threshold": 0.6,
+        "threshold": 0.5,
         "synonyms": "resources/side_effects/synonyms.tsv",
         "judge_max_new_tokens": 400,
     }

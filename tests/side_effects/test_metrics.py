@@ -28,6 +28,76 @@ def test_precision_recall_f1_by_hand():
     assert prf(0, 4, 0) == (0.0, 0.0, 0.0)
 
 
+def test_tables_6_and_7_average_the_onset_frequency_cells_not_the_pooled_items():
+    site = pd.DataFrame(
+        {
+            "site": ["S"] * 5,
+            "side_effect": ["fatigue", "skin redness", "nausea", "rib fracture", "heart damage"],
+            "onset": ["short", "short", "short", "long", "long"],
+            "frequency": ["common", "common", "rare", "rare", "rare"],
+        }
+    )
+    # matched: fatigue (short, common) and nausea (short, rare)
+    row = score_response(2, site, [(0, 0), (1, 2)])
+    # cells: short-common 1/2, short-rare 1/1, long-rare 0/2
+    assert (row["recall_short_common"], row["recall_short_rare"]) == (0.5, 1.0)
+    assert row["recall_long_rare"] == 0.0 and math.isnan(row["recall_long_common"])
+    # Table 6, short: mean over its frequency cells (0.5 + 1.0) / 2 = 0.75; pooled 2/3
+    assert row["recall_short"] == 0.75
+    assert row["recall_short_pooled"] == pytest.approx(2 / 3)
+    # Table 7, rare: mean over its onset cells (1.0 + 0.0) / 2 = 0.5; pooled 1/3
+    assert row["recall_rare"] == 0.5
+    assert row["recall_rare_pooled"] == pytest.approx(1 / 3)
+    assert row["recall_common"] == 0.5 == row["recall_common_pooled"]  # one cell: equal
+
+    # then per profile over regimes, then over profiles: two responses of one profile
+    other = score_response(2, site, [(0, 3)])  # rib fracture: short 0, long-rare 1/2
+    scores = pd.DataFrame([row, other]).assign(
+        profile_id="p", variant="specified", regime=["ff", "grounded"]
+    )
+    table6 = tables.strata_row("m", scores, tables.ONSET_COLUMNS, BootstrapSettings())
+    assert table6["recall_short"] == pytest.approx((0.75 + 0.0) / 2)
+    assert table6["recall_short_pooled"] == pytest.approx((2 / 3 + 0.0) / 2)
+    assert table6["recall_long"] == pytest.approx((0.0 + 0.5) / 2)
+    assert (table6["n_profiles"], table6["n_unscored"]) == (1, 0)
+
+
+def test_counts_say_how_many_profiles_a_mean_was_taken_over():
+    rows = []
+    for pid in ("a", "b", "c"):
+        for variant in ("base", "specified"):
+            for regime in ("ff", "ff_lsc"):
+                unscored = pid == "b" and variant == "specified" and regime == "ff"
+                rows.append(
+                    {
+                        "profile_id": pid,
+                        "variant": variant,
+                        "regime": regime,
+                        **{m: float("nan") if unscored else 0.5 for m in tables.PRF},
+                        "recall_short": float("nan") if unscored else 0.5,
+                        "recall_short_pooled": float("nan") if unscored else 0.5,
+                    }
+                )
+    scores = pd.DataFrame(rows)
+    settings = BootstrapSettings(n_resamples=100)
+    table1 = tables.prf_row("m", scores, "ff", settings)
+    assert (table1["n_profiles"], table1["n_unscored"]) == (2, 1)
+    assert (table1["base_n_profiles"], table1["base_n_unscored"]) == (3, 0)
+    table2 = tables.delta_row("m", scores, settings)
+    assert (table2["n_profiles"], table2["n_unscored"]) == (2, 1)
+    table6 = tables.strata_row("m", scores, ["recall_short"], settings)
+    assert (table6["n_profiles"], table6["n_unscored"]) == (3, 1)  # b still has ff_lsc
+    overlap = pd.DataFrame(
+        {
+            "profile_id": ["a", "b", "a", "b"],
+            "regime": ["ff", "ff", "ff_lsc", "ff_lsc"],
+            "overlap": [0.5, float("nan"), 0.4, 0.3],
+        }
+    )
+    table5 = tables.overlap_row("m", overlap, settings)
+    assert (table5["n_profiles_ff"], table5["n_profiles_ff_lsc"], table5["n_unscored"]) == (1, 2, 1)
+
+
 def test_stratified_recall_counts_only_the_stratum():
     # matched: fatigue (short, common) and rib fracture (long, rare)
     row = score_response(3, SITE, [(0, 0), (2, 2)])
@@ -88,7 +158,9 @@ def test_recall_strata_are_averaged_over_regimes_per_profile_first():
             "profile_id": ["a", "a", "b"],
             "variant": ["specified"] * 3,
             "regime": ["ff", "grounded", "ff"],
+            "precision": [0.5, 0.5, 0.5],
             "recall_short": [0.2, 0.6, 1.0],
+            "recall_short_pooled": [0.2, 0.6, 1.0],
         }
     )
     row = tables.strata_row("m", scores, ["recall_short"], BootstrapSettings(n_resamples=200))
@@ -135,7 +207,9 @@ def test_bootstrap_interval_covers_the_true_mean_about_95_percent_of_the_time():
                     "profile_id": range(40),
                     "variant": "specified",
                     "regime": "ff",
+                    "precision": 0.5,
                     "recall_short": sample,
+                    "recall_short_pooled": sample,
                 }
             ),
             ["recall_short"],
@@ -144,3 +218,26 @@ def test_bootstrap_interval_covers_the_true_mean_about_95_percent_of_the_time():
         covered += row["recall_short_ci_low"] <= true_mean <= row["recall_short_ci_high"]
     # percentile intervals run a little narrow at n = 40; 300 trials give a standard error of ~1.3%
     assert 0.90 <= covered / trials <= 0.99
+
+
+def test_unusable_judge_answers_are_unscored_and_a_dropped_pair_is_noted():
+    parsed = [
+        _parsed("p1", "specified", "ff", ["fatigue", "skin redness"]),
+        _parsed("p2", "specified", "ff", ["fatigue"]),
+        _parsed("p3", "specified", "ff", ["fatigue"]),
+    ]
+    note = "1 judge pairs dropped by the assignment (A2=B1)"
+    matches = [
+        {"key": "ref|p1|specified|ff", "pairs": [[0, 0]], "status": "ok", "reason": note},
+        {"key": "ref|p2|specified|ff", "pairs": [], "status": "truncated", "reason": "cut"},
+        {"key": "ref|p3|specified|ff", "pairs": [[0, 0]], "status": "contradictory", "reason": "x"},
+    ]
+    scores, _ = pipeline.score(parsed, matches, SITE)
+    scores = scores.set_index("profile_id")
+    assert scores.loc["p1", "status"] == "ok" and scores.loc["p1", "precision"] == 0.5
+    assert scores.loc["p1", "reason"] == f"matcher: {note}"
+    assert scores.loc["p2", "status"] == "match_truncated" and math.isnan(scores.loc["p2", "f1"])
+    assert scores.loc["p3", "status"] == "match_contradictory"
+    assert math.isnan(scores.loc["p3", "precision"])
+    table1 = tables.prf_row("m", scores.reset_index(), "ff", BootstrapSettings(n_resamples=50))
+    assert (table1["n_profiles"], table1["n_unscored"]) == (1, 2)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.conftest import REPO, dry_run_jobs, run_snakemake, write_config
+from tests.conftest import REPO, dry_run_jobs, run_snakemake, without_report, write_config
 
 SE = "results/side_effects"
 OTHERS = {
@@ -76,7 +76,9 @@ def test_responses_equal_to_the_reference_score_one_everywhere(workdir, tmp_path
     for i in range(1, 8):
         assert (workdir / SE / f"tables/table{i}.md").read_text().startswith("# Table")
     agreement = pd.read_csv(workdir / SE / "tables/matcher_agreement.tsv", sep="\t")
-    assert list(agreement.matcher) == ["lexical", "embedding"]
+    assert {"lexical", "embedding@0.50", "embedding@0.60 earlier"} <= set(agreement.matcher)
+    assert agreement.loc[agreement.selected, "matcher"].tolist() == ["embedding@0.50"]
+    assert (agreement.loc[agreement.rule == "assignment", "distinct_term_pairs"] == 0).all()
     assert (workdir / SE / "figures/precision_recall.png").stat().st_size > 0
 
     # a new model lists only its own jobs and the aggregates that combine models
@@ -86,13 +88,14 @@ def test_responses_equal_to_the_reference_score_one_everywhere(workdir, tmp_path
     data["models"].append({"id": "oracle2", "backend": "replay", "path": str(second)})
     data["evaluate"].append("oracle2")
     cfg.write_text(yaml.safe_dump(data))
-    jobs = dry_run_jobs(workdir, configfile=cfg)
+    jobs = without_report(dry_run_jobs(workdir, configfile=cfg))
     assert jobs == {
         "generate": 1,
         "side_effects_parse": 1,
         "side_effects_match": 1,
         "side_effects_score": 1,
         "side_effects_tables": 1,
+        "model_calls_table": 1,
         "all": 1,
     }
 
@@ -129,16 +132,26 @@ def test_llm_matcher_through_a_judge_counts_unparseable_answers(workdir, tmp_pat
         a = [ln.split(". ", 1)[1] for ln in prompt.splitlines() if ln[:1] == "A" and ". " in ln]
         b = [ln.split(". ", 1)[1] for ln in prompt.splitlines() if ln[:1] == "B" and ". " in ln]
         pairs = [f"A{i + 1} = B{b.index(x) + 1}" for i, x in enumerate(a) if x in b]
-        text = (
-            "I think they are similar."
-            if req["request_id"] == garbled
-            else "\n".join(pairs) or "NONE"
-        )
+        text = "\n".join(pairs) or "NONE"
+        if req["request_id"] == garbled:
+            text = "I think A1 and B1 are similar."
+        elif req["request_id"] == "ref|demo02|specified|ff":  # a reasoning model's answer
+            text = "<think>A1 = B2? no: A1 - B1 fits better</think>\n" + text
         judged.append({"request_id": req["request_id"], "text": text})
-    validation = [
-        {"request_id": json.loads(line)["request_id"], "text": "A1 = B1"}
-        for line in (workdir / SE / "requests/validation.jsonl").read_text().splitlines()
-    ]
+    # A judge that answers the validation set as labelled: its wording's term, or NONE.
+    labels = pd.read_csv(
+        REPO / "resources/side_effects/matcher_validation.tsv", sep="\t", comment="#"
+    )
+    term_of = dict(labels.loc[labels.same == "yes", ["prediction", "reference"]].values)
+    validation = []
+    for line in (workdir / SE / "requests/validation.jsonl").read_text().splitlines():
+        req = json.loads(line)
+        prompt = req["messages"][0]["content"].splitlines()
+        (wording,) = [ln.split(". ", 1)[1] for ln in prompt if ln.startswith("A1. ")]
+        b = [ln.split(". ", 1)[1] for ln in prompt if ln[:1] == "B" and ". " in ln]
+        term = term_of.get(wording)
+        text = f"A1 = B{b.index(term) + 1}" if term in b else "NONE"
+        validation.append({"request_id": req["request_id"], "text": text})
     folder = replay / "side_effects"
     (folder / "match--oracle.jsonl").write_text("".join(json.dumps(r) + "\n" for r in judged))
     (folder / "validation.jsonl").write_text("".join(json.dumps(r) + "\n" for r in validation))
@@ -155,8 +168,7 @@ def test_llm_matcher_through_a_judge_counts_unparseable_answers(workdir, tmp_pat
     agreement = pd.read_csv(workdir / SE / "tables/matcher_agreement.tsv", sep="\t").set_index(
         "matcher"
     )
-    # the judge says 'same' to every pair: right on the 'yes' half, wrong on the 'no' half
-    labels = pd.read_csv(
-        REPO / "resources/side_effects/matcher_validation.tsv", sep="\t", comment="#"
-    )
-    assert agreement.loc["llm", "agreement"] == pytest.approx((labels.same == "yes").mean())
+    # the judge that answers as labelled: every pair right, no distinct terms paired
+    llm = agreement.loc["llm"]
+    assert (llm.precision, llm.recall, llm.f1, llm.agreement) == (1, 1, 1, 1)
+    assert (llm.distinct_term_pairs, llm.identical_matched, llm.n_unscored) == (0, 31, 0)

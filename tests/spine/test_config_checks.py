@@ -21,15 +21,15 @@ ADHOC_ONLY = {
 CASES = {
     "unknown backend": (
         {"models": [{"id": "m", "backend": "llamafile"}], "evaluate": ["m"]},
-        ["'llamafile' is not one of", "['models'][0]['backend']"],
+        ["models[0].backend: 'llamafile' is not one of"],
     ),
     "missing field": (
         {"models": [{"id": "m", "backend": "replay"}], "evaluate": ["m"]},
-        ["'path' is a required property", "['models'][0]"],
+        ["models[0]: 'path' is a required property"],
     ),
     "bad id": (
         {"models": [dict(HF, id="Smol LM2")], "evaluate": ["Smol LM2"]},
-        ["does not match", "['models'][0]['id']"],
+        ["models[0].id: 'Smol LM2' does not match"],
     ),
     "unknown evaluated model": (
         {"models": [HF], "evaluate": ["gpt5"]},

@@ -16,6 +16,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from transformers import LlamaConfig, LlamaForCausalLM
 
+from oncoeval.backends import engines
 from oncoeval.backends.decoding import DecodeLoop, DecodeParams, Job
 from oncoeval.backends.hf import Backend, checkpoint_path, conversion_source, quantization_problem
 from oncoeval.errors import ConfigError
@@ -87,6 +88,124 @@ def test_greedy_loop_matches_transformers_generate(tiny):
         theirs = out[0, len(p) :].tolist()
         theirs = theirs[: theirs.index(EOS)] if EOS in theirs else theirs
         assert list(ours[0][0]) == theirs, f"prompt {i}"
+
+
+def one_by_one_generate(model, p, max_new_tokens, eos, penalty=None) -> tuple:
+    """``transformers.generate`` on one request, cut the way the backend cuts an answer."""
+    with torch.inference_mode():
+        out = model.generate(
+            input_ids=torch.tensor([p]),
+            max_new_tokens=max_new_tokens,
+            do_sample=False,
+            repetition_penalty=penalty or 1.0,
+            eos_token_id=list(eos),
+            pad_token_id=EOS,
+        )
+    tokens = out[0, len(p) :].tolist()
+    ends = [k for k, t in enumerate(tokens) if t in eos]
+    if ends:
+        return tuple(tokens[: ends[0]]), "stop"
+    return tuple(tokens), "length"
+
+
+def decode_with(engine, model, jobs, batch_size, eos=(EOS,)) -> dict:
+    decoder = engines.Decoder(engine, model, list(eos), EOS, batch_size)
+    return {j.key: (tuple(j.tokens), j.finish_reason) for j in decoder.run(jobs)}
+
+
+ENGINE_CAPS = [8 + 3 * i for i in range(10)]
+
+
+@pytest.fixture(scope="module")
+def one_by_one(tiny):
+    """One-by-one ``generate`` answers to ``prompts(10)``, without and with a penalty."""
+    eos = range(2, 14)  # extra stop tokens end rows at different steps
+    return {
+        penalty: {
+            i: one_by_one_generate(tiny, p, cap, eos, penalty)
+            for i, (p, cap) in enumerate(zip(prompts(10), ENGINE_CAPS, strict=True))
+        }
+        for penalty in (None, 1.3)
+    }
+
+
+@pytest.mark.parametrize("engine", ["loop", "static", "continuous"])
+def test_every_engine_gives_one_by_one_generate_greedy_text(tiny, one_by_one, engine):
+    # fp32 on the CPU: batching must not change a greedy token. Prompts of 3-39 tokens are
+    # left-padded in a static batch.
+    penalties = (None,) if engine == "continuous" else (None, 1.3)
+    for penalty in penalties:
+        want = one_by_one[penalty]
+        assert {reason for _, reason in want.values()} == {"stop", "length"}
+        for batch_size in (4, 10):
+            jobs = [
+                Job(i, p, DecodeParams(max_new_tokens=cap, repetition_penalty=penalty))
+                for i, (p, cap) in enumerate(zip(prompts(10), ENGINE_CAPS, strict=True))
+            ]
+            decoder = engines.Decoder(engine, tiny, list(range(2, 14)), EOS, batch_size)
+            got = {j.key: (tuple(j.tokens), j.finish_reason) for j in decoder.run(jobs)}
+            assert got == want, f"{engine}, penalty {penalty}, batch {batch_size}"
+            assert decoder.stats[engine]["requests"] == len(jobs)
+
+
+def test_static_batches_do_not_penalise_the_padding(tiny):
+    # The pad token is EOS: generate's own penalty would make a padded row less likely to stop.
+    pads = torch.tensor([3, 0])
+    scores = torch.tensor([[2.0, -1.0, 4.0, 1.0], [2.0, -1.0, 4.0, 1.0]])
+    ids = torch.tensor([[2, 2, 2, 3, 1], [0, 3, 3, 1, 2]])
+    got = engines._PenaltyBlindToPadding(2.0, pads)(ids, scores.clone())
+    # Row 0 saw tokens 3 and 1 (its padding, token 2, is not seen); row 1 saw 0, 3, 1 and 2.
+    assert got.tolist() == [[2.0, -2.0, 4.0, 0.5], [1.0, -2.0, 2.0, 0.5]]
+
+
+def test_engine_choice_by_device_and_setting():
+    assert engines.choose(None, "cpu") == engines.choose("auto", "cpu") == "loop"
+    assert engines.choose("auto", "cuda") == engines.AUTO["cuda"]
+    assert engines.choose("auto", "mps") == "loop"  # a device never measured: the loop
+    for name in ("loop", "static", "continuous"):
+        assert engines.choose(name, "cpu") == engines.choose(name, "cuda") == name
+    with pytest.raises(ValueError, match="engine 'vllm'"):
+        engines.choose("vllm", "cpu")
+
+
+def test_sampled_requests_always_run_in_the_loop_and_penalties_never_in_continuous():
+    greedy = DecodeParams()
+    penalised = DecodeParams(repetition_penalty=1.2)
+    sampled = DecodeParams(temperature=0.7, seed=3)
+    for engine in ("loop", "static", "continuous"):
+        assert engines.engine_for(engine, sampled) == "loop"
+        assert engines.engine_for(engine, greedy) == engine
+    assert engines.engine_for("static", penalised) == "static"
+    assert engines.engine_for("continuous", penalised) == "static"
+    jobs = [Job(0, [5], penalised), Job(1, [5], sampled), Job(2, [5], greedy)]
+    shares = engines.assign("continuous", jobs)
+    assert [(name, [j.key for j in share]) for name, share in shares.items()] == [
+        ("continuous", [2]),
+        ("static", [0]),
+        ("loop", [1]),
+    ]
+    # A shaped (constrained) request is decoded in the loop, whatever the engine.
+    shaped = Job(3, [5], greedy, constraint=object())
+    for engine in ("static", "continuous"):
+        assert [j.key for j in engines.assign(engine, [shaped])["loop"]] == [3]
+
+
+@pytest.mark.parametrize("engine", ["static", "continuous"])
+def test_seeded_sample_repeats_under_every_engine(tiny, engine):
+    ps = prompts(8, seed=3)
+    alone = decode_with("loop", tiny, [sampled_job("s", ps[0], 42)], 1)["s"]
+    mates = [Job(f"g{i}", p, DecodeParams(max_new_tokens=10)) for i, p in enumerate(ps[1:5])]
+    for batch_size in (2, 6):
+        got = decode_with(engine, tiny, [*mates, sampled_job("s", ps[0], 42)], batch_size)
+        assert got["s"] == alone, f"{engine}, batch {batch_size}"
+
+
+def test_engine_is_not_part_of_the_cache_key():
+    cfg = {"id": "m", "backend": "hf", "path": "some/model", "dtype": "float32"}
+    assert Backend.identity({**cfg, "engine": "static"}) == Backend.identity(cfg)
+    assert Backend.config_problems({**cfg, "engine": "static"}) == []
+    (problem,) = Backend.config_problems({**cfg, "engine": "fastest"})
+    assert problem.startswith("models[m].engine: 'fastest' is not one of auto, loop")
 
 
 class _CountHostRoundTrips(TorchDispatchMode):

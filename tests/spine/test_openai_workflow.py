@@ -61,11 +61,13 @@ def test_api_key_never_reaches_any_file(workdir):
         server.script("limited", ["429:0.2", "500"])
         server.script("doomed", always=500)
         requests = write_adhoc(workdir, prompts)
-        cfg = write_config(
-            workdir, config_for([openai_model("gpt", server.url)], ["gpt"], requests)
-        )
-        run_snakemake(workdir, configfile=cfg, env={KEY_ENV: secret})
+        # One failure in 8 requests is accepted (by default any failure stops the job).
+        config = config_for([openai_model("gpt", server.url)], ["gpt"], requests)
+        cfg = write_config(workdir, {**config, "max_failed_share": 0.2})
+        proc = run_snakemake(workdir, configfile=cfg, env={KEY_ENV: secret})
         assert server.calls["doomed"] == 3 and server.calls["limited"] == 3
+        # The end of the run names the failure.
+        assert "gpt / adhoc: 1 of 8 requests failed; accepted by max_failed_share" in proc.stderr
 
     rows = [json.loads(x) for x in (workdir / "results/adhoc/responses/gpt/probe.jsonl").open()]
     assert [r["request_id"] for r in rows] == [f"q{i:02d}" for i in range(8)]
@@ -109,3 +111,45 @@ def test_defined_but_unused_model_needs_no_key(workdir):
     cfg = write_config(workdir, config_for(models, ["gpt"], requests))
     proc = run_snakemake(workdir, "-n", configfile=cfg, env={KEY_ENV: "sk-present"})
     assert "generate" in proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_failed_calls_stop_the_run_and_a_plain_rerun_asks_only_them(workdir):
+    secret = "sk-" + secrets.token_urlsafe(24)
+    prompts = ["doomed"] + [f"question {i}" for i in range(5)]
+    with FakeOpenAIServer(latency=0.02, api_key=secret) as server:
+        server.script("doomed", always=500)
+        requests = write_adhoc(workdir, prompts)
+        cfg = write_config(
+            workdir, config_for([openai_model("gpt", server.url)], ["gpt"], requests)
+        )
+        proc = run_snakemake(workdir, configfile=cfg, env={KEY_ENV: secret}, check=False)
+        assert proc.returncode != 0
+        assert "gpt / adhoc: 1 of 6 requests failed; stopped request sets probe" in proc.stderr
+        assert "InternalServerError" in proc.stderr
+        assert not (workdir / "results/adhoc/responses/gpt/probe.jsonl").exists()
+
+        server._always.clear()  # the outage is over
+        server.reset()
+        proc = run_snakemake(workdir, configfile=cfg, env={KEY_ENV: secret})
+        assert server.calls == {"doomed": 1}
+        assert "Failed model calls" not in proc.stderr
+    rows = [json.loads(x) for x in (workdir / "results/adhoc/responses/gpt/probe.jsonl").open()]
+    assert all(r["error"] is None for r in rows) and len(rows) == 6
+
+
+@pytest.mark.slow
+def test_a_wrong_key_ends_in_a_clear_failure_not_in_tables(workdir):
+    requests = write_adhoc(workdir, [f"question {i}" for i in range(6)])
+    with FakeOpenAIServer(api_key="sk-" + secrets.token_urlsafe(24)) as server:
+        cfg = write_config(
+            workdir, config_for([openai_model("gpt", server.url)], ["gpt"], requests)
+        )
+        wrong = "sk-" + secrets.token_urlsafe(24)
+        proc = run_snakemake(workdir, configfile=cfg, env={KEY_ENV: wrong}, check=False)
+    assert proc.returncode != 0
+    assert "gpt / adhoc: 6 of 6 requests failed" in proc.stderr
+    assert "AuthenticationError" in proc.stderr and wrong not in proc.stdout + proc.stderr
+    assert not (workdir / "results/adhoc/responses").exists() or not any(
+        (workdir / "results/adhoc/responses").rglob("*.jsonl")
+    )

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 from ...errors import InputError
 from ...records import Request, Response
-from .data import read_records
+from .data import load_myths, normalize_category, read_records
 from .parse import parse_generated
 from .prompts import render_generator
-from .verify import judge
+from .verify import judge, load_verifier_examples
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,78 @@ def load_initial_examples(valid_path, invalid_path) -> tuple[list[dict], list[di
             }
         )
     return valid, invalid
+
+
+def load_classifier_examples(path) -> list[dict]:
+    """In-context examples of the category classifier, in either accepted form.
+
+    - as published: ``question``, ``assumption``, ``classification: {category, explanation}``;
+    - flat: ``example_question``, ``example_assumption``, ``category``, optional ``reason``.
+
+    Both give ``example_question``, ``example_assumption``, ``category`` (one of the seven, as
+    :func:`~.data.normalize_category` writes it) and ``reason`` (the explanation).
+    """
+    records = read_records(path)
+    if not records:
+        raise InputError(path, None, "no classifier examples")
+    examples = []
+    for i, rec in enumerate(records):
+        where = f"record {i + 1}"
+        if not isinstance(rec, dict):
+            raise InputError(path, where, "expected a JSON object")
+        if "classification" in rec:
+            keys = {"question": "question", "assumption": "assumption"}
+            label = rec["classification"]
+            if not isinstance(label, dict):
+                raise InputError(path, where, "classification must be an object")
+            category, reason = label.get("category"), label.get("explanation", "")
+            field_of = "classification.category"
+        else:
+            keys = {
+                "example_question": "example_question",
+                "example_assumption": "example_assumption",
+            }
+            category, reason = rec.get("category"), rec.get("reason", "")
+            field_of = "category"
+        for key in keys:
+            if not isinstance(rec.get(key), str) or not rec[key].strip():
+                raise InputError(path, where, f"{key} must be a non-empty string")
+        canonical = normalize_category(category)
+        if canonical is None:
+            raise InputError(
+                path, where, f"{field_of} {category!r} is not one of the seven categories"
+            )
+        if not isinstance(reason, str):
+            raise InputError(path, where, "the explanation (reason) must be a string")
+        question, assumption = (rec[k].strip() for k in keys)
+        examples.append(
+            {
+                "example_question": question,
+                "example_assumption": assumption,
+                "category": canonical,
+                "reason": reason,
+            }
+        )
+    return examples
+
+
+def check_inputs(myths, initial_valid, initial_invalid, verifier_examples, classifier_examples):
+    """Load every construction input once, so a bad record stops the run before any model call.
+
+    Returns the number of records of each; raises InputError naming file, record and problem.
+    """
+    valid, invalid = load_initial_examples(initial_valid, initial_invalid)
+    if not valid:
+        raise InputError(initial_valid, None, "no initial valid examples")
+    if not invalid:
+        raise InputError(initial_invalid, None, "no initial invalid examples")
+    return {
+        "myths": len(load_myths(myths)),
+        "initial_valid": len(valid),
+        "initial_invalid": len(invalid),
+        "verifier_examples": len(load_verifier_examples(verifier_examples)),
+        "classifier_examples": len(load_classifier_examples(classifier_examples)),
+    }
 
 
 def initial_pools(generator: str, valid: list[dict], invalid: list[dict]) -> dict:

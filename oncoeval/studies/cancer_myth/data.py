@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 
 from ...errors import InputError
+from ...inputs import read_text
 from ...io import read_jsonl, write_jsonl
 
 # The seven categories, in the paper's order (Figure 4), as the published files write them.
@@ -89,8 +89,7 @@ def _decode_stream(text: str, path) -> list:
 
 def read_records(path: str | os.PathLike) -> list:
     """Records of a JSON list, a JSONL file or a stream of concatenated JSON objects."""
-    text = Path(path).read_text(encoding="utf-8")
-    return _decode_stream(text, path)
+    return _decode_stream(read_text(path, "question file"), path)
 
 
 def _question_id(record: dict, index: int) -> str:
@@ -104,7 +103,16 @@ def load_questions(path: str | os.PathLike) -> list[dict]:
     """Validated question items (see ``item_from_record``); bad records raise InputError."""
     records = read_records(path)
     if not records:
-        raise InputError(path, None, "no question records")
+        raise InputError(path, "line 1", "no question records (the file is empty)")
+    first = records[0] if len(records) == 1 and isinstance(records[0], dict) else {}
+    wrapped = [k for k, v in first.items() if isinstance(v, list)]
+    if wrapped and "example_question" not in first:  # {"questions": [...]}
+        raise InputError(
+            path,
+            f"record 1 (key {wrapped[0]!r})",
+            f"an object wrapping a list of {len(first[wrapped[0]])} records under "
+            f"{wrapped[0]!r}; give the list itself (a JSON list, or one record per line)",
+        )
     items, seen = [], {}
     for index, record in enumerate(records):
         where = f"record {index + 1}"
@@ -164,7 +172,7 @@ def load_myths(path: str | os.PathLike) -> list[dict]:
     """Validated myth records (cancer, myth, fact, source) in file order."""
     records = read_records(path)
     if not records:
-        raise InputError(path, None, "no myth records")
+        raise InputError(path, "line 1", "no myth records (the file is empty)")
     myths = []
     for index, record in enumerate(records):
         where = f"record {index + 1}"

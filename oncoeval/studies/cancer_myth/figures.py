@@ -9,6 +9,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ...report.figures import legend_outside, note_empty, save  # noqa: E402
+
 
 def _errors(df: pd.DataFrame, metric: str) -> np.ndarray:
     low = (df[metric] - df[f"{metric}_ci_low"]).clip(lower=0).fillna(0)
@@ -18,9 +20,15 @@ def _errors(df: pd.DataFrame, metric: str) -> np.ndarray:
 
 def overall_figure(table: pd.DataFrame, path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(max(6, 1.2 * len(table) + 4), 3.6))
+    n_scored = int(table["n"].sum()) if len(table) else 0
+    n_unscored = int(table["n_unscored"].sum()) if len(table) else 0
     for ax, metric, label in ((axes[0], "pcs", "PCS (-1 to 1)"), (axes[1], "pcr", "PCR")):
-        if len(table):
-            ax.bar(table["model"], table[metric], yerr=_errors(table, metric), capsize=4)
+        if not note_empty(ax, n_scored, n_unscored, "answers"):
+            names = [
+                f"{m}\nn={n}, unscored={u}"
+                for m, n, u in zip(table["model"], table["n"], table["n_unscored"], strict=True)
+            ]
+            ax.bar(names, table[metric], yerr=_errors(table, metric), capsize=4)
         ax.set_ylabel(label)
         ax.axhline(0, color="grey", linewidth=0.8)
         ax.tick_params(axis="x", rotation=30)
@@ -28,7 +36,7 @@ def overall_figure(table: pd.DataFrame, path) -> None:
     axes[1].set_ylim(0, 1)
     fig.suptitle("Presupposition correction (bootstrap 95% CI)")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save(fig, path)
     plt.close(fig)
 
 
@@ -53,10 +61,12 @@ def category_figure(table: pd.DataFrame, path) -> None:
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set_ylabel("PCS")
     ax.set_title("Category-wise PCS")
-    if models:
-        ax.legend(fontsize=8)
+    scored = table["n"].sum() if len(table) and "n" in table else 0
+    unscored = table["n_unscored"].sum() if len(table) and "n_unscored" in table else 0
+    note_empty(ax, int(scored), int(unscored), "answers")
+    legend_outside(ax)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save(fig, path)
     plt.close(fig)
 
 

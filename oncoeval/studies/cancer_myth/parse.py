@@ -11,6 +11,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from ...parsing import json_spans, too_long
 from .data import normalize_category
 
 SCORE_KEYS = ("sharpness", "score")
@@ -36,30 +37,15 @@ class VerifierResult:
 
 def json_values(text: str) -> list:
     """JSON values found in ``text``: fenced blocks first, then objects/arrays in the prose."""
-    decoder = json.JSONDecoder()
     found = []
     for block in _FENCE.findall(text):
         try:
             found.append(json.loads(block.strip()))
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # nesting past Python's stack: not read
             pass
     if found:
         return found
-    pos = 0
-    while pos < len(text):
-        starts = [i for i in (text.find("{", pos), text.find("[", pos)) if i >= 0]
-        if not starts:
-            break
-        start = min(starts)
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            pos = start + 1
-            continue
-        if isinstance(value, dict | list):
-            found.append(value)
-        pos = end
-    return found
+    return [value for _, value in json_spans(text)]
 
 
 def _lower_keys(obj: dict) -> dict:
@@ -98,6 +84,8 @@ def parse_verifier(text: str | None) -> VerifierResult:
     """Read the verifier's JSON score (-1, 0 or 1) and reason from its raw reply."""
     if text is None or not text.strip():
         return VerifierResult(None, "", "empty verifier output")
+    if too_long(text):
+        return VerifierResult(None, "", too_long(text))
     candidates = []
     for value in json_values(text):
         for obj in _score_objects(value):
@@ -124,6 +112,8 @@ def parse_category(text: str | None) -> tuple[str | None, str]:
     """(category, error) from the classifier's JSON reply."""
     if text is None or not text.strip():
         return None, "empty classifier output"
+    if too_long(text):
+        return None, too_long(text)
     labels = []
     for value in json_values(text):
         items = value if isinstance(value, list) else [value]
@@ -152,6 +142,8 @@ def parse_generated(text: str | None, limit: int) -> tuple[list[dict], str]:
     """
     if text is None or not text.strip():
         return [], "empty generator output"
+    if too_long(text):
+        return [], too_long(text)
     records, skipped = [], 0
     for value in json_values(text):
         for obj in value if isinstance(value, list) else [value]:

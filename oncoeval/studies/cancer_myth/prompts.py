@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
+
+from ... import inputs
 
 NUMBER_WORDS = {
     1: "one",
@@ -25,13 +26,14 @@ NUMBER_WORDS = {
 
 
 def read_template(path) -> str:
-    return Path(path).read_text(encoding="utf-8").strip("\n")
+    return inputs.read_template(path, strip="\n")
 
 
 def fill(template: str, values: dict[str, str]) -> str:
     """Replace each ``[Name]`` of ``values`` in ``template``; other brackets are left alone."""
     if not values:
         return template
+    inputs.check_placeholders(template, [f"[{name}]" for name in values])
     pattern = re.compile("|".join(re.escape(f"[{name}]") for name in values))
     return pattern.sub(lambda m: str(values[m.group(0)[1:-1]]), template)
 

@@ -8,18 +8,26 @@ from pathlib import Path
 
 from ...io import read_jsonl, write_jsonl, write_table
 from ...judges.correction import DEFAULT_CORRECTION, CorrectionSettings
-from ...records import Request, Response, read_requests, read_responses, write_requests
+from ...records import (
+    Request,
+    Response,
+    read_requests,
+    read_responses,
+    verdict_problem,
+    write_requests,
+)
 from .balance import balance_by_model
 from .construct import (
     ConstructSettings,
     generated_questions,
     generator_request,
     initial_pools,
+    load_classifier_examples,
     load_initial_examples,
     question_id,
     update_pools,
 )
-from .data import CATEGORIES, load_myths, load_questions, read_items, read_records, write_items
+from .data import CATEGORIES, load_myths, load_questions, read_items, write_items
 from .parse import parse_category
 from .prompts import read_template, render_classifier
 from .verify import (
@@ -489,7 +497,7 @@ def construct_collect(step_paths, out_generated, out_candidates) -> None:
 def construct_categorize_requests(
     candidates_path, template, example_template, examples_path, max_new_tokens, out_path
 ):
-    examples = read_records(examples_path)
+    examples = load_classifier_examples(examples_path)
     tpl, ex_tpl = read_template(template), read_template(example_template)
     requests = []
     for c in read_jsonl(candidates_path):
@@ -520,8 +528,9 @@ def construct_dataset(
     categorized = []
     for c in read_jsonl(candidates_path):
         resp = verdicts.get(str(c["raw_QID"]))
-        if resp is None or resp.error:
-            category, error = None, "no classifier response" if resp is None else resp.error
+        problem = verdict_problem(resp)
+        if problem is not None:
+            category, error = None, f"classifier {problem}"
         else:
             category, error = parse_category(resp.text)
         categorized.append(

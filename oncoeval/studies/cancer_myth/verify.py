@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ...errors import InputError
 from ...io import atomic_write
 from ...judges.structured import SHAPE_PARAM, json_schema_shape
-from ...records import Request, Response
+from ...records import Request, Response, verdict_problem
 from .data import read_records, require_text
 from .parse import VALID_SCORES, parse_verifier
 from .prompts import read_template, render_verifier
@@ -142,7 +142,7 @@ def build_retry_requests(requests: list[Request], responses: dict[str, Response]
     out = []
     for req in requests:
         resp = responses.get(req.request_id)
-        if resp is not None and not resp.error and parse_verifier(resp.text).ok:
+        if verdict_problem(resp) is None and parse_verifier(resp.text).ok:
             continue
         messages = list(req.messages)
         if resp is not None and not resp.error and resp.text:
@@ -153,10 +153,9 @@ def build_retry_requests(requests: list[Request], responses: dict[str, Response]
 
 
 def _reading(resp: Response | None):
-    if resp is None:
-        return None, "", "no verifier response"
-    if resp.error:
-        return None, "", f"verifier error: {resp.error}"
+    problem = verdict_problem(resp)
+    if problem is not None:
+        return None, "", f"verifier {problem}"
     result = parse_verifier(resp.text)
     return result.score, result.reason, result.error
 

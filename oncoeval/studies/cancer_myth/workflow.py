@@ -5,31 +5,32 @@ from __future__ import annotations
 from functools import cache
 
 from ...errors import ConfigError
+from .construct import check_inputs
 from .data import load_myths
 
 R = "results/cancer_myth"
 
 DEFAULTS = {
-    "questions": "resources/demo/cancer_myth/questions.json",
+    "questions": None,
     "system_prompt": None,
     "answer_max_new_tokens": 1000,
-    "verifier_examples": "resources/demo/cancer_myth/verifier_examples.json",
+    "verifier_examples": "resources/method/cancer_myth/verifier_examples.json",
     "verifier_max_new_tokens": 256,
     "structured_verdicts": True,
     "jury_combine": "majority",
     "adjudication": {"max_items": 50, "seed": 0},
     "adjudicated": None,
-    "human_scores": "resources/demo/cancer_myth/human_scores.json",
+    "human_scores": None,
     "multiple_testing": "holm",
     "construct": False,
 }
 CONSTRUCTION_DEFAULTS = {
-    "myths": "resources/demo/cancer_myth/myths.jsonl",
+    "myths": None,
     "max_myths": None,
     "generators": [],
     "responder": None,
-    "initial_valid": "resources/demo/cancer_myth/initial_valid.json",
-    "initial_invalid": "resources/demo/cancer_myth/initial_invalid.json",
+    "initial_valid": "resources/method/cancer_myth/initial_valid.json",
+    "initial_invalid": "resources/method/cancer_myth/initial_invalid.json",
     "m": 3,
     "k_hard": 6,
     "k_easy": 2,
@@ -37,7 +38,7 @@ CONSTRUCTION_DEFAULTS = {
     "seed": 0,
     "generator_temperature": 0.7,
     "generator_max_new_tokens": 1000,
-    "classifier_examples": "resources/demo/cancer_myth/classifier_examples.json",
+    "classifier_examples": "resources/method/cancer_myth/classifier_examples.json",
     "classifier_max_new_tokens": 128,
     "select_per_model": 300,
     "select_per_category": 50,
@@ -113,6 +114,27 @@ def _myth_count(path: str, max_myths) -> int:
 def myth_count(block: dict) -> int:
     c = block["construction"]
     return _myth_count(c["myths"], c["max_myths"])
+
+
+def check_construction_inputs(block: dict) -> dict:
+    """Every construction input loaded and checked when the workflow starts (see check_inputs)."""
+    c = block["construction"]
+    paths = {
+        "construction.myths": c["myths"],
+        "construction.initial_valid": c["initial_valid"],
+        "construction.initial_invalid": c["initial_invalid"],
+        "verifier_examples": block["verifier_examples"],
+        "construction.classifier_examples": c["classifier_examples"],
+    }
+    unset = [key for key, path in paths.items() if not path]
+    if unset:
+        raise ConfigError(f"studies.cancer_myth.{unset[0]} must name a file for the construction")
+    return _checked(*paths.values())
+
+
+@cache
+def _checked(*paths) -> dict:
+    return check_inputs(*paths)
 
 
 def pools_before(generator: str, index: int) -> str:

@@ -3,11 +3,16 @@ cancer-type strata, and Kruskal-Wallis tests across demographic groups with BH q
 
 Views (the ``view`` column):
 
-- ``published``: every unit, as the study counted them; units without gold, where an empty
-  answer scores 1, and units whose gold is only ``unknown`` pairs are included.
-- ``gold_present``: units with at least one gold tuple.
-- ``informative``: units whose gold has at least one pair with a known value (drops the
-  unknown-only units, which are also all the units without gold).
+- ``published``: the published gold derivation (``gold.PUBLISHED``) and every unit, as the
+  study's code counted them; units without gold, where an ``unknown`` answer scores 1, and units
+  whose gold is only ``unknown`` pairs are included.
+- ``gold_present``: the published gold, units with at least one gold tuple.
+- ``informative``: the published gold, units whose gold has at least one pair with a known value
+  (drops the unknown-only units, which are also all the units without gold).
+- ``clean``: this project's gold derivation (``gold.CLEAN``), informative units only.
+
+Units of failed calls (``unscored``) have no metric: they are left out of every mean and counted
+in ``n_unscored``.
 
 Means are over notes: each note's units are averaged first, and the percentile bootstrap
 (``oncoeval.stats``) resamples notes.
@@ -20,28 +25,47 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
+from ...report.figures import legend_outside
+from ...report.figures import save as save_figure
 from ...stats import BootstrapSettings, bootstrap_mean_ci
 from .tasks import SUBTYPES
 
 METRICS = ("bleu4", "rouge1", "em_f1")
 METRIC_NAMES = {"bleu4": "BLEU4", "rouge1": "ROUGE1", "em_f1": "EM_F1"}
+
+
+def _gold(df: pd.DataFrame, view: str) -> pd.DataFrame:
+    return df[df["gold_view"] == view]
+
+
+def _known(df: pd.DataFrame) -> pd.DataFrame:
+    return df[~df["gold_unknown_only"].astype(bool)]
+
+
 VIEWS = {
-    "published": lambda df: df,
-    "gold_present": lambda df: df[df["n_gold"] > 0],
-    "informative": lambda df: df[~df["gold_unknown_only"].astype(bool)],
+    "published": lambda df: _gold(df, "published"),
+    "gold_present": lambda df: (lambda d: d[d["n_gold"] > 0])(_gold(df, "published")),
+    "informative": lambda df: _known(_gold(df, "published")),
+    "clean": lambda df: _known(_gold(df, "clean")),
 }
 VIEW_NOTES = [
-    "View `published` counts every unit as the study's code did (an empty side is 'unknown', so "
-    "a unit without gold that the model leaves empty scores 1); it is the view that matches the "
-    "paper's numbers.",
-    "View `gold_present` drops units without any gold tuple; view `informative` also drops units "
-    "whose gold pairs are all 'unknown'. Both are stricter than the paper.",
+    "View `published` uses the gold the study's public code derives (its documented defects "
+    "corrected: laterality joined into Site, no trailing newline in adverse events, 'uncertain' "
+    "spelled right) and counts every unit as that code did: an answer without tuples and a "
+    "missing gold are both the all-unknown tuple ('unknown unknown'), so a unit without gold "
+    "that the model answers 'unknown' scores 1. Remaining differences from the public code are "
+    "listed in the README (CORAL: published view and deliberate differences).",
+    "Views `gold_present` and `informative` (published gold) drop units without any gold "
+    "tuple, and units whose gold pairs are all 'unknown'; view `clean` scores the informative "
+    "units against this project's own gold derivation (every GoldRules switch on). All three are "
+    "stricter than the paper.",
     "BLEU-4 smooths every order by add-one, as the study did: a prediction too short to have "
     "3- or 4-grams gets precision 1 on those orders, so short answers (such as 'unknown') score "
     "well above 0 against any gold.",
     "Means are over notes (each note's units averaged first); 95% CIs: percentile bootstrap over "
-    "notes. `parse_failures`: answer lines that named a tuple but could not be read, plus failed "
-    "calls, counted once per answer.",
+    "notes. `parse_failures`: answer lines that named a tuple but could not be read, counted "
+    "once per answer. `n_unscored`: units of failed calls (an error instead of an answer), "
+    "left out of every mean.",
 ]
 
 
@@ -61,8 +85,10 @@ def _note_means(df: pd.DataFrame, metric: str) -> np.ndarray:
 def _summary(df: pd.DataFrame, settings: BootstrapSettings) -> dict:
     # parse failures are per answer (note, section, subtype): count each answer once
     answers = df.drop_duplicates(["doc_id", "section", "subtype"])
+    unscored = df["unscored"].astype(bool) if "unscored" in df else pd.Series(False, df.index)
     row = {
         "n_units": len(df),
+        "n_unscored": int(unscored.sum()),
         "n_notes": df["doc_id"].nunique(),
         "parse_failures": int(answers["parse_failures"].sum()) if "parse_failures" in df else 0,
     }
@@ -94,7 +120,7 @@ def summarise(
                         **_summary(group, settings),
                     }
                 )
-    cols = ["model", "view", *by, "n_units", "n_notes", "parse_failures"]
+    cols = ["model", "view", *by, "n_units", "n_unscored", "n_notes", "parse_failures"]
     for metric in METRICS:
         cols += [metric, f"{metric}_ci_low", f"{metric}_ci_high"]
     return pd.DataFrame(rows, columns=cols)
@@ -105,19 +131,21 @@ def kruskal_table(
 ) -> pd.DataFrame:
     """Kruskal-Wallis H across the groups of ``column`` per pair label, model and metric.
 
-    Units of the published view are grouped by their note's ``column`` value (notes without a
-    value are left out). A test needs two groups with data and not all values equal; otherwise its
-    statistic and p are NaN and the ``note`` says why. q-values: Benjamini-Hochberg over every
+    Scored units of the published view are grouped by their note's ``column`` value (notes
+    without a value are left out; ``n_unscored`` counts the failed-call units left out). A test
+    needs two groups with data and not all values equal; otherwise its statistic and p are NaN
+    and the ``note`` says why. q-values: Benjamini-Hochberg over every
     test of the table that has a p-value.
     """
     rows = []
     meta = metadata.set_index("doc_id")[column] if column in metadata else pd.Series(dtype=str)
     for model, df in scores.items():
-        df = with_labels(df)
-        df = df.assign(group=df["doc_id"].map(meta)).dropna(subset=["group"])
-        df = df[df["group"].astype(str).str.strip() != ""]
+        df = with_labels(VIEWS["published"](df))
+        df = df.assign(group=df["doc_id"].map(meta).fillna("").astype(str).str.strip())
         for (subtype, field, label), unit in df.groupby(["subtype", "field", "label"], sort=False):
-            samples = {g: s for g, s in unit.groupby("group")}
+            failed = unit["unscored"].astype(bool)
+            scored = unit[~failed & (unit["group"] != "")]
+            samples = {g: s for g, s in scored.groupby("group")}
             for metric in METRICS:
                 values = [s[metric].to_numpy(dtype=float) for s in samples.values()]
                 row = {
@@ -127,11 +155,14 @@ def kruskal_table(
                     "model": model,
                     "metric": METRIC_NAMES[metric],
                     "groups": ";".join(f"{g}:{len(s)}" for g, s in samples.items()),
+                    "n_unscored": int(failed.sum()),
                     "statistic": np.nan,
                     "p_value": np.nan,
                     "note": "",
                 }
-                if len(values) < 2:
+                if not values:
+                    row["note"] = "no scored units"
+                elif len(values) < 2:
                     row["note"] = "fewer than two groups"
                 elif len(np.unique(np.concatenate(values))) < 2:
                     row["note"] = "all values equal"
@@ -148,6 +179,7 @@ def kruskal_table(
             "model",
             "metric",
             "groups",
+            "n_unscored",
             "statistic",
             "p_value",
             "note",
@@ -197,9 +229,9 @@ def figure3(by_field: pd.DataFrame, metric: str, path, title: str, series=("mode
     ax.set_xlim(0, 1.05)
     ax.set_xlabel(f"mean {METRIC_NAMES[metric]} (published view, 95% CI over notes)")
     ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
+    legend_outside(ax)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path)
     plt.close(fig)
 
 

@@ -12,13 +12,22 @@ Handled ``.ann`` lines:
 - ``*``: equivalences, ``*<TAB>Equiv T1 T2``; kept as groups of entity ids.
 - ``E`` (events) and ``#`` (notes) are ignored.
 
-Any unknown type, attribute value, malformed line, offset mismatch, or reference to a missing
-entity raises :class:`~oncoeval.errors.InputError` naming the file and line.
+Pre-annotations (entity types containing ``PROBLEM``, ``TREATMENT``, ``TEST`` or
+``SectionAnnotate``, which the released corpus carries as a guide for annotators and
+``annotation.conf`` does not declare) are skipped as the public code skips them, with the
+relations and attributes that point at them; :attr:`Document.skipped` counts them per type.
+A BEL character (``\x07``) in the note reads as a space, as in the public code. Entity types
+outside ``annotation.conf`` are accepted only when the caller names them (``extra_entity_types``:
+the section markers of the chosen section source).
+
+Any other unknown type, attribute value, malformed line, offset mismatch, or reference to a
+missing entity raises :class:`~oncoeval.errors.InputError` naming the file and line.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +48,7 @@ class Entity:
     spans: list[tuple[int, int]]
     text: str
     attributes: dict[str, str] = field(default_factory=dict)
+    line: int = 0  # line of the .ann file, for error messages
 
     @property
     def start(self) -> int:
@@ -64,6 +74,16 @@ class Document:
     entities: dict[str, Entity]
     relations: list[Relation]
     equivalences: list[list[str]]
+    ann_path: str = ""
+    skipped: Counter = field(default_factory=Counter)  # pre-annotation type -> lines skipped
+
+
+# Substrings of the pre-annotation types (the public reader's test, case as written).
+PRE_ANNOTATION_MARKS = ("PROBLEM", "TREATMENT", "TEST", "SectionAnnotate")
+
+
+def is_pre_annotation(entity_type: str) -> bool:
+    return any(mark in entity_type for mark in PRE_ANNOTATION_MARKS)
 
 
 def read_schema(path: str | Path) -> Schema:
@@ -108,12 +128,19 @@ def _parse_spans(spec: str) -> list[tuple[int, int]]:
     return spans
 
 
-def read_document(txt_path: str | Path, ann_path: str | Path, schema: Schema) -> Document:
-    """Read one BRAT pair and validate it against ``schema``."""
+def read_document(
+    txt_path: str | Path,
+    ann_path: str | Path,
+    schema: Schema,
+    extra_entity_types: frozenset[str] | set[str] = frozenset(),
+) -> Document:
+    """Read one BRAT pair and validate it against ``schema`` (plus ``extra_entity_types``)."""
     txt_path, ann_path = Path(txt_path), Path(ann_path)
     # newline="" keeps \r\n as two characters, as BRAT counts offsets on the raw file
     with open(txt_path, encoding="utf-8", newline="") as handle:
-        text = handle.read()
+        text = handle.read().replace("\x07", " ")
+    skipped: Counter = Counter()
+    skipped_ids: set[str] = set()
     entities: dict[str, Entity] = {}
     relations: list[Relation] = []
     equivalences: list[list[str]] = []
@@ -141,12 +168,20 @@ def read_document(txt_path: str | Path, ann_path: str | Path, schema: Schema) ->
                 spans = _parse_spans(span_spec)
             except ValueError:
                 fail(lineno, f"cannot read type and offsets from {spec!r}")
-            if etype not in schema.entities:
-                fail(lineno, f"unknown entity type {etype!r} (not in annotation.conf)")
+            if etype not in schema.entities and etype not in extra_entity_types:
+                if is_pre_annotation(etype):
+                    skipped[etype] += 1
+                    skipped_ids.add(ent_id)
+                    continue
+                hint = "not in annotation.conf"
+                if etype.endswith(("_start", "_end")):
+                    hint += " nor a section marker of the chosen sections.source"
+                fail(lineno, f"unknown entity type {etype!r} ({hint})")
             for start, end in spans:
                 if not 0 <= start <= end <= len(text):
                     fail(lineno, f"offsets {start}-{end} outside the text ({len(text)} chars)")
             expected = " ".join(text[s:e] for s, e in spans)
+            ent_text = ent_text.replace("\x07", " ")
             if expected != ent_text:
                 fail(
                     lineno,
@@ -154,7 +189,7 @@ def read_document(txt_path: str | Path, ann_path: str | Path, schema: Schema) ->
                 )
             if ent_id in entities:
                 fail(lineno, f"duplicate entity id {ent_id}")
-            entities[ent_id] = Entity(ent_id, etype, spans, ent_text)
+            entities[ent_id] = Entity(ent_id, etype, spans, ent_text, line=lineno)
         elif kind == "R":
             if len(parts) < 2:
                 fail(lineno, "relation line needs an id and 'Type Arg1:T1 Arg2:T2'")
@@ -165,6 +200,9 @@ def read_document(txt_path: str | Path, ann_path: str | Path, schema: Schema) ->
             if rtype not in schema.relations:
                 fail(lineno, f"unknown relation type {rtype!r} (not in annotation.conf)")
             args = [f.split(":", 1)[1] for f in fields[1:]]
+            if skipped_ids & set(args):
+                skipped["relations to pre-annotations"] += 1
+                continue
             relations.append(Relation(parts[0], rtype, args[0], args[1]))
             rel_lines[parts[0]] = lineno
         elif kind in "AM":
@@ -194,15 +232,21 @@ def read_document(txt_path: str | Path, ann_path: str | Path, schema: Schema) ->
             if arg not in entities:
                 fail(rel_lines[rel.id], f"relation {rel.id} refers to missing entity {arg}")
     for lineno, name, target, value in pending_attrs:
+        if target in skipped_ids:
+            skipped["attributes of pre-annotations"] += 1
+            continue
         if target not in entities:
             fail(lineno, f"attribute {name} refers to missing entity {target}")
         entities[target].attributes[name] = value
     for lineno, ids in pending_equivs:
+        ids = [i for i in ids if i not in skipped_ids]
+        if len(ids) < 2:
+            continue
         missing = [i for i in ids if i not in entities]
         if missing:
             fail(lineno, f"equivalence refers to missing entities {missing}")
         equivalences.append(ids)
-    return Document(ann_path.stem, text, entities, relations, equivalences)
+    return Document(ann_path.stem, text, entities, relations, equivalences, str(ann_path), skipped)
 
 
 def find_documents(root: str | Path) -> list[tuple[Path, Path]]:

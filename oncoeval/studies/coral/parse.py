@@ -21,11 +21,14 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from ...parsing import too_long
 from .tasks import UNKNOWN
 
 _APOS = "\x00"
-# a capitalised name glued to "(" with a keyword argument inside: an attempt at a tuple
-_TUPLE_LIKE = re.compile(r"\b([A-Z]\w*)\((?=[^)]*\w\s*=)")
+# a capitalised name glued to "(" with a keyword argument before the next ")": an attempt at a
+# tuple (found by _tuple_like, which scans forward once instead of from every "(")
+_NAME_OPEN = re.compile(r"\b([A-Z]\w*)\(")
+_KEYWORD = re.compile(r"\w\s*=")
 
 
 @dataclass
@@ -81,7 +84,7 @@ def _literal_strings(node: ast.AST) -> list[str]:
 def _parse_ast(name: str, text: str, fields: tuple[str, ...]) -> dict[str, list[str]] | None:
     try:
         tree = ast.parse(text.strip(), mode="eval")
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # C parser: nesting too deep
         return None
     call = tree.body
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
@@ -116,22 +119,40 @@ def _parse_tokens(body: str, fields: tuple[str, ...]) -> dict[str, list[str]]:
     return out
 
 
+def _tuple_like(line: str) -> str | None:
+    """The first capitalised name glued to "(" with ``name=`` before the next ")", if any."""
+    keyword = close = None
+    for m in _NAME_OPEN.finditer(line):
+        if keyword is None or keyword.start() < m.end():
+            keyword = _KEYWORD.search(line, m.end())
+            if keyword is None:
+                return None
+        if close is None or close < m.end():
+            close = line.find(")", m.end())
+            close = len(line) if close < 0 else close
+        if keyword.end() <= close:
+            return m.group(1)
+    return None
+
+
 def _join_wrapped(lines: list[str], names: re.Pattern) -> list[tuple[int, str]]:
     """Join a tuple broken over lines (more '(' than ')' and no new tuple on the next line)."""
     out: list[tuple[int, str]] = []
-    buf, start = None, 0
+    parts, start, balance = None, 0, 0  # the tuple being joined; its count of "(" less ")"
     for no, line in enumerate(lines, start=1):
-        if buf is not None and not names.search(line):
-            buf += " " + line.strip()
+        has_name = names.search(line) is not None
+        if parts is not None and not has_name:
+            parts.append(line.strip())
         else:
-            if buf is not None:
-                out.append((start, buf))
-            buf, start = line, no
-        if buf.count("(") <= buf.count(")") or not names.search(buf):
-            out.append((start, buf))
-            buf = None
-    if buf is not None:
-        out.append((start, buf))
+            if parts is not None:
+                out.append((start, " ".join(parts)))
+            parts, start, balance = [line], no, 0
+        balance += line.count("(") - line.count(")")
+        if balance <= 0 or (len(parts) == 1 and not has_name):
+            out.append((start, " ".join(parts)))
+            parts = None
+    if parts is not None:
+        out.append((start, " ".join(parts)))
     return out
 
 
@@ -139,6 +160,9 @@ def parse_response(text: str | None, allowed: dict[str, tuple[str, ...]]) -> Par
     """Tuples of ``allowed`` names (name -> fields, primary first) found in ``text``."""
     result = ParseResult()
     if not text:
+        return result
+    if too_long(text):
+        result.failures.append(Failure(0, too_long(text), text[:200]))
         return result
     by_lower = {n.lower(): n for n in allowed}
     names = re.compile(r"\b(" + "|".join(map(re.escape, allowed)) + r")\s*\(", re.IGNORECASE)
@@ -149,10 +173,10 @@ def parse_response(text: str | None, allowed: dict[str, tuple[str, ...]]) -> Par
             continue
         starts = list(names.finditer(stripped))
         if not starts:
-            other = _TUPLE_LIKE.search(stripped)
+            other = _tuple_like(stripped)
             if other:
                 result.failures.append(
-                    Failure(line_no, f"tuple name {other.group(1)!r} not asked for", stripped)
+                    Failure(line_no, f"tuple name {other!r} not asked for", stripped)
                 )
             continue
         for i, m in enumerate(starts):

@@ -9,6 +9,12 @@ them as tables. The reviewer fills ``category`` with the supplement's scheme:
 - 3a: ambiguous note; 3b: hallucination from the note (wrong for the question);
   3c: fabricated; 3d: the answer is in the note, the model said unknown.
 
+Every answer gets at least one row, so that the accuracy denominators hold every answer: an
+answer without any tuple (empty, ``unknown``, prose only) is one Entity row whose output is
+``unknown`` (the paper's category 3d is "the model returns unknown"), and an answer whose tuple
+lines could not be read shows the unread lines. A failed call (an error instead of an answer) has
+no row: there is nothing to review, and the score tables count it as unscored.
+
 Read-back gives the fraction of each category per item, as Table 2, with a TOTAL/MEAN row.
 Rows left blank are not reviewed and counted apart.
 """
@@ -20,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...errors import InputError
+from ...inputs import read_excel, read_table
 from .tasks import SUBTYPES
 
 CATEGORIES = ("1", "2a", "2b", "2c", "3a", "3b", "3c", "3d")
@@ -38,11 +45,29 @@ EXTRA_LABELS = {"CancerDiagnosis": "FirstCancerDiagnosis"}
 
 
 def review_sheet(parsed: pd.DataFrame) -> pd.DataFrame:
-    """Sheet rows from one model's parsed rows (status ok)."""
+    """Sheet rows from one model's parsed rows: its tuples, and one row per answer without any."""
     ok = parsed[parsed["status"] == "ok"].copy()
     ok["tuple_index"] = ok["tuple_index"].astype(int)  # "10" must sort after "2"
     rows = []
     keys = ["doc_id", "section", "subtype", "tuple_index"]
+    answers = parsed[parsed["status"] != "error"]
+    with_tuples = set(map(tuple, ok[keys[:3]].drop_duplicates().to_numpy().tolist()))
+    for (doc_id, section, subtype), answer in answers.groupby(keys[:3], sort=True):
+        if (doc_id, section, subtype) in with_tuples:
+            continue
+        unread = answer.loc[answer["status"] == "failed", "raw"].astype(str).tolist()
+        output = "unknown" if not unread else "unreadable: " + " | ".join(unread)
+        rows.append(
+            {
+                "doc_id": doc_id,
+                "section": section,
+                "subtype": subtype,
+                "tuple_index": -1,
+                "kind": "Entity",
+                "item": SUBTYPES[subtype].label,
+                "output": output,
+            }
+        )
     for (doc_id, section, subtype, index), tup in ok.groupby(keys, sort=True):
         st = SUBTYPES[subtype]
         name = tup["tuple_name"].iloc[0]
@@ -66,6 +91,7 @@ def review_sheet(parsed: pd.DataFrame) -> pd.DataFrame:
             else:
                 rows.append({**base, "kind": "Entity", "item": label, "output": shown})
     sheet = pd.DataFrame(rows, columns=SHEET_COLUMNS)
+    sheet = sheet.sort_values(keys, kind="stable", ignore_index=True)
     sheet["category"] = ""
     sheet["comment"] = ""
     return sheet
@@ -84,12 +110,12 @@ def read_sheet(path: str | Path) -> pd.DataFrame:
     """A filled sheet (.xlsx, .tsv or .csv); a category outside the scheme stops with its row."""
     path = Path(path)
     if path.suffix == ".xlsx":
-        sheet = pd.read_excel(path, dtype=str)
+        sheet = read_excel(path, "review sheet", dtype=str)
     else:
-        sheet = pd.read_csv(path, sep="," if path.suffix == ".csv" else "\t", dtype=str)
+        sheet = read_table(path, "," if path.suffix == ".csv" else "\t", "review sheet", dtype=str)
     missing = {"kind", "item", "category"} - set(sheet.columns)
     if missing:
-        raise InputError(path, None, f"review sheet lacks columns {sorted(missing)}")
+        raise InputError(path, "header", f"review sheet lacks columns {sorted(missing)}")
     cats = sheet["category"].fillna("").astype(str).str.strip().str.lower()
     cats = cats.str.replace(r"^(\d)\.0$", r"\1", regex=True)  # spreadsheets turn 1 into 1.0
     for i, cat in cats.items():

@@ -1,7 +1,15 @@
 """Find the HPI and Assessment & Plan spans of a note.
 
-Two sources, chosen in the config (``sections.source``):
+Three sources, chosen in the config (``sections.source``):
 
+- ``markers`` (the released corpus, and the public code's reading of it): entities of a start and
+  an end type per section (``sections.marker_pairs``, default ``hpi: [hpi_start, hpi_end]`` and
+  ``ap: [ap_start, ap_end]``; these types are not in ``annotation.conf``). A note may hold several
+  pairs per section: the starts sorted by offset pair with the ends sorted by offset, each pair
+  spans ``[start marker's start, end marker's end + 1)`` (the public code's span, which takes the
+  character after the end marker), and the section text is the spans' texts joined with no
+  separator. Starts and ends that do not pair up (different counts, an end before its start,
+  overlapping pairs) stop the run with the file and the marker's line.
 - ``entities``: marker entities of configured types (``sections.marker_types``, e.g.
   ``{hpi: HistoryOfPresentIllness}``) span the section; several markers of one type give the
   span from the first start to the last end.
@@ -11,6 +19,10 @@ Two sources, chosen in the config (``sections.source``):
 
 A note where a section is not found gets no span for it; the prepare step lists such notes in
 its section report rather than stopping, since a missing section is a fact about the note.
+
+``SectionSkip`` regions (parts the annotators were told to leave unannotated, such as a copied
+physical exam) stay inside a section's text and its gold, as in the public code (whose removal
+step is never called); the section report counts their characters per section (``skip_chars``).
 """
 
 from __future__ import annotations
@@ -18,6 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...errors import InputError
 from .brat import Document
 
 DEFAULT_HEADINGS = {
@@ -25,6 +38,7 @@ DEFAULT_HEADINGS = {
     "ap": r"(?im)^[ \t]*(assessment and plan|assessment & plan|a&p|impression and plan)[ \t]*:?[ \t]*$",
 }
 DEFAULT_MARKERS = {"hpi": "HistoryOfPresentIllness", "ap": "AssessmentAndPlan"}
+DEFAULT_MARKER_PAIRS = {"hpi": ["hpi_start", "hpi_end"], "ap": ["ap_start", "ap_end"]}
 DEFAULT_HEADING_ANY = r"(?m)^[ \t]*[A-Z][A-Z0-9 &/()'-]{1,80}:[ \t]*$"
 
 
@@ -34,6 +48,11 @@ class Section:
     start: int
     end: int
     text: str
+    spans: tuple[tuple[int, int], ...] = ()  # several for marker pairs; else (start, end)
+
+    @property
+    def parts(self) -> tuple[tuple[int, int], ...]:
+        return self.spans or ((self.start, self.end),)
 
 
 def _trimmed(doc: Document, name: str, start: int, end: int) -> Section | None:
@@ -58,6 +77,42 @@ def sections_from_entities(doc: Document, marker_types: dict[str, str]) -> dict[
     return found
 
 
+def sections_from_markers(doc: Document, pairs: dict[str, list[str]]) -> dict[str, Section]:
+    found = {}
+    for name, (start_type, end_type) in pairs.items():
+        starts = sorted((e for e in doc.entities.values() if e.type == start_type), key=_at)
+        ends = sorted((e for e in doc.entities.values() if e.type == end_type), key=_at)
+        if not starts and not ends:
+            continue
+        if len(starts) != len(ends):
+            extra = (starts if len(starts) > len(ends) else ends)[min(len(starts), len(ends))]
+            raise InputError(
+                doc.ann_path,
+                f"line {extra.line}",
+                f"section {name}: {len(starts)} {start_type} and {len(ends)} {end_type} markers "
+                f"do not pair up ({extra.id} {extra.type} at {extra.start} has no partner)",
+            )
+        spans = []
+        for begin, stop in zip(starts, ends, strict=True):
+            span = (begin.start, min(stop.end + 1, len(doc.text)))
+            if begin.start > stop.start or (spans and span[0] < spans[-1][1]):
+                raise InputError(
+                    doc.ann_path,
+                    f"line {stop.line}",
+                    f"section {name}: {stop.id} {stop.type} at {stop.start} does not close "
+                    f"{begin.id} {begin.type} at {begin.start} (an end before its start, or "
+                    "overlapping pairs)",
+                )
+            spans.append(span)
+        text = "".join(doc.text[a:b] for a, b in spans)
+        found[name] = Section(name, spans[0][0], spans[-1][1], text, tuple(spans))
+    return found
+
+
+def _at(e):
+    return (e.start, e.end, e.line)
+
+
 def sections_from_headings(
     doc: Document, headings: dict[str, str], heading_any: str = DEFAULT_HEADING_ANY
 ) -> dict[str, Section]:
@@ -80,7 +135,10 @@ def find_sections(doc: Document, settings: dict) -> dict[str, Section]:
     """Sections named in ``settings['names']`` that the configured source finds in ``doc``."""
     names = list(settings.get("names") or ["hpi", "ap"])
     source = settings.get("source", "headings")
-    if source == "entities":
+    if source == "markers":
+        pairs = {**DEFAULT_MARKER_PAIRS, **(settings.get("marker_pairs") or {})}
+        found = sections_from_markers(doc, {n: pairs[n] for n in names})
+    elif source == "entities":
         marker_types = {**DEFAULT_MARKERS, **(settings.get("marker_types") or {})}
         found = sections_from_entities(doc, {n: marker_types[n] for n in names})
     elif source == "headings":
@@ -91,14 +149,35 @@ def find_sections(doc: Document, settings: dict) -> dict[str, Section]:
             settings.get("heading_any") or DEFAULT_HEADING_ANY,
         )
     else:
-        raise ValueError(f"sections.source must be 'entities' or 'headings', not {source!r}")
+        raise ValueError(
+            f"sections.source must be 'markers', 'entities' or 'headings', not {source!r}"
+        )
     return found
 
 
+def marker_types(settings: dict) -> frozenset[str]:
+    """Entity types the chosen source reads that ``annotation.conf`` need not declare."""
+    if settings.get("source", "headings") != "markers":
+        return frozenset()
+    pairs = {**DEFAULT_MARKER_PAIRS, **(settings.get("marker_pairs") or {})}
+    names = list(settings.get("names") or ["hpi", "ap"])
+    return frozenset(t for n in names for t in pairs[n])
+
+
 def entities_in(doc: Document, section: Section):
-    """Entities whose every fragment lies inside the section."""
+    """Entities that lie fully inside one span of the section (first start to last end)."""
     return [
         e
         for e in doc.entities.values()
-        if all(section.start <= s and e_ <= section.end for s, e_ in e.spans)
+        if any(a <= e.start and e.end <= b for a, b in section.parts)
     ]
+
+
+def skip_chars(doc: Document, section: Section) -> int:
+    """Characters of ``SectionSkip`` regions inside the section's spans."""
+    total = 0
+    for e in doc.entities.values():
+        if e.type == "SectionSkip":
+            for a, b in section.parts:
+                total += max(0, min(b, e.end) - max(a, e.start))
+    return total

@@ -18,9 +18,12 @@ import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from ...io import write_table  # noqa: E402
+from ...report.figures import legend_outside, series_style  # noqa: E402
+from ...report.figures import save as save_figure  # noqa: E402
 from ...stats import bootstrap_mean_ci  # noqa: E402
-from . import divergence, metaclf, proxies  # noqa: E402
+from . import compliance, divergence, metaclf, proxies  # noqa: E402
 from .consensus import agreement_features, consensus_labels  # noqa: E402
+from .metrics import against_label, path_overlap, treatment_match  # noqa: E402
 from .parse import INVALID_KINDS  # noqa: E402
 from .stages import paths_by_patient, read_scores  # noqa: E402
 
@@ -56,6 +59,13 @@ def table1_expert(scores, rollouts: dict[str, pd.DataFrame], boot, out, out_md):
         invalid = ro.loc[~ro["valid"].astype(str).eq("True"), "invalid_reason"].value_counts()
         for kind in INVALID_KINDS:
             row[f"invalid_{kind}"] = int(invalid.get(kind, 0))
+        labels = {r.patient_id: _tuple(r.label) for r in group.itertuples()}
+        paths = paths_by_patient(ro)
+        row.update(
+            compliance.count_pairs(
+                (p, label) for pid, label in labels.items() for p in paths.get(pid, [])
+            )
+        )
         rows.append(row)
     df = pd.DataFrame(rows)
     write_table(
@@ -67,39 +77,148 @@ def table1_expert(scores, rollouts: dict[str, pd.DataFrame], boot, out, out_md):
             "path_overlap and treatment_match: mean over each patient's k rollouts, then over "
             "patients; modal_treatment_accuracy: the modal final node of the k rollouts vs the "
             "label. invalid_*: rollouts by kind of invalid answer (scored as predicted, 0 when "
-            "there is no path)."
+            "there is no path), except invalid_generation_error: failed calls, left unscored. "
+            "tp/fn/fp/tn: rollouts by guideline-compliance cell (positive = "
+            "NOT_GUIDELINE_COMPLIANT); unanswered: rollouts without a path."
         ],
     )
     return df
 
 
+# ---------------------------------------------------------------- annotators
+def annotator_table(notes: list[dict], rollouts: dict[str, pd.DataFrame], out, out_md):
+    """Agreement between the annotators of doubly annotated notes (path overlap and treatment
+    match of one label against the other, every pair of usable labels of a note), beside each
+    model's accuracy against each annotator's labels (mean over the k rollouts, then notes)."""
+    rows = []
+    pairs = []
+    for note in notes:
+        usable = [lab for lab in note.get("labels") or [] if lab.get("label_path")]
+        for i, first in enumerate(usable):
+            for second in usable[i + 1 :]:
+                a, b = tuple(first["label_path"]), tuple(second["label_path"])
+                pairs.append((path_overlap([a, b]), treatment_match(a, b)))
+    rows.append(
+        {
+            "scope": "between annotators",
+            "annotator": "",
+            "n_notes": len(pairs),
+            "path_overlap": float(np.mean([p for p, _ in pairs])) if pairs else np.nan,
+            "treatment_match": float(np.mean([t for _, t in pairs])) if pairs else np.nan,
+        }
+    )
+    for model, ro in rollouts.items():
+        paths = paths_by_patient(ro[ro["note_set"] == "labelled"])
+        per_annotator: dict[str, list[dict]] = {}
+        for note in notes:
+            for i, lab in enumerate(note.get("labels") or []):
+                got = paths.get(note["patient_id"])
+                if lab.get("label_path") and got:
+                    name = lab.get("annotator") or f"label {i + 1}"
+                    per_annotator.setdefault(name, []).append(
+                        against_label(got, tuple(lab["label_path"]))
+                    )
+        for name, scored in per_annotator.items():
+            rows.append(
+                {
+                    "scope": model,
+                    "annotator": name,
+                    "n_notes": len(scored),
+                    "path_overlap": float(np.mean([s["path_overlap"] for s in scored])),
+                    "treatment_match": float(np.mean([s["treatment_match"] for s in scored])),
+                }
+            )
+    write_table(
+        pd.DataFrame(rows),
+        out,
+        out_md,
+        title="Annotators: agreement between experts beside the models' accuracy per annotator",
+        notes=[
+            "between annotators: pairs of usable labels of the same note (n_notes = pairs); "
+            "model rows: accuracy against that annotator's labels (the notes they labelled)."
+        ],
+    )
+
+
 # ---------------------------------------------------------------- Table 3 / Figure 3
-PAIRS = (("path_overlap", "self_path_overlap"), ("treatment_match", "self_treatment_share"))
+# (accuracy of the modal answer, self-consistency signal, per-note accuracy for the extra r)
+PAIRS = (
+    ("path_overlap", "modal_path_overlap", "self_path_overlap"),
+    ("treatment_match", "modal_treatment_correct", "self_treatment_share"),
+)
+
+
+def bin_centres(max_consistency: float, bins: int = 5) -> np.ndarray:
+    """The study's bin centres ``linspace(max/bins, max, bins)`` (max over all models)."""
+    return np.linspace(max_consistency / bins, max_consistency, bins)
+
+
+def binned_accuracy(consistency, accuracy, centres) -> pd.DataFrame:
+    """Per centre: notes nearest to it (ties to the lower centre), mean accuracy, SEM (ddof 1)."""
+    x, y = np.asarray(consistency, float), np.asarray(accuracy, float)
+    ok = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[ok], y[ok]
+    nearest = np.abs(x[:, None] - centres[None, :]).argmin(axis=1) if len(x) else np.array([])
+    rows = []
+    for b, centre in enumerate(centres):
+        vals = y[nearest == b]
+        rows.append(
+            {
+                "bin_centre": float(centre),
+                "n": len(vals),
+                "accuracy": float(vals.mean()) if len(vals) else np.nan,
+                "sem": float(stats.sem(vals)) if len(vals) > 1 else np.nan,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def binned_r(bins: pd.DataFrame) -> float:
+    """Pearson r between the centres and the mean accuracies of the non-empty bins."""
+    part = bins[bins["n"] > 0]
+    if len(part) < 2 or np.ptp(part["accuracy"]) == 0:
+        return float("nan")
+    return float(stats.pearsonr(part["bin_centre"], part["accuracy"]).statistic)
+
+
+def _note_r(x, y) -> tuple[float, float]:
+    ok = ~(np.isnan(x) | np.isnan(y))
+    if ok.sum() < 3 or np.ptp(x[ok]) == 0 or np.ptp(y[ok]) == 0:
+        return np.nan, np.nan
+    res = stats.pearsonr(x[ok], y[ok])
+    return float(res.statistic), float(res.pvalue)
 
 
 def consistency_accuracy(scores, boot, bins: int, out, out_md, bins_out, bins_md, figure):
-    rows = []
-    for model, group in _labelled(scores).groupby("model", sort=False):
+    """Table 3: per model, r between the bin centres and the binned accuracy (the paper's
+    statistic); the per-note r stays as an extra column. The bins also feed Figure 3."""
+    lab = _labelled(scores)
+    centres = {
+        cons: bin_centres(float(np.nanmax(lab[cons])) if lab[cons].notna().any() else 1.0, bins)
+        for _, _, cons in PAIRS
+    }
+    rows, brows = [], []
+    for model, group in lab.groupby("model", sort=False):
         row = {"model": model, "n_patients": len(group)}
-        for acc, cons in PAIRS:
-            x, y = group[cons].to_numpy(float), group[acc].to_numpy(float)
-            ok = ~(np.isnan(x) | np.isnan(y))
-            if ok.sum() < 3 or np.ptp(x[ok]) == 0 or np.ptp(y[ok]) == 0:
-                row[f"{acc}_r"], row[f"{acc}_p"] = np.nan, np.nan
-            else:
-                res = stats.pearsonr(x[ok], y[ok])
-                row[f"{acc}_r"], row[f"{acc}_p"] = float(res.statistic), float(res.pvalue)
+        for metric, acc, cons in PAIRS:
+            table = binned_accuracy(group[cons], group[acc], centres[cons])
+            row[f"{metric}_r"] = binned_r(table)
+            row[f"{metric}_note_r"], row[f"{metric}_note_p"] = _note_r(
+                group[cons].to_numpy(float), group[metric].to_numpy(float)
+            )
+            for b in table.to_dict("records"):
+                brows.append({"model": model, "consistency": cons, "accuracy_metric": acc, **b})
         rows.append(row)
     df = pd.DataFrame(rows)
     if len(df):
         mean_row = {"model": "mean ± SEM", "n_patients": int(df["n_patients"].sum())}
-        for acc, _ in PAIRS:
-            r = df[f"{acc}_r"].to_numpy(float)
+        for metric, _, _ in PAIRS:
+            r = df[f"{metric}_r"].to_numpy(float)
             mean, lo, hi = bootstrap_mean_ci(r, boot)
             r = r[~np.isnan(r)]
-            mean_row[f"{acc}_r"] = mean
-            mean_row[f"{acc}_r_sem"] = float(stats.sem(r)) if len(r) > 1 else np.nan
-            mean_row[f"{acc}_r_ci_low"], mean_row[f"{acc}_r_ci_high"] = lo, hi
+            mean_row[f"{metric}_r"] = mean
+            mean_row[f"{metric}_r_sem"] = float(stats.sem(r)) if len(r) > 1 else np.nan
+            mean_row[f"{metric}_r_ci_low"], mean_row[f"{metric}_r_ci_high"] = lo, hi
         df = pd.concat([df, pd.DataFrame([mean_row])], ignore_index=True)
     write_table(
         df,
@@ -107,65 +226,73 @@ def consistency_accuracy(scores, boot, bins: int, out, out_md, bins_out, bins_md
         out_md,
         title="Table 3: self-consistency vs accuracy, Pearson r per model",
         notes=[
-            "r over patients between the k-rollout self-consistency (path overlap; modal-treatment "
-            "share) and the accuracy against the expert label; NaN when either is constant or "
-            "fewer than 3 patients. Last row: mean over models, SEM and bootstrap CI."
+            f"Notes are binned by self-consistency to the nearest of {bins} centres "
+            "linspace(max/5, max, 5) (max over all models); *_r is Pearson r between the centres "
+            "and the mean accuracy of the non-empty bins (accuracy of the modal path: path "
+            "overlap; of the modal final node: treatment match). *_note_r: r over single notes "
+            "(mean accuracy of the k rollouts), an extra. Last row: mean over models, SEM, "
+            "bootstrap CI."
         ],
     )
-    edges = np.linspace(0, 1, bins + 1)
-    brows = []
-    for model, group in _labelled(scores).groupby("model", sort=False):
-        for acc, cons in PAIRS:
-            idx = np.clip(np.digitize(group[cons].to_numpy(float), edges[1:-1]), 0, bins - 1)
-            for b in range(bins):
-                vals = group[acc].to_numpy(float)[idx == b]
-                mean, lo, hi = bootstrap_mean_ci(vals, boot)
-                brows.append(
-                    {
-                        "model": model,
-                        "consistency": cons,
-                        "accuracy_metric": acc,
-                        "bin_low": edges[b],
-                        "bin_high": edges[b + 1],
-                        "n": len(vals),
-                        "accuracy": mean,
-                        "ci_low": lo,
-                        "ci_high": hi,
-                    }
-                )
-    bdf = pd.DataFrame(brows)
+    bdf = pd.DataFrame(
+        brows,
+        columns=["model", "consistency", "accuracy_metric", "bin_centre", "n", "accuracy", "sem"],
+    )
     write_table(bdf, bins_out, bins_md, title="Figure 3 data: accuracy by self-consistency bin")
     _plot_accuracy_by_consistency(bdf, figure)
     return df
 
 
 def _plot_accuracy_by_consistency(bdf, figure):
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-    for ax, (acc, cons) in zip(axes, PAIRS, strict=True):
-        if len(bdf):
-            part = bdf[(bdf["accuracy_metric"] == acc) & (bdf["n"] > 0)]
-            for model, g in part.groupby("model", sort=False):
-                mid = (g["bin_low"] + g["bin_high"]) / 2
-                ax.plot(mid, g["accuracy"], marker="o", label=model)
-        ax.set_xlabel(f"{cons} (binned)")
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for ax, (_, acc, cons) in zip(axes, PAIRS, strict=True):
+        part = bdf[bdf["accuracy_metric"] == acc] if len(bdf) else bdf
+        models = list(dict.fromkeys(part["model"])) if len(part) else []
+        width = 0.8 / max(len(models), 1)
+        for i, model in enumerate(models):
+            g = part[part["model"] == model]
+            ax.bar(
+                np.arange(len(g)) + i * width,
+                g["accuracy"],
+                width=width,
+                yerr=g["sem"],
+                capsize=3,
+                label=model,
+            )
+        if models:
+            centres = part[part["model"] == models[0]]["bin_centre"]
+            ax.set_xticks(
+                np.arange(len(centres)) + width * (len(models) - 1) / 2,
+                [f"{c:.2f}" for c in centres],
+            )
+        ax.set_xlabel(f"{cons} (nearest bin centre)")
         ax.set_ylabel(acc)
-        ax.set_xlim(0, 1)
-        ax.set_ylim(-0.02, 1.02)
+        ax.set_ylim(0, 1.05)
         ax.set_title(f"{acc} by {cons}")
     if len(bdf):
-        axes[0].legend(fontsize=7)
+        legend_outside(axes[1])
     else:
         axes[0].text(0.5, 0.5, "no labelled notes", ha="center")
     fig.tight_layout()
-    fig.savefig(figure, dpi=120)
+    save_figure(fig, figure)
     plt.close(fig)
 
 
 # ---------------------------------------------------------------- cross-model consistency
-def cross_model(scores, rollouts: dict, pool: list[str], min_agree, boot, out: dict):
+def cross_model(scores, rollouts: dict, pool: list[str], min_agree, boot, out: dict, delta=0.9):
     """Consensus labels, per-row agreement features, and the two cross-model proxy scores."""
-    modal = scores[["model", "patient_id", "note_set", "modal_path", "modal_treatment"]]
-    labels = consensus_labels(modal, min_agree)
+    modal = scores[
+        [
+            "model",
+            "patient_id",
+            "note_set",
+            "modal_path",
+            "modal_treatment",
+            "self_path_overlap",
+            "self_treatment_share",
+        ]
+    ]
+    labels = consensus_labels(modal, min_agree, delta)
     if len(labels):
         labels = labels.merge(
             modal[["patient_id", "note_set"]].drop_duplicates("patient_id"), on="patient_id"
@@ -184,7 +311,7 @@ def cross_model(scores, rollouts: dict, pool: list[str], min_agree, boot, out: d
         paths,
         labels
         if len(labels)
-        else pd.DataFrame(columns=["patient_id", "path_label", "treatment_label_path"]),
+        else pd.DataFrame(columns=["patient_id", "path_label", "treatment_label"]),
         pool_ids,
         boot,
     )
@@ -204,6 +331,7 @@ def proxy_agreement(proxy_paths: list, cross_path, table1, boot, out: dict):
         notes=["coverage: share of candidate notes the proxy keeps (labels it can give)."],
     )
     expert = pd.read_csv(table1, sep="\t")
+    compliance_table(scores, expert, out["compliance"], out["compliance_md"])
     agree = proxies.agreement(scores, expert, boot)
     write_table(
         agree,
@@ -218,6 +346,49 @@ def proxy_agreement(proxy_paths: list, cross_path, table1, boot, out: dict):
     )
     _plot_heatmap(agree, out["heatmap"])
     return agree
+
+
+def compliance_table(proxy_scores, expert, out, out_md):
+    """Guideline-compliance cells and scores per model and benchmark (expert labels first)."""
+    rows = []
+    sources = [("expert", expert)] + [
+        (
+            proxy,
+            proxy_scores[
+                (proxy_scores["proxy"] == proxy) & (proxy_scores["metric"] == "path_overlap")
+            ],
+        )
+        for proxy in proxies.PROXIES
+    ]
+    for benchmark, part in sources:
+        for r in part.to_dict("records"):
+            cells = {c: int(r.get(c, 0) or 0) for c in compliance.CELLS}
+            rows.append(
+                {"model": r["model"], "benchmark": benchmark, **cells, **compliance.metrics(cells)}
+            )
+    write_table(
+        pd.DataFrame(
+            rows,
+            columns=[
+                "model",
+                "benchmark",
+                *compliance.CELLS,
+                "accuracy",
+                "precision",
+                "recall",
+                "f1",
+            ],
+        ),
+        out,
+        out_md,
+        title="Guideline compliance: NOT_GUIDELINE_COMPLIANT predicted vs labelled",
+        notes=[
+            "Positive = NOT_GUIDELINE_COMPLIANT. Counted over every scored prediction (each "
+            "rollout against the benchmark's label); unanswered predictions are counted apart "
+            "and left out of the cells. Precision, recall and F1 of the positive class; NaN "
+            "where no prediction or label is positive."
+        ],
+    )
 
 
 def _plot_heatmap(agree, figure):
@@ -315,38 +486,39 @@ def meta_classifier(
 def _plot_roc(curves: dict, fs: str, figure):
     fig, ax = plt.subplots(figsize=(5, 5))
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1)
-    for model, tpr in curves.items():
+    for k, (model, tpr) in enumerate(curves.items()):
         if tpr is not None:
-            ax.plot(metaclf.FPR_GRID, tpr, lw=1, alpha=0.6, label=model)
+            style = {**series_style(k), "marker": None}  # dashes tell identical curves apart
+            ax.plot(metaclf.FPR_GRID, tpr, lw=1.2, alpha=0.8, label=model, **style)
     mean = metaclf.mean_roc(list(curves.values()))
     if mean is not None:
         ax.plot(metaclf.FPR_GRID, mean, lw=2.5, color="black", label="mean (common FPR grid)")
-        ax.legend(fontsize=7, loc="lower right")
+        legend_outside(ax)
     else:
         ax.text(0.5, 0.5, "needs >= 2 models\nwith two-class test rows", ha="center")
     ax.set_xlabel("false positive rate")
     ax.set_ylabel("true positive rate")
     ax.set_title(f"ROC, feature set {fs}")
     fig.tight_layout()
-    fig.savefig(figure, dpi=120)
+    save_figure(fig, figure)
     plt.close(fig)
 
 
 def _plot_roc_sets(curves: dict, figure):
     fig, ax = plt.subplots(figsize=(5, 5))
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1)
-    for fs, per_model in curves.items():
+    for k, (fs, per_model) in enumerate(curves.items()):
         mean = metaclf.mean_roc(list(per_model.values()))
         if mean is not None:
             auc = np.trapezoid(mean, metaclf.FPR_GRID)
-            ax.plot(metaclf.FPR_GRID, mean, lw=1.8, label=f"{fs} (AUC {auc:.2f})")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, loc="lower right")
+            style = {**series_style(k), "marker": None}  # dashes tell identical curves apart
+            ax.plot(metaclf.FPR_GRID, mean, lw=1.8, label=f"{fs} (AUC {auc:.2f})", **style)
+    legend_outside(ax)
     ax.set_xlabel("false positive rate")
     ax.set_ylabel("true positive rate")
     ax.set_title("ROC by feature set, averaged over held-out models")
     fig.tight_layout()
-    fig.savefig(figure, dpi=120)
+    save_figure(fig, figure)
     plt.close(fig)
 
 
@@ -366,8 +538,9 @@ def clustering(rows, seed, boot, out, out_md):
 
 
 # ---------------------------------------------------------------- Appendix D
-def error_analysis(scores, rollouts: dict, top_n, boot, out: dict):
+def error_analysis(scores, rollouts: dict, top_n, boot, out: dict, gamma: int = 1):
     summaries, long, flagged_all = [], [], []
+    pair_summaries, pair_rows = [], []
     lab = _labelled(scores)
     for model, ro in rollouts.items():
         ro = ro[ro["note_set"] == "labelled"]
@@ -380,6 +553,13 @@ def error_analysis(scores, rollouts: dict, top_n, boot, out: dict):
         summaries.append(summary)
         long += rows
         flagged_all += flagged
+        agreement, rows = divergence.pair_agreement(
+            divergence.rollout_pairs(paths_by_patient(ro)),
+            divergence.label_pairs(modal, labels),
+            gamma,
+        )
+        pair_summaries.append({"model": model, **agreement})
+        pair_rows += [{"model": model, **r} for r in rows]
     table = summaries + (
         [divergence.pooled_row(flagged_all, summaries, top_n, boot)] if summaries else []
     )
@@ -398,6 +578,57 @@ def error_analysis(scores, rollouts: dict, top_n, boot, out: dict):
         pd.DataFrame(long, columns=["model", "source", "decision_node", "branches", "count"]),
         out["points"],
     )
+    pairs = pd.DataFrame(
+        pair_rows, columns=["model", "pair", "rollout_count", "label_count", "kept"]
+    )
+    write_table(pairs, out["pairs"])
+    write_table(
+        pd.DataFrame(pair_summaries),
+        out["pair_agreement"],
+        out["pair_agreement_md"],
+        title="Figure 6: divergence pairs of rollouts vs divergence pairs from the expert label",
+        notes=[
+            "A divergence pair: two next nodes where paths part (START: at the first node; "
+            "<node>-end: a path stops there). Rollout pairs: where a model's k rollouts of a "
+            "patient part; label pairs: where its modal path leaves the expert label. Over the "
+            f"pairs seen more than gamma={gamma} times in either: Pearson, Spearman, and R² of "
+            "rollout counts predicting label counts."
+        ],
+    )
+    _plot_divergence_pairs(pairs, out["pair_figure"])
+
+
+def _plot_divergence_pairs(pairs: pd.DataFrame, figure, top: int = 5):
+    """Per model, the top pairs of each source as shares of that source's pairs (Figure 6)."""
+    models = list(dict.fromkeys(pairs["model"])) if len(pairs) else []
+    fig, axes = plt.subplots(
+        max(len(models), 1), 1, figsize=(9, 3.2 * max(len(models), 1)), squeeze=False
+    )
+    for ax, model in zip(axes[:, 0], models, strict=False):
+        part = pairs[(pairs["model"] == model) & pairs["kept"].astype(bool)]
+        chosen = list(
+            dict.fromkeys(
+                part.nlargest(top, "rollout_count")["pair"].tolist()
+                + part.nlargest(top, "label_count")["pair"].tolist()
+            )
+        )
+        part = part.set_index("pair").loc[chosen] if chosen else part.set_index("pair")
+        x = np.arange(len(part))
+        for shift, col, name in (
+            (-0.2, "rollout_count", "rollouts"),
+            (0.2, "label_count", "label"),
+        ):
+            total = pairs.loc[pairs["model"] == model, col].sum()
+            ax.bar(x + shift, part[col] / total if total else 0 * x, 0.4, label=name)
+        ax.set_xticks(x, part.index, rotation=30, ha="right", fontsize=7)
+        ax.set_ylabel("share of pairs")
+        ax.set_title(model, fontsize=9)
+        ax.legend(fontsize=7)
+    if not models:
+        axes[0, 0].text(0.5, 0.5, "no labelled notes", ha="center")
+    fig.tight_layout()
+    fig.savefig(figure, dpi=120)
+    plt.close(fig)
 
 
 def _tuple(value):

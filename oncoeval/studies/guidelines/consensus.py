@@ -1,8 +1,15 @@
 """Cross-model consistency (§3.2.2): consensus labels and per-model agreement features.
 
-Each model contributes one vote per note: its modal path (exact match) or its modal final
-treatment. A note gets a consensus label when at least ``min_agree`` models (default 2) vote the
-same and no other value has as many votes; otherwise it is excluded (never penalised).
+Both cross-model proxies label a note with a *full path* that the modal paths of at least
+``min_agree`` models (default 2) share exactly (the paper: convergence is exact path match). A
+model votes on a note only when its own self-consistency there passes ``delta``: the k-way path
+overlap for the path variant, the modal-treatment share for the treatment variant (the two
+variants differ only in this filter, as the public code builds them). Its vote is its modal path.
+
+When several paths have the most votes, the one with the highest summed Jaccard to the other voted
+paths wins (the public code's rule); then the longer path (the public code's rule when no other
+path was voted); then the lexicographically first. A tie therefore never drops a note. Notes
+without ``min_agree`` equal votes are excluded (never penalised).
 """
 
 from __future__ import annotations
@@ -12,51 +19,61 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
+from .metrics import path_overlap
+
+# variant -> the self-consistency column whose value must pass delta for a model to vote
+VOTE_FILTERS = {"path": "self_path_overlap", "treatment": "self_treatment_share"}
+
+
+def break_tie(tied: list[tuple], voted: list[tuple]) -> tuple:
+    """The tied path with the highest summed Jaccard to the other voted paths, then the longer,
+    then the lexicographically first (``A -> B`` strings compared)."""
+    others = [v for v in dict.fromkeys(voted) if v not in tied]
+
+    def rank(path):
+        jaccard = sum(path_overlap([path, o]) for o in others)
+        return (-jaccard, -len(path), " -> ".join(path))
+
+    return min(tied, key=rank)
+
 
 def consensus(votes: dict, min_agree: int = 2) -> tuple[object | None, int, str]:
-    """(label, number of models agreeing, status) from {model: vote}; None votes abstain."""
-    counts = Counter(v for v in votes.values() if v)
+    """(label, number of models agreeing, status) from {model: path}; None votes abstain."""
+    voted = [v for v in votes.values() if v]
+    counts = Counter(voted)
     if not counts:
         return None, 0, "no votes"
-    ranked = counts.most_common()
-    value, n = ranked[0]
+    n = max(counts.values())
     if n < min_agree:
         return None, n, f"fewer than {min_agree} models agree"
-    if len(ranked) > 1 and ranked[1][1] == n:
-        return None, n, "tie between paths"
-    return value, n, "ok"
+    tied = [v for v, c in counts.items() if c == n]
+    if len(tied) > 1:
+        return break_tie(tied, voted), n, f"tie between {len(tied)} paths broken"
+    return tied[0], n, "ok"
 
 
-def consensus_labels(modal: pd.DataFrame, min_agree: int = 2) -> pd.DataFrame:
-    """One row per note from a (model, patient_id, modal_path, modal_treatment) frame.
+def passes(value, delta: float) -> bool:
+    return value is not None and value == value and float(value) >= delta - 1e-12
 
-    ``path_label``: the consensus modal path; ``treatment_label``: the consensus final treatment
-    and ``treatment_label_path``, the path most of the agreeing models give for it (for scoring
-    path overlap on the treatment benchmark).
-    """
+
+def consensus_labels(modal: pd.DataFrame, min_agree: int = 2, delta: float = 0.0) -> pd.DataFrame:
+    """One row per note from a (model, patient_id, modal_path, self_path_overlap,
+    self_treatment_share) frame: for each variant the consensus path (``path_label``,
+    ``treatment_label``), the models that voted, how many agree, and the status."""
     rows = []
     for pid, group in modal.groupby("patient_id", sort=True):
-        paths = {r.model: _as_tuple(r.modal_path) for r in group.itertuples()}
-        treats = {r.model: (r.modal_treatment or None) for r in group.itertuples()}
-        path_label, path_n, path_status = consensus(paths, min_agree)
-        treat_label, treat_n, treat_status = consensus(treats, min_agree)
-        treat_path = None
-        if treat_label is not None:
-            agreeing = {m: paths[m] for m, t in treats.items() if t == treat_label and paths[m]}
-            treat_path = Counter(agreeing.values()).most_common(1)[0][0] if agreeing else None
-        rows.append(
-            {
-                "patient_id": pid,
-                "n_models": len(group),
-                "path_label": " -> ".join(path_label) if path_label else "",
-                "path_agreeing": path_n,
-                "path_status": path_status,
-                "treatment_label": treat_label or "",
-                "treatment_label_path": " -> ".join(treat_path) if treat_path else "",
-                "treatment_agreeing": treat_n,
-                "treatment_status": treat_status,
+        row = {"patient_id": pid, "n_models": len(group)}
+        for variant, column in VOTE_FILTERS.items():
+            votes = {
+                r.model: _as_tuple(r.modal_path) if passes(getattr(r, column), delta) else None
+                for r in group.itertuples()
             }
-        )
+            label, n, status = consensus(votes, min_agree)
+            row[f"{variant}_label"] = " -> ".join(label) if label else ""
+            row[f"{variant}_voters"] = sum(v is not None for v in votes.values())
+            row[f"{variant}_agreeing"] = n
+            row[f"{variant}_status"] = status
+        rows.append(row)
     return pd.DataFrame(rows)
 
 

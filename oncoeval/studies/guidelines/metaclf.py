@@ -20,7 +20,14 @@ import pandas as pd
 from scipy import stats
 from sklearn.cluster import KMeans
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import accuracy_score, f1_score, roc_auc_score, roc_curve
+from sklearn.metrics import (
+    accuracy_score,
+    adjusted_rand_score,
+    f1_score,
+    normalized_mutual_info_score,
+    roc_auc_score,
+    roc_curve,
+)
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -293,6 +300,11 @@ def clustering_rows(rows: pd.DataFrame, seed: int, boot: BootstrapSettings) -> l
                 "f1_ci_low": lo,
                 "f1_ci_high": hi,
                 "accuracy": float(accuracy_score(y, p)),
+                # the study's clustering scores: macro-F1 over both classes, and agreement of
+                # the clusters with correct/incorrect that no cluster-to-class mapping changes
+                "f1_macro": float(f1_score(y, p, average="macro", zero_division=0)),
+                "ari": float(adjusted_rand_score(y, p)),
+                "nmi": float(normalized_mutual_info_score(y, p)),
                 "tp": int(((p == 1) & (y == 1)).sum()),
                 "fp": int(((p == 1) & (y == 0)).sum()),
                 "tn": int(((p == 0) & (y == 0)).sum()),

@@ -13,6 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from ...parsing import bracket_spans, too_long
 from .tree import NOT_COMPLIANT, GuidelineTree
 
 # Kinds of invalid predictions, counted in the tables (order = order of the checks).
@@ -20,18 +21,24 @@ INVALID_KINDS = (
     "generation_error",  # the model call failed (response.error)
     "no_answer",  # no path and no NOT_GUIDELINE_COMPLIANT found in the text
     "unknown_node",  # a node id that is not in the tree
+    "not_from_root",  # the path does not start at the tree's root
     "broken_edge",  # two consecutive nodes that are not parent -> child
     "repeated_node",  # a node visited twice
     "not_terminal",  # the path stops before a recommendation or information-limited node
+    "too_long",  # the answer is over the parsers' length cap (oncoeval.parsing), not read
 )
 
-_THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
+_THINK_OPEN = re.compile(r"<(think|thinking|reasoning)>", re.I)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 _ARROW = r"\s*(?:->|=>|→|⟶|—>|–>|>)\s*"
 _NODE = r"[A-Za-z][A-Za-z0-9]*-\d+-\d+"
-_CHAIN = re.compile(rf"{_NODE}(?:{_ARROW}{_NODE})*")
+# starts only where a word starts: inside a long run of letters every start would rescan the run
+_CHAIN = re.compile(rf"(?<![A-Za-z0-9]){_NODE}(?:{_ARROW}{_NODE})*")
 _NC = re.compile(r"NOT[\s_-]*GUIDELINE[\s_-]*COMPLIANT", re.I)
-_SPLIT = re.compile(_ARROW + r"|\s*,\s*")
+# the token itself (as the study's scripts test it), not an English phrase in a reason
+_NC_TOKEN = re.compile(r"NOT_GUIDELINE_COMPLIANT")
+_REASON_NC = re.compile(r"\"reason\"\s*:\s*\"[^\"]*NOT_GUIDELINE_COMPLIANT")
+_SPLIT = re.compile(r"->|=>|→|⟶|—>|–>|>|,")  # parts are stripped after the split
 
 
 @dataclass(frozen=True)
@@ -50,7 +57,18 @@ class Parsed:
 
 def strip_reasoning(text: str) -> str:
     """Drop closed reasoning blocks; with an unclosed one keep only what follows its last close."""
-    text = _THINK.sub(" ", text)
+    kept, pos, start, unclosed = [], 0, 0, set()
+    while match := _THINK_OPEN.search(text, start):  # closed blocks, one forward pass
+        tag, start = match.group(1).lower(), match.end()
+        if tag in unclosed:  # no close of this tag further on: skip without searching again
+            continue
+        close = re.compile(rf"</{tag}>", re.I).search(text, match.end())
+        if close is None:
+            unclosed.add(tag)
+            continue
+        kept.append(text[pos : match.start()])
+        pos = start = close.end()
+    text = " ".join([*kept, text[pos:]])
     for tag in ("</think>", "</thinking>", "</reasoning>"):
         if tag in text:
             text = text.rsplit(tag, 1)[1]
@@ -66,16 +84,8 @@ def split_path(value: str) -> tuple[str, ...]:
 def _json_candidates(text: str):
     yield from _FENCE.findall(text)
     # bare objects: from each "{" to its matching "}"
-    for start in [m.start() for m in re.finditer(r"\{", text)]:
-        depth = 0
-        for i in range(start, len(text)):
-            if text[i] == "{":
-                depth += 1
-            elif text[i] == "}":
-                depth -= 1
-                if depth == 0:
-                    yield text[start : i + 1]
-                    break
+    for start, end in bracket_spans(text, "{"):
+        yield text[start:end]
 
 
 def _from_json(obj) -> Parsed | None:
@@ -88,6 +98,10 @@ def _from_json(obj) -> Parsed | None:
             value = obj[keys[name]]
             break
     explanation = str(obj.get(keys.get("reason", ""), "") or "")
+    if _NC_TOKEN.search(explanation):
+        # the study reads a reason that names non-compliance as the non-compliant answer,
+        # whatever final_path says (the public evaluation script does the same)
+        return Parsed((NOT_COMPLIANT,), method="json", explanation=explanation)
     if value is None:
         for key, val in obj.items():
             if _NC.fullmatch(str(key).strip()) or (isinstance(val, str) and _NC.search(val)):
@@ -108,16 +122,20 @@ def parse_answer(text: str | None) -> Parsed:
     """Parse a model's answer; ``Parsed.path`` is None and ``reason`` says why when it fails."""
     if text is None or not text.strip():
         return Parsed(None, "no_answer")
+    if too_long(text):
+        return Parsed(None, "too_long")
     body = strip_reasoning(text)
     for candidate in _json_candidates(body):
         try:
             obj = json.loads(candidate)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # a fenced block nested past the stack
             continue
         parsed = _from_json(obj)
         if parsed is not None:
             return parsed
     # a "final_path": "..." line inside broken JSON, then any chain of node ids
+    if _REASON_NC.search(body):
+        return Parsed((NOT_COMPLIANT,), method="text")
     m = re.search(r"final_path\W*[:=]\s*\"?([^\"\n}]*)", body, re.I)
     if m and _NC.search(m.group(1)):
         return Parsed((NOT_COMPLIANT,), method="text")
@@ -159,6 +177,8 @@ def check_path(tree: GuidelineTree, path: tuple[str, ...]) -> str | None:
         return None
     if any(n not in tree for n in path):
         return "unknown_node"
+    if path[0] != tree.root:
+        return "not_from_root"
     if len(set(path)) != len(path):
         return "repeated_node"
     if any(not tree.is_edge(a, b) for a, b in zip(path, path[1:], strict=False)):

@@ -7,8 +7,9 @@ Proxies (each scored with both metrics, path overlap and treatment match):
   its k rollouts agree at least ``delta`` (k-way path overlap, resp. modal-treatment share); the
   label is the modal path; each rollout is scored against it and kept notes' scores are averaged
   over *all* notes, inconsistent notes counting 0.
-- ``cross_model_path`` / ``cross_model_treatment``: the consensus modal path (resp. treatment)
-  of at least two models; notes without consensus are excluded.
+- ``cross_model_path`` / ``cross_model_treatment``: a full path that the modal paths of at
+  least two models share exactly, counting only the models whose path (resp. treatment)
+  self-consistency passes ``delta`` on the note; notes without consensus are excluded.
 
 Agreement: across models, Spearman ρ and RMSE between proxy accuracy and expert accuracy.
 """
@@ -20,6 +21,7 @@ import pandas as pd
 from scipy import stats
 
 from ...stats import BootstrapSettings, bootstrap_mean_ci
+from . import compliance
 from .metrics import path_overlap, treatment_match
 
 PROXIES = (
@@ -31,7 +33,18 @@ PROXIES = (
     "cross_model_treatment",
 )
 METRICS = ("path_overlap", "treatment_match")
-COLUMNS = ["model", "proxy", "metric", "accuracy", "ci_low", "ci_high", "coverage", "n", "status"]
+COLUMNS = [
+    "model",
+    "proxy",
+    "metric",
+    "accuracy",
+    "ci_low",
+    "ci_high",
+    "coverage",
+    "n",
+    "status",
+    *compliance.CELLS,
+]
 
 
 def _as_path(value):
@@ -48,7 +61,11 @@ def rollout_paths(rollouts: pd.DataFrame) -> dict[str, list]:
     return out
 
 
-def _rows(model, proxy, per_note: dict[str, list[float]], coverage, settings, status="ok"):
+def _rows(
+    model, proxy, per_note: dict[str, list[float]], coverage, settings, status="ok", cells=None
+):
+    """One row per metric; ``cells``: the compliance counts over the scored predictions."""
+    cells = cells or compliance.empty_counts()
     rows = []
     for metric in METRICS:
         values = per_note.get(metric, [])
@@ -64,12 +81,16 @@ def _rows(model, proxy, per_note: dict[str, list[float]], coverage, settings, st
                 "coverage": coverage,
                 "n": len(values),
                 "status": status if values else (status if status != "ok" else "no notes"),
+                **cells,
             }
         )
     return rows
 
 
-def _score_against(paths: list, label) -> dict[str, float]:
+def _score_against(paths: list, label, cells: dict | None = None) -> dict[str, float]:
+    if cells is not None:
+        for p in paths:
+            compliance.add_pair(cells, p, label)
     return {
         "path_overlap": float(np.mean([path_overlap([p, label]) for p in paths])),
         "treatment_match": float(np.mean([treatment_match(p, label) for p in paths])),
@@ -85,19 +106,20 @@ def self_consistency_scores(model, scores, paths_by_note, pool, delta, settings)
         ("self_consistency_treatment", "self_treatment_share"),
     ):
         per_note = {m: [] for m in METRICS}
+        cells = compliance.empty_counts()
         kept = 0
         for row in notes.itertuples():
             consistent = getattr(row, signal) >= delta - 1e-12
             label = _as_path(row.modal_path)
             if consistent and label:
                 kept += 1
-                got = _score_against(paths_by_note.get(str(row.patient_id), []), label)
+                got = _score_against(paths_by_note.get(str(row.patient_id), []), label, cells)
             else:
                 got = dict.fromkeys(METRICS, 0.0)
             for m in METRICS:
                 per_note[m].append(got[m])
         coverage = kept / len(notes) if len(notes) else float("nan")
-        rows += _rows(model, proxy, per_note, coverage, settings)
+        rows += _rows(model, proxy, per_note, coverage, settings, cells=cells)
     return rows
 
 
@@ -112,13 +134,16 @@ def synthetic_scores(model, benchmark: pd.DataFrame | None, predictions: dict, s
         part = benchmark[benchmark["variant"] == variant]
         kept = part[part["kept"].astype(str).eq("True")]
         per_note = {m: [] for m in METRICS}
+        cells = compliance.empty_counts()
         for row in kept.itertuples():
-            got = _score_against(predictions.get(row.item_id, [None]), _as_path(row.target_path))
+            got = _score_against(
+                predictions.get(row.item_id, [None]), _as_path(row.target_path), cells
+            )
             for m in METRICS:
                 per_note[m].append(got[m])
         coverage = len(kept) / len(part) if len(part) else float("nan")
         status = "ok" if len(part) else "variant not generated"
-        rows += _rows(model, proxy, per_note, coverage, settings, status)
+        rows += _rows(model, proxy, per_note, coverage, settings, status, cells)
     return rows
 
 
@@ -128,7 +153,7 @@ def cross_model_scores(models, paths_by_model, labels: pd.DataFrame, pool_ids, s
     labels = labels[labels["patient_id"].astype(str).isin(pool_ids)]
     for proxy, column in (
         ("cross_model_path", "path_label"),
-        ("cross_model_treatment", "treatment_label_path"),
+        ("cross_model_treatment", "treatment_label"),
     ):
         labelled = labels[labels[column].fillna("") != ""]
         coverage = len(labelled) / len(pool_ids) if pool_ids else float("nan")
@@ -137,12 +162,13 @@ def cross_model_scores(models, paths_by_model, labels: pd.DataFrame, pool_ids, s
                 rows += _rows(model, proxy, {}, float("nan"), settings, "needs >= 2 models")
                 continue
             per_note = {m: [] for m in METRICS}
+            cells = compliance.empty_counts()
             for row in labelled.itertuples():
                 paths = paths_by_model[model].get(str(row.patient_id), [None])
-                got = _score_against(paths, _as_path(getattr(row, column)))
+                got = _score_against(paths, _as_path(getattr(row, column)), cells)
                 for m in METRICS:
                     per_note[m].append(got[m])
-            rows += _rows(model, proxy, per_note, coverage, settings)
+            rows += _rows(model, proxy, per_note, coverage, settings, cells=cells)
     return rows
 
 

@@ -20,6 +20,7 @@ RESULTS = "results/guidelines"
 PROMPT_DEFAULTS = {
     "predict": "config/prompts/guidelines/predict_path.txt",
     "record": "config/prompts/guidelines/synth_record.txt",
+    "record_predict": "config/prompts/guidelines/synth_record_predict.txt",
     "structured_note": "config/prompts/guidelines/synth_note_structured.txt",
     "unstructured_note": "config/prompts/guidelines/synth_note_unstructured.txt",
     "choose": "config/prompts/guidelines/choose_path.txt",
@@ -35,6 +36,8 @@ SYNTH_DEFAULTS = {
     "choose_max_new_tokens": 64,
     "rollouts": 1,
     "example_chars": 2000,
+    "example_notes": None,
+    "partial_to_chooser": False,
 }
 CONSISTENCY_DEFAULTS = {"delta": 0.9, "min_agree": 2, "pool": ["unlabelled"]}
 
@@ -119,17 +122,23 @@ def final_targets(config: dict, results: str = RESULTS) -> list[str]:
     tables = [
         "guideline_tree",
         "table1_expert",
+        "annotators",
         "consistency_accuracy",
         "accuracy_by_consistency",
         "proxy_scores",
         "proxy_agreement",
+        "compliance",
         "meta_classifier",
         "clustering",
         "error_analysis",
+        "divergence_agreement",
     ]
     out = [f"{results}/tables/{t}.{ext}" for t in tables for ext in ("tsv", "md")]
-    out += [f"{results}/error_analysis/divergence_points.tsv"]
-    out += [f"{results}/figures/{f}.png" for f in ("accuracy_by_consistency", "proxy_heatmap")]
+    out += [f"{results}/error_analysis/divergence_{t}.tsv" for t in ("points", "pairs")]
+    out += [
+        f"{results}/figures/{f}.png"
+        for f in ("accuracy_by_consistency", "proxy_heatmap", "divergence_pairs")
+    ]
     out += [f"{results}/figures/roc_{fs}.png" for fs in feature_sets(b)]
     out += [f"{results}/figures/roc_feature_sets.png"]
     for kind in ("scores", "rollouts", "proxy"):

@@ -17,8 +17,8 @@ import pandas as pd
 from ...io import atomic_write, read_jsonl, write_jsonl, write_table
 from ...records import Response, read_responses, write_requests
 from . import synthetic
-from .metrics import against_label, self_consistency
-from .notes import load_labelled, load_unlabelled
+from .metrics import against_label, path_overlap, self_consistency
+from .notes import load_labelled, load_unlabelled, read_records
 from .parse import check_path, format_path, parse_answer, trim_surveillance
 from .prompts import read_template, rollout_requests, sampling_params
 from .tree import NOT_COMPLIANT, load_tree, tree_from_dict
@@ -48,15 +48,16 @@ SCORE_COLUMNS = [
     "modal_treatment_correct",
     "n_rollouts",
     "n_valid",
+    "modal_path_overlap",
 ]
 
 
 # ---------------------------------------------------------------- prepare
-def prepare(tree_path, labelled_path, unlabelled_path, trim, out: dict) -> dict:
+def prepare(tree_path, labelled_path, unlabelled_path, trim, out: dict, primary_annotator=None):
     """Validate the inputs and write the canonical tree, notes, excluded labels, tree summary."""
     tree = load_tree(tree_path)
     seen: dict = {}
-    usable, unusable = load_labelled(labelled_path, tree, trim, seen)
+    usable, unusable = load_labelled(labelled_path, tree, trim, seen, primary_annotator)
     unlabelled = load_unlabelled(unlabelled_path, seen) if unlabelled_path else []
     with atomic_write(out["tree"]) as handle:
         json.dump(tree.to_dict(), handle, indent=1, ensure_ascii=False)
@@ -68,7 +69,10 @@ def prepare(tree_path, labelled_path, unlabelled_path, trim, out: dict) -> dict:
     write_table(excluded, out["excluded"])
     stats = tree.stats()
     stats.update(
-        labelled_usable=len(usable), labelled_excluded=len(unusable), unlabelled=len(unlabelled)
+        labelled_usable=len(usable),
+        labelled_excluded=len(unusable),
+        unlabelled=len(unlabelled),
+        doubly_annotated=sum(len(r["labels"]) > 1 for r in usable + unusable),
     )
     notes_md = [f"Excluded (unusable label): {r['patient_id']} ({r['problem']})" for r in unusable]
     write_table(
@@ -154,8 +158,10 @@ def _path(value):
 
 
 def paths_by_patient(rollouts: pd.DataFrame) -> dict[str, list]:
+    """Each patient's rollout paths; failed calls are no prediction and are left out (unscored)."""
     out: dict[str, list] = {}
-    for row in rollouts.sort_values(["patient_id", "rollout"]).itertuples():
+    answered = rollouts[rollouts["invalid_reason"].astype(str) != "generation_error"]
+    for row in answered.sort_values(["patient_id", "rollout"]).itertuples():
         out.setdefault(str(row.patient_id), []).append(_path(row.path))
     return out
 
@@ -190,10 +196,13 @@ def score_model(notes_path, rollouts_path, out) -> pd.DataFrame:
             "path_overlap": np.nan,
             "treatment_match": np.nan,
             "modal_treatment_correct": np.nan,
+            "modal_path_overlap": np.nan,
         }
         if label is not None and paths:
             row.update(against_label(paths, label))
             row["modal_treatment_correct"] = float(cons.get("modal_treatment") == label[-1])
+            # the accuracy Table 3 bins: the modal path against the label
+            row["modal_path_overlap"] = path_overlap([cons.get("modal_path"), label])
         rows.append(row)
     df = pd.DataFrame(rows, columns=SCORE_COLUMNS)
     write_table(df, out)
@@ -214,50 +223,95 @@ def read_rollouts(path) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- synthetic supervision
-def synth_targets(tree_path, notes_path, synth: dict, templates: dict, out: dict) -> None:
+def style_examples(path, max_chars: int) -> list[str]:
+    """Style examples for the generator: notes outside the evaluated set (a file of records with
+    ``note``), each cut to ``max_chars``; none without a file or with ``max_chars`` 0."""
+    if not path or max_chars <= 0:
+        return []
+    return [r["note"][:max_chars] for r in read_records(path) if str(r.get("note", "")).strip()]
+
+
+def synth_targets(tree_path, examples_path, synth: dict, templates: dict, out: dict) -> None:
     """Targets, the structured-record requests and the unstructured-note requests."""
     tree = load_prepared_tree(tree_path)
     targets = synthetic.sample_targets(tree, int(synth["n_targets"]), int(synth["seed"]))
+    if len(targets) < int(synth["n_targets"]):
+        log.warning(
+            "%d distinct target paths of %s asked (the tree has %d)",
+            len(targets),
+            synth["n_targets"],
+            synthetic.count_paths(tree),
+        )
     write_jsonl(out["targets"], targets)
     params = sampling_params(synth["temperature"], synth["max_new_tokens"], synth["seed"])
     variants = synth["variants"]
     records = synthetic.record_requests(tree, targets, read_template(templates["record"]), params)
     write_requests(out["records"], records if "structured" in variants else [])
-    example = _example_note(notes_path, int(synth["example_chars"]))
+    examples = style_examples(examples_path, int(synth["example_chars"]))
     notes = synthetic.note_requests(
-        tree, targets, read_template(templates["unstructured"]), params, example
+        tree, targets, read_template(templates["unstructured"]), params, examples
     )
     write_requests(out["unstructured"], notes if "unstructured" in variants else [])
 
 
-def _example_note(notes_path, max_chars: int) -> str:
-    """The first unlabelled (else labelled) note, cut to ``max_chars``, as a style example."""
-    if max_chars <= 0:
-        return "(none)"
-    notes = read_jsonl(notes_path)
-    notes.sort(key=lambda n: n["note_set"] != "unlabelled")
-    return notes[0]["note"][:max_chars] if notes else "(none)"
+def _responses(path) -> dict:
+    return {r.request_id: r for r in read_responses(path)} if path else {}
 
 
-def synth_structured_notes(tree_path, notes_path, targets_path, records_path, synth, template, out):
+def synth_record_check_requests(tree_path, targets_path, records_path, synth, template, out):
+    """The generator predicts the path back from each structured record it wrote."""
     tree = load_prepared_tree(tree_path)
-    targets = read_jsonl(targets_path)
-    records = {r.request_id: r for r in read_responses(records_path)}
-    params = sampling_params(synth["temperature"], synth["max_new_tokens"], synth["seed"])
-    example = _example_note(notes_path, int(synth["example_chars"]))
-    requests = synthetic.note_requests(
-        tree, targets, read_template(template), params, example, records=records
+    params = sampling_params(synth["temperature"], synth["predict_max_new_tokens"], synth["seed"])
+    requests = synthetic.record_predict_requests(
+        tree,
+        read_jsonl(targets_path),
+        _responses(records_path),
+        read_template(template),
+        params,
     )
     write_requests(out, requests if "structured" in synth["variants"] else [])
 
 
-def synth_collect(tree_path, targets_path, note_responses: list, synth, template, out: dict):
+def synth_structured_notes(
+    tree_path,
+    examples_path,
+    targets_path,
+    records_path,
+    record_predict_path,
+    synth,
+    trim,
+    template,
+    out: dict,
+):
+    """Structured-note requests from the records whose path check passed; the check table."""
+    tree = load_prepared_tree(tree_path)
+    targets = read_jsonl(targets_path)
+    records = _responses(records_path)
+    checks = synthetic.record_check(
+        tree, targets, records, _responses(record_predict_path), bool(trim)
+    )
+    write_jsonl(out["check"], checks)
+    params = sampling_params(synth["temperature"], synth["max_new_tokens"], synth["seed"])
+    requests = synthetic.note_requests(
+        tree,
+        targets,
+        read_template(template),
+        params,
+        style_examples(examples_path, int(synth["example_chars"])),
+        records=records,
+        passed={c["synth_id"] for c in checks if c["decision"] == "ok"},
+    )
+    write_requests(out["requests"], requests if "structured" in synth["variants"] else [])
+
+
+def synth_collect(tree_path, targets_path, note_responses: list, check_path_, synth, template, out):
     """Synthetic notes and the ``synth_predict`` request set (generator and evaluated models)."""
     tree = load_prepared_tree(tree_path)
     responses = {}
     for path in note_responses:
-        responses.update({r.request_id: r for r in read_responses(path)})
-    notes = synthetic.collect_notes(read_jsonl(targets_path), responses, synth["variants"])
+        responses.update(_responses(path))
+    checks = {c["synth_id"]: c["decision"] for c in read_jsonl(check_path_)} if check_path_ else {}
+    notes = synthetic.collect_notes(read_jsonl(targets_path), responses, synth["variants"], checks)
     write_jsonl(out["notes"], notes)
     usable = [
         {"patient_id": n["item_id"], "note": n["note"], "note_set": "synthetic"}
@@ -285,29 +339,58 @@ def synth_predictions(tree, responses_path, trim) -> dict[str, list]:
     return out
 
 
+def _generator_predictions(tree, path, trim):
+    """(trimmed, untrimmed) first prediction per synthetic note of the generator."""
+    trimmed = {k: v[0] for k, v in synth_predictions(tree, path, trim).items()}
+    raw = {k: v[0] for k, v in synth_predictions(tree, path, False).items()}
+    return trimmed, raw
+
+
 def synth_choose(tree_path, notes_path, generator_predict, trim, synth, template, out):
     tree = load_prepared_tree(tree_path)
-    preds = {k: v[0] for k, v in synth_predictions(tree, generator_predict, trim).items()}
+    preds, raw = _generator_predictions(tree, generator_predict, trim)
     params = sampling_params(0.0, synth["choose_max_new_tokens"], synth["seed"])
     requests = synthetic.choose_requests(
-        tree, read_jsonl(notes_path), preds, read_template(template), params
+        tree,
+        read_jsonl(notes_path),
+        preds,
+        read_template(template),
+        params,
+        raw=raw,
+        partial_to_chooser=bool(synth.get("partial_to_chooser", False)),
     )
     write_requests(out, requests)
 
 
-def synth_benchmark(tree_path, notes_path, generator_predict, choose_path, trim, out, out_md):
+def synth_benchmark(
+    tree_path, notes_path, generator_predict, choose_path, trim, out, out_md, synth=None
+):
+    synth = synth or {}
     tree = load_prepared_tree(tree_path)
-    preds = {k: v[0] for k, v in synth_predictions(tree, generator_predict, trim).items()}
-    choices = {r.request_id: r for r in read_responses(choose_path)}
-    rows = synthetic.benchmark_rows(read_jsonl(notes_path), preds, choices)
+    preds, raw = _generator_predictions(tree, generator_predict, trim)
+    choices = _responses(choose_path)
+    notes = read_jsonl(notes_path)
+    rows = synthetic.benchmark_rows(
+        tree,
+        notes,
+        preds,
+        choices,
+        raw=raw,
+        partial_to_chooser=bool(synth.get("partial_to_chooser", False)),
+    )
     df = pd.DataFrame(rows)
     counts = df.groupby(["variant", "decision"]).size().to_dict() if len(df) else {}
+    distinct = len({n["target_path"] for n in notes})
     write_table(
         df,
         out,
         out_md,
         title="Synthetic supervision: kept and dropped synthetic notes",
-        notes=[f"{v} / {d}: {n}" for (v, d), n in counts.items()],
+        notes=[
+            f"{distinct} distinct target paths ({synth.get('n_targets', '?')} asked; the tree "
+            f"has {synthetic.count_paths(tree)}); no target repeats."
+        ]
+        + [f"{v} / {d}: {n}" for (v, d), n in counts.items()],
     )
 
 

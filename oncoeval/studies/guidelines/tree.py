@@ -18,6 +18,7 @@ from pathlib import Path
 import jsonschema
 
 from ...errors import InputError
+from ...inputs import read_json
 
 SCHEMA_PATH = Path(__file__).with_name("guideline_tree.schema.json")
 # The label (and answer) for a patient whose care does not follow the guideline: a one-node path.
@@ -138,11 +139,7 @@ class GuidelineTree:
 
 
 def load_tree(path: str | os.PathLike) -> GuidelineTree:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
-    return tree_from_dict(data, path)
+    return tree_from_dict(read_json(path, "guideline tree"), path)
 
 
 def tree_from_dict(data: dict, path: str | os.PathLike = "<tree>") -> GuidelineTree:

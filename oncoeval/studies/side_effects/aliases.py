@@ -9,9 +9,8 @@ from __future__ import annotations
 import os
 import re
 
-import pandas as pd
-
 from ...errors import InputError
+from ...inputs import read_table
 
 _NON_WORD = re.compile(r"[^\w/+]+")
 
@@ -54,7 +53,7 @@ class AliasTable:
         table = cls()
         if path is None:
             return table
-        df = pd.read_csv(path, sep="\t", comment="#", dtype=str, keep_default_na=False)
+        df = read_table(path, "\t", "alias table", comment="#", dtype=str, keep_default_na=False)
         missing = {"alias", "canonical"} - set(df.columns)
         if missing:
             raise InputError(

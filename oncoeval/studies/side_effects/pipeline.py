@@ -21,7 +21,13 @@ import pandas as pd
 from ...io import write_jsonl
 from ...records import Response
 from .matchers import MatchResult, MatchTask
-from .metrics import STRATUM_COLUMNS, overlap_ratio, score_response
+from .metrics import (
+    CELL_COLUMNS,
+    POOLED_COLUMNS,
+    STRATUM_COLUMNS,
+    overlap_ratio,
+    score_response,
+)
 from .parse import parse_list
 from .reference import site_items
 
@@ -40,6 +46,8 @@ SCORE_COLUMNS = [
     "f1",
     "n_non_list_lines",
     *STRATUM_COLUMNS,
+    *POOLED_COLUMNS,
+    *CELL_COLUMNS,
     "status",
     "reason",
 ]
@@ -146,6 +154,10 @@ def score_rows(parsed: list[dict], by_key: dict, reference: pd.DataFrame) -> pd.
         match = by_key.get(f"ref|{row['profile_id']}|{row['variant']}|{row['regime']}")
         if status != "error" and _match_status(match):
             status, reason = _match_status(match)
+        elif status != "error" and match.get(
+            "reason"
+        ):  # a note of the matcher, e.g. a dropped pair
+            reason = "; ".join(r for r in (reason, f"matcher: {match['reason']}") if r)
         if status in ("ok", "empty"):
             pairs = [tuple(p) for p in match["pairs"]]
             metrics = score_response(len(row["items"]), site_ref, pairs)
@@ -187,6 +199,8 @@ def overlap_rows(parsed: list[dict], by_key: dict) -> pd.DataFrame:
             row["status"], row["reason"] = _match_status(match)
         else:
             row["n_common"] = len(match["pairs"])
+            if match.get("reason"):
+                row["reason"] = f"matcher: {match['reason']}"
             row["overlap"] = overlap_ratio(row["n_base"], row["n_specified"], row["n_common"])
             if math.isnan(row["overlap"]):
                 row.update(status="empty", reason="both lists empty")

@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...errors import InputError
+from ...inputs import read_excel, read_table
 from .aliases import AliasTable, norm_key
 
 BASE_COLUMN = "ProfilesNoLocation"
@@ -131,9 +132,9 @@ def specify(base: str, site_text: str, mentions: str = "all") -> str:
 def _read_sheet(path: Path) -> pd.DataFrame:
     suffix = path.suffix.lower()
     if suffix in (".xlsx", ".xlsm"):
-        df = pd.read_excel(path, dtype=str, engine="openpyxl")
+        df = read_excel(path, "profile sheet", dtype=str)
     elif suffix in (".csv", ".tsv"):
-        df = pd.read_csv(path, dtype=str, sep="," if suffix == ".csv" else "\t")
+        df = read_table(path, "," if suffix == ".csv" else "\t", "profile sheet", dtype=str)
     else:
         raise InputError(path, None, f"unknown profile file type {suffix!r} (xlsx, csv or tsv)")
     df = df.fillna("")
@@ -172,7 +173,7 @@ def load_profiles(
     df = _read_sheet(path)
     df = df[(df != "").any(axis=1)]  # blank rows
     if df.empty:
-        raise InputError(path, None, "no profiles")
+        raise InputError(path, "line 2", "no profiles under the header")
     if form == "auto":
         if {BASE_COLUMN, SPECIFIED_COLUMN} <= set(df.columns):
             form = "paired"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
+from ...inputs import check_placeholders, read_template
 from ...records import Request
 
 REGIMES = ("ff", "ff_lsc", "grounded", "grounded_lsc")
@@ -17,6 +17,16 @@ def render(template: str, profile: str, vocabulary: list[str], list_size: tuple[
     text = text.replace("{{SIDE_EFFECTS}}", "\n".join(vocabulary))
     # The profile goes in last, verbatim, so that braces inside it are never read as placeholders.
     return text.replace("{{PATIENT_PROFILE}}", profile)
+
+
+def placeholders(regime: str) -> tuple[str, ...]:
+    """The placeholders a regime's template must hold: grounded lists the vocabulary, lsc the size."""
+    names = ["{{PATIENT_PROFILE}}"]
+    if regime.startswith("grounded"):
+        names.append("{{SIDE_EFFECTS}}")
+    if regime.endswith("_lsc"):
+        names.append("{{LIST_SIZE}}")
+    return tuple(names)
 
 
 def request_id(profile_id: str, variant: str, regime: str) -> str:
@@ -33,10 +43,10 @@ def build_requests(
 ) -> list[Request]:
     """One greedy request per profile x variant x regime; ``templates`` maps regime -> file."""
     # A template file ends with a newline; the prompt ends with the profile (Appendix A).
-    texts = {
-        regime: Path(path).read_text(encoding="utf-8").rstrip("\n")
-        for regime, path in templates.items()
-    }
+    texts = {regime: read_template(path) for regime, path in templates.items()}
+    for regime, template in texts.items():
+        check_placeholders(template, placeholders(regime))
+    texts = {regime: template.rstrip("\n") for regime, template in texts.items()}
     requests = []
     for prof in profiles:
         for variant in VARIANTS:

@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...errors import InputError
+from ...inputs import read_excel, read_table
 from .aliases import AliasTable, norm_key, norm_name
 
 log = logging.getLogger(__name__)
@@ -54,10 +55,10 @@ def _cell(value) -> str:
 def _read_grid(path: Path) -> pd.DataFrame:
     suffix = path.suffix.lower()
     if suffix in (".xlsx", ".xlsm"):
-        grid = pd.read_excel(path, header=None, dtype=object, engine="openpyxl")
+        grid = read_excel(path, "reference", header=None, dtype=object)
     elif suffix in (".csv", ".tsv", ".txt"):
         sep = "," if suffix == ".csv" else "\t"
-        grid = pd.read_csv(path, header=None, dtype=object, sep=sep, keep_default_na=False)
+        grid = read_table(path, sep, "reference", header=None, dtype=object, keep_default_na=False)
     else:
         raise InputError(path, None, f"unknown reference file type {suffix!r} (xlsx, csv or tsv)")
     return grid.map(_cell)
@@ -199,7 +200,12 @@ def _assemble(path, rows, site_aliases: AliasTable, name_aliases: AliasTable) ->
         raise InputError(path, None, "no side effect is marked for any site")
     table = pd.DataFrame([{c: r[c] for c in COLUMNS} for r in seen.values()], columns=COLUMNS)
     _warn_near_duplicates(path, sorted(table["side_effect"].unique()))
-    return table.sort_values(["site", "side_effect"]).reset_index(drop=True)
+    table = table.sort_values(["site", "side_effect"]).reset_index(drop=True)
+    # where each site is first named, for errors found later (a site no profile has)
+    table.attrs["site_rows"] = {}
+    for row in seen.values():
+        table.attrs["site_rows"].setdefault(row["site"], row["where"])
+    return table
 
 
 def _warn_near_duplicates(path, names: list[str]) -> None:

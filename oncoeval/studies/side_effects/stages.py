@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ...errors import InputError
+from ...inputs import read_template
 from ...io import read_jsonl, read_tsv, write_jsonl, write_table
 from ...records import read_responses, write_requests
 from ...stats import BootstrapSettings
@@ -46,6 +48,7 @@ def prepare(
         site_phrases=site_phrases,
         mentions=mentions or "all",
     )
+    _check_reference_sites(reference_path, reference, profiles, site_aliases)
     write_jsonl(out_profiles, [p.to_dict() for p in profiles])
     write_table(reference, out_reference)
     vocab = vocabulary(reference)
@@ -60,6 +63,22 @@ def prepare(
     )
     for p in profiles:
         log.info("profile %s: site %s (added text %r)", p.profile_id, p.site, p.added_text)
+
+
+def _check_reference_sites(path, reference, profiles, site_aliases: AliasTable) -> None:
+    """Stop on a reference site that no profile has and the site alias table does not know: a
+    misspelt site whose side effects would otherwise join every grounded prompt's vocabulary."""
+    profile_sites = sorted({p.site for p in profiles})
+    for site in sites(reference):
+        if site in profile_sites or site_aliases.lookup(site) is not None:
+            continue
+        where = reference.attrs.get("site_rows", {}).get(site, "")
+        raise InputError(
+            path,
+            f"{where} (site {site!r})".strip(),
+            f"site {site!r} matches no profile's site {profile_sites} and is not in the site "
+            "alias table; fix its name or add it to the table",
+        )
 
 
 def write_list_requests(
@@ -89,7 +108,7 @@ def write_judge_requests(
     parsed_path, reference_path, template_path, max_new_tokens, out_path
 ) -> None:
     tasks = pipeline.match_tasks(read_jsonl(parsed_path), pipeline.read_reference(reference_path))
-    judge = LLMMatcher(Path(template_path).read_text(encoding="utf-8"), max_new_tokens)
+    judge = LLMMatcher(read_template(template_path), max_new_tokens)
     # Empty lists need no judge: they have no pairs by definition.
     write_requests(out_path, judge.requests([t for _, t in tasks if t.left and t.right]))
 
@@ -97,20 +116,24 @@ def write_judge_requests(
 def match_file(
     parsed_path, reference_path, settings, out_path, synonyms_path=None, judged_path=None
 ) -> None:
-    tasks = pipeline.match_tasks(read_jsonl(parsed_path), pipeline.read_reference(reference_path))
+    reference = pipeline.read_reference(reference_path)
+    tasks = pipeline.match_tasks(read_jsonl(parsed_path), reference)
+    # Two distinct terms of this vocabulary are never paired with each other.
+    vocab = vocabulary(reference)
     method = settings["method"]
     plain = [t for _, t in tasks]
     if method == "llm":
         asked = [t for t in plain if t.left and t.right]
-        results = LLMMatcher("").read(asked, read_responses(judged_path))
+        results = LLMMatcher("").read(asked, read_responses(judged_path), vocab)
         results.update({t.key: MatchResult() for t in plain if not (t.left and t.right)})
     else:
         matcher = make_matcher(method, settings, synonyms_path=synonyms_path)
-        results = matcher.run(plain)
+        results = matcher.run(plain, vocab)
     pipeline.write_matches(out_path, tasks, results, method)
     bad = sum(r.status != "ok" for r in results.values())
     log.info(
-        "%s matcher: %d tasks, %d not usable (unparseable or failed judge answers)",
+        "%s matcher: %d tasks, %d not usable (unparseable, truncated, contradictory or failed "
+        "judge answers)",
         method,
         len(plain),
         bad,

@@ -4,11 +4,15 @@
   the same metrics of the base profiles (scored against the same site) as ``base_*`` columns.
 - Table 2: ``ff_lsc`` - ``ff`` on the specified profiles, paired by profile.
 - Table 5: overlap ratio of the base and specified lists under ``ff`` and ``ff_lsc``.
-- Tables 6 and 7: recall by onset and by frequency on the specified profiles, averaged over the
-  regimes per profile first, then bootstrapped over profiles.
+- Tables 6 and 7: recall by onset (each response's mean over its frequency cells) and by
+  frequency (mean over its onset cells) on the specified profiles, averaged over the regimes per
+  profile first, then bootstrapped over profiles; ``*_pooled`` columns pool the stratum's items
+  instead (not the paper's figure).
 
-Rows that could not be scored (failed call, unparseable judge answer) are NaN in the scores and
-are left out of a mean; how many were left out is in ``n_unscored``.
+Rows that could not be scored (failed call, unusable judge answer) are NaN in the scores and
+are left out of a mean. ``n_profiles`` counts the profiles a mean was taken over (per regime in
+Table 5, ``base_n_profiles`` for the base columns); ``n_unscored`` counts what was left out:
+profiles in Tables 1-5, specified responses in Tables 6-7.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ...report.figures import legend_outside  # noqa: E402
+from ...report.figures import save as save_figure  # noqa: E402
 from ...stats import BootstrapSettings, bootstrap_mean_ci, paired_bootstrap_diff  # noqa: E402
 
 PRF = ("precision", "recall", "f1")
@@ -33,8 +39,8 @@ TITLES = {
     "table3": "Table 3: selection from the clinician-curated list (grounded)",
     "table4": "Table 4: selection from the curated list with the list-size constraint (grounded_lsc)",
     "table5": "Table 5: overlap ratio between base and specified profiles (ff and ff_lsc)",
-    "table6": "Table 6: recall by temporal onset (averaged over regimes per profile)",
-    "table7": "Table 7: recall by side-effect frequency (averaged over regimes per profile)",
+    "table6": "Table 6: recall by temporal onset (averaged over frequency levels and regimes)",
+    "table7": "Table 7: recall by side-effect frequency (averaged over onsets and regimes)",
 }
 
 
@@ -48,10 +54,15 @@ def _per_profile(scores: pd.DataFrame, variant: str, regime: str) -> pd.DataFram
     return rows.set_index("profile_id").sort_index()
 
 
+def _scored(frame: pd.DataFrame) -> pd.Series:
+    """Rows that could be scored (a failed call or an unusable judge answer is NaN)."""
+    return frame["precision"].notna() if len(frame) else pd.Series(dtype=bool)
+
+
 def prf_row(model: str, scores: pd.DataFrame, regime: str, settings: BootstrapSettings) -> dict:
     spec = _per_profile(scores, "specified", regime)
     base = _per_profile(scores, "base", regime)
-    row = {"model": model, "regime": regime, "n_profiles": len(spec)}
+    row = {"model": model, "regime": regime, "n_profiles": int(_scored(spec).sum())}
     for metric in PRF:
         row.update(
             _ci_columns(metric, bootstrap_mean_ci(spec[metric] if len(spec) else [], settings))
@@ -59,26 +70,33 @@ def prf_row(model: str, scores: pd.DataFrame, regime: str, settings: BootstrapSe
     for metric in PRF:
         values = base[metric] if len(base) else []
         row.update(_ci_columns(f"base_{metric}", bootstrap_mean_ci(values, settings)))
-    row["n_unscored"] = int(spec["precision"].isna().sum()) if len(spec) else 0
+    row["n_unscored"] = int((~_scored(spec)).sum())
+    row["base_n_profiles"] = int(_scored(base).sum())
+    row["base_n_unscored"] = int((~_scored(base)).sum())
     return row
 
 
 def delta_row(model: str, scores: pd.DataFrame, settings: BootstrapSettings) -> dict:
     after = _per_profile(scores, "specified", "ff_lsc")
     before = _per_profile(scores, "specified", "ff")
-    ids = after.index.intersection(before.index)
+    both = after.index.intersection(before.index)
+    ids = both[
+        _scored(after).reindex(both).to_numpy(bool) & _scored(before).reindex(both).to_numpy(bool)
+    ]
     row = {"model": model, "n_profiles": len(ids)}
     for metric in PRF:
         a = after.loc[ids, metric].to_numpy(float)
         b = before.loc[ids, metric].to_numpy(float)
         row.update(_ci_columns(f"delta_{metric}", paired_bootstrap_diff(a, b, settings)))
+    row["n_unscored"] = len(after.index.union(before.index)) - len(ids)
     return row
 
 
 def overlap_row(model: str, overlap: pd.DataFrame, settings: BootstrapSettings) -> dict:
-    row = {"model": model, "n_profiles": overlap["profile_id"].nunique()}
+    row = {"model": model}
     for regime in ("ff", "ff_lsc"):
         values = overlap.loc[overlap["regime"] == regime, "overlap"]
+        row[f"n_profiles_{regime}"] = int(values.notna().sum())
         row.update(_ci_columns(f"overlap_{regime}", bootstrap_mean_ci(values, settings)))
     row["n_unscored"] = int(
         overlap.loc[overlap["regime"].isin(["ff", "ff_lsc"]), "overlap"].isna().sum()
@@ -87,11 +105,18 @@ def overlap_row(model: str, overlap: pd.DataFrame, settings: BootstrapSettings) 
 
 
 def strata_row(model: str, scores: pd.DataFrame, columns, settings: BootstrapSettings) -> dict:
+    """Per profile, the mean over regimes of each response's stratum recall; then over profiles.
+
+    ``columns`` are the paper's (cell means); their ``_pooled`` twins follow as extra columns.
+    """
     spec = scores[scores["variant"] == "specified"]
-    per_profile = spec.groupby("profile_id")[list(columns)].mean()  # mean skips NaN
+    scored = spec[_scored(spec)]
+    pooled = [f"{c}_pooled" for c in columns]
+    per_profile = scored.groupby("profile_id")[list(columns) + pooled].mean()  # mean skips NaN
     row = {"model": model, "n_profiles": len(per_profile)}
-    for column in columns:
+    for column in list(columns) + pooled:
         row.update(_ci_columns(column, bootstrap_mean_ci(per_profile[column], settings)))
+    row["n_unscored"] = int(len(spec) - len(scored))
     return row
 
 
@@ -114,6 +139,12 @@ def build_tables(
 
 
 EXTRA_NOTES = {
+    "table6": "Recall by onset: each response's mean over its onset's frequency cells, then over "
+    "regimes per profile. *_pooled: all the onset's items taken together instead. n_unscored: "
+    "specified responses left out.",
+    "table7": "Recall by frequency: each response's mean over its frequency's onset cells, then "
+    "over regimes per profile. *_pooled: all the frequency's items taken together instead. "
+    "n_unscored: specified responses left out.",
     "table5": "n_unscored: profile-regime pairs whose overlap is undefined (both lists empty) "
     "or could not be matched; they are left out of the mean.",
     "table2": "Differences within each profile, then resampled by profile (paired bootstrap).",
@@ -161,6 +192,9 @@ def plot_precision_recall(
                 yerr=yerr,
                 fmt=markers[k % len(markers)],
                 color=colors(r),
+                # Hollow markers shrinking by regime: coinciding points stay visible as rings.
+                markersize=12 - 2 * r,
+                markerfacecolor="none",
                 capsize=3,
                 label=f"{model} · {regime}",
             )
@@ -169,9 +203,9 @@ def plot_precision_recall(
     ax.set_xlabel("precision (specified profiles)")
     ax.set_ylabel("recall (specified profiles)")
     ax.set_title("Precision vs recall by prompting regime")
-    ax.legend(fontsize=7, loc="best")
+    legend_outside(ax)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -198,8 +232,8 @@ def plot_recall_strata(tables: dict[str, pd.DataFrame], path) -> None:
         ax.set_ylabel("recall")
     axes[0].set_title("by onset")
     axes[1].set_title("by frequency")
-    axes[1].legend(fontsize=8)
+    legend_outside(axes[1])
     fig.suptitle("Recall of the specified profiles, averaged over regimes")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path)
     plt.close(fig)

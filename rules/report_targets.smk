@@ -1,0 +1,45 @@
+# What the report shows: the entries of the enabled studies' results (oncoeval.report.catalog)
+# and the report's own pages. Functions only; the rules are in report.smk.
+
+
+from oncoeval.report import catalog as report_catalog
+
+
+def study_result_files():
+    """Every file the enabled studies' rules write that the report may show."""
+    targets = set(get_final_output())
+    paths = set(targets)
+    # Tables a rule writes beside its targets (e.g. a binned twin of the target table).
+    for rule_ in workflow.rules:
+        outputs = {str(out) for out in rule_.output if "{" not in str(out)}
+        if outputs & targets:
+            paths |= outputs
+    enabled = set(oc.enabled_studies(config))
+    return sorted(p for p in paths if report_catalog.study_of(p) in enabled)
+
+
+def report_entries():
+    return report_catalog.entries(study_result_files())
+
+
+def report_targets():
+    targets = [e.html_path for e in report_entries()]
+    targets += item_pages()
+    targets += [
+        "results/summary.tsv",
+        "results/summary.html",
+        "results/provenance.json",
+    ]
+    return targets
+
+
+def entry_of(wc, ext):
+    return report_catalog.Entry(wc.study, f"results/{wc.study}/{wc.entry_path}.{ext}")
+
+
+def item_pages():
+    return [
+        f"results/report/{study}/drilldown/{model}.html"
+        for study in oc.enabled_studies(config)
+        for model in evaluated_models(study)
+    ]

@@ -1,0 +1,13 @@
+"""Entry point of `report_items` (logic: oncoeval.report.drilldown)."""
+
+from pathlib import Path
+
+from oncoeval.io import setup_script_logging
+from oncoeval.report.drilldown import items_page
+
+setup_script_logging(snakemake.log[0])
+wc = snakemake.wildcards
+Path(snakemake.output[0]).write_text(
+    items_page(".", wc.study, wc.model, snakemake.params.max_chars, snakemake.params.include_text),
+    encoding="utf-8",
+)

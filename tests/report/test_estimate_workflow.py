@@ -1,0 +1,63 @@
+"""`make estimate` on a real workflow: the stages that call no model run, no model is called, and
+the printed estimate counts the requests the run would send."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import pandas as pd
+from conftest import link_workflow, workflow_env, write_config
+
+from oncoeval.io import read_jsonl
+
+KEY_ENV = "ONCOEVAL_TEST_ESTIMATE_KEY"
+CONFIG = {
+    "models": [
+        {
+            "id": "gpt-priced",
+            "backend": "openai",
+            "model": "gpt-x",
+            "base_url": "http://127.0.0.1:9/v1",  # nothing listens: a call would fail loudly
+            "api_key_env": KEY_ENV,
+            "max_new_tokens": 100,
+            "price": {"prompt_per_1k": 1.0, "completion_per_1k": 4.0},
+        }
+    ],
+    "evaluate": ["gpt-priced"],
+    "studies": {
+        "side_effects": {"enabled": True, "matcher": {"method": "lexical"}},
+        "cancer_myth": {"enabled": False},
+        "coral": {"enabled": False},
+        "guidelines": {"enabled": False},
+    },
+}
+
+
+def test_estimate_runs_no_model_and_counts_what_the_run_would_send(tmp_path):
+    workdir = link_workflow(tmp_path / "run")
+    config = write_config(workdir, CONFIG)
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "oncoeval.report.estimate", "--workflow-profile", "none",
+            "--cores", "2", f"--configfile={config}",
+        ],
+        cwd=workdir, env=workflow_env({KEY_ENV: "sk-not-used"}), capture_output=True, text=True,
+        timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert not (workdir / "results" / "side_effects" / "responses").exists()  # no call made
+    requests = read_jsonl(workdir / "results" / "side_effects" / "requests" / "lists.jsonl")
+    assert len(requests) == 48  # 6 profiles x 2 variants x 4 regimes
+    prompt_tokens = sum(
+        math.ceil(sum(len(m["content"]) for m in r["messages"]) / 4) for r in requests
+    )
+    estimate = pd.read_csv(workdir / "results" / "estimate" / "estimate.tsv", sep="\t")
+    (row,) = estimate.to_dict("records")
+    # The study asks 160 new tokens; the model's cap of 100 applies.
+    assert (row["model"], row["study"], row["requests"]) == ("gpt-priced", "side_effects", 48)
+    assert (row["prompt_tokens"], row["max_new_tokens"]) == (prompt_tokens, 48 * 100)
+    assert math.isclose(row["cost_min_usd"], prompt_tokens / 1000 * 1.0, rel_tol=1e-5)
+    assert math.isclose(row["cost_max_usd"], prompt_tokens / 1000 + 4800 / 1000 * 4.0, rel_tol=1e-5)
+    assert f"{48 * 100}" in proc.stdout and "gpt-priced" in proc.stdout

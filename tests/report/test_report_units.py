@@ -1,0 +1,273 @@
+"""The report's parts on hand-made inputs: CI formatting, headline rows, catalog, freshness,
+estimate, provenance and per-item pages."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from oncoeval.io import write_jsonl
+from oncoeval.report import catalog, drilldown, estimate, fresh, provenance, summary, tables
+
+
+def test_ci_is_folded_into_its_value_column():
+    df = pd.DataFrame(
+        {
+            "model": ["m1"],
+            "f1": [0.41],
+            "f1_ci_low": [0.333],
+            "f1_ci_high": [0.4949],
+            "accuracy": [0.5],
+            "ci_low": [0.25],
+            "ci_high": [0.75],
+            "n": [12],
+        }
+    )
+    shown = tables.with_cis(df)
+    assert list(shown.columns) == ["model", "f1 [95% CI]", "accuracy [95% CI]", "n"]
+    assert shown.loc[0, "f1 [95% CI]"] == "0.410 [0.333, 0.495]"
+    # A bare ci_low/ci_high pair belongs to the numeric column before it.
+    assert shown.loc[0, "accuracy [95% CI]"] == "0.500 [0.250, 0.750]"
+    assert shown.loc[0, "n"] == "12"
+    assert tables.format_ci(0.5, float("nan"), float("nan")) == "0.500"
+    assert tables.format_ci(1, 1, 1) == "1.000 [1.000, 1.000]"  # a column of 1s read as ints
+    assert tables.format_ci(float("nan"), 0.1, 0.2) == "– [0.100, 0.200]"
+
+
+def test_model_output_in_a_table_is_escaped_not_run():
+    page = tables.table_html(pd.DataFrame({"model output": ["<script>alert(1)</script>"]}))
+    assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+def test_headline_rows_read_known_columns_and_views(tmp_path):
+    results = tmp_path / "results"
+    (results / "coral" / "tables").mkdir(parents=True)
+    pd.DataFrame(
+        {
+            "model": ["m1", "m1"],
+            "view": ["published", "strict"],
+            "n_units": [40, 40],
+            "n_notes": [4, 4],
+            "parse_failures": [2, 2],
+            "em_f1": [0.5, 0.2],
+            "em_f1_ci_low": [0.4, 0.1],
+            "em_f1_ci_high": [0.6, 0.3],
+            "new_column_a_study_added": [1, 1],
+        }
+    ).to_csv(results / "coral" / "tables" / "overall.tsv", sep="\t", index=False)
+    rows = summary.headline_rows(results, ["coral"])
+    em = [r for r in rows if r["measure"] == "EM-F1"]
+    assert len(em) == 1  # the published view only
+    assert (em[0]["model"], em[0]["value"], em[0]["ci_low"], em[0]["ci_high"]) == (
+        "m1",
+        0.5,
+        0.4,
+        0.6,
+    )
+    assert (em[0]["n"], em[0]["n_unscored"]) == (4, 2)  # notes resampled; parse failures
+    # A headline whose column is missing says so instead of failing.
+    bleu = [r for r in rows if r["measure"] == "BLEU-4"]
+    assert bleu == [{**bleu[0], "model": "(no column bleu4)"}]
+    shown = summary.display_frame(pd.DataFrame(rows, columns=summary.SUMMARY_COLUMNS))
+    assert shown.iloc[0]["result [95% CI]"] == "0.500 [0.400, 0.600]"
+
+
+def test_usage_sums_tokens_cost_and_failures_per_model(tmp_path):
+    folder = tmp_path / "results" / "adhoc" / "responses" / "gpt"
+    write_jsonl(
+        folder / "a.jsonl",
+        [
+            {"request_id": "1", "text": "x", "prompt_tokens": 10, "completion_tokens": 5, "cost_usd": 0.01},
+            {"request_id": "2", "text": None, "error": "429", "prompt_tokens": None},
+            {"request_id": "3", "text": "y", "cached": True, "prompt_tokens": 4, "completion_tokens": 1, "cost_usd": 0.002},
+        ],
+    )  # fmt: skip
+    bench = tmp_path / "benchmarks" / "adhoc" / "generate" / "gpt"
+    bench.mkdir(parents=True)
+    (bench / "a.tsv").write_text("s\th:m:s\n12.5\t0:00:12\n")
+    (row,) = summary.usage_rows(tmp_path)
+    assert row == {
+        "model": "gpt", "requests": 3, "failed": 1, "cached": 1, "prompt_tokens": 14,
+        "completion_tokens": 6, "cost_usd": pytest.approx(0.012), "wall_s": 12.5,
+    }  # fmt: skip
+
+
+def test_catalog_files_each_result_once_with_a_caption():
+    paths = [
+        "results/side_effects/tables/table1.tsv",
+        "results/side_effects/tables/table1.md",  # the Markdown twin is not an entry
+        "results/side_effects/tables/table1.tsv",
+        "results/side_effects/figures/recall_strata.png",
+        "results/side_effects/scores/m1.tsv",
+        "results/side_effects/prepared/reference.tsv",  # an input, not a result
+        "results/coral/tables/kruskal_gender.tsv",
+    ]
+    found = catalog.entries(paths)
+    assert [e.html_path for e in found] == [
+        "results/report/side_effects/tables/table1.html",
+        "results/report/side_effects/figures/recall_strata.png",
+        "results/report/side_effects/scores/m1.html",
+        "results/report/coral/tables/kruskal_gender.html",
+    ]
+    assert [e.subcategory for e in found] == ["tables", "figures", "per-item records", "tables"]
+    assert found[0].caption().endswith("Resampling unit of the 95% CIs: patient profile.")
+    assert "no resampling" in found[3].caption()
+    assert "model m1" in found[2].caption()
+
+
+def test_n_of_an_entry_is_counted_from_its_table(tmp_path):
+    path = tmp_path / "t.tsv"
+    pd.DataFrame({"model": ["a", "b"], "n": [30, 28]}).to_csv(path, sep="\t", index=False)
+    assert catalog.count_n(path) == "28, 30 per row (2 rows)"
+
+
+SUMMARY_OUTPUT = (
+    "output_file\tdate\trule\tlog-file(s)\tstatus\tplan\n"
+    "results/a.tsv\tMon\trule_a\t-\tok\tno update\n"
+    "results/b.tsv\tMon\trule_b\t-\tparams changed\tupdate pending\n"
+    "results/c.tsv\t-\trule_c\t-\tmissing\tupdate pending\n"
+)
+
+
+def test_stale_outputs_name_every_file_not_up_to_date():
+    stale = fresh.stale_outputs("Building DAG of jobs...\n" + SUMMARY_OUTPUT)
+    assert [r["output_file"] for r in stale] == ["results/b.tsv", "results/c.tsv"]
+    text = fresh.describe(stale)
+    assert "2 result file(s)" in text and "results/b.tsv  (status: params changed" in text
+
+
+DRY_RUN = """
+rule generate:
+    input: results/side_effects/requests/lists.jsonl
+    output: results/side_effects/responses/gpt/lists.jsonl
+    wildcards: study=side_effects, model=gpt, requestset=lists
+    resources: tmpdir=/tmp
+
+localrule side_effects_parse:
+    wildcards: study=side_effects, model=gpt, requestset=ignored
+
+rule generate:
+    wildcards: study=cancer_myth, model=gpt, requestset=verify
+"""
+
+
+def test_estimate_counts_requests_tokens_and_cost_range(tmp_path):
+    jobs = estimate.generate_jobs(DRY_RUN)
+    assert jobs == [("cancer_myth", "gpt", "verify"), ("side_effects", "gpt", "lists")]
+    requests = tmp_path / "results" / "side_effects" / "requests" / "lists.jsonl"
+    write_jsonl(
+        requests,
+        [
+            # 40 characters -> 10 prompt tokens; asks 300 new tokens, the model caps at 200.
+            {"request_id": "a", "messages": [{"role": "user", "content": "x" * 40}], "params": {"max_new_tokens": 300}},
+            # 9 characters -> 3 tokens (rounded up over the request); asks 50.
+            {"request_id": "b", "messages": [{"role": "system", "content": "s" * 4}, {"role": "user", "content": "y" * 5}], "params": {"max_new_tokens": 50}},
+        ],
+    )  # fmt: skip
+    models = {
+        "gpt": {
+            "backend": "openai",
+            "max_new_tokens": 200,
+            "price": {"prompt_per_1k": 2.0, "completion_per_1k": 10.0},
+        }
+    }
+    rows = {r["study"]: r for r in estimate.estimate_rows(jobs, models, tmp_path)}
+    se = rows["side_effects"]
+    assert (se["requests"], se["prompt_tokens"], se["max_new_tokens"]) == (2, 13, 250)
+    assert se["cost_min_usd"] == pytest.approx(13 / 1000 * 2.0)
+    assert se["cost_max_usd"] == pytest.approx(13 / 1000 * 2.0 + 250 / 1000 * 10.0)
+    # The judge's requests are built from answers: not countable before the run.
+    assert rows["cancer_myth"]["requests"] == 0
+    assert rows["cancer_myth"]["pending_request_sets"] == "verify"
+    text = estimate.render(pd.DataFrame(list(rows.values()), columns=estimate.COLUMNS))
+    assert "$2.5260" in text and "pending_request_sets are built" in text
+
+
+def test_estimate_of_local_and_unpriced_models(tmp_path):
+    write_jsonl(
+        tmp_path / "results" / "s" / "requests" / "r.jsonl",
+        [{"request_id": "a", "messages": [{"role": "user", "content": "abcd"}]}],
+    )
+    models = {"local": {"backend": "hf"}, "api": {"backend": "openai"}}
+    rows = estimate.estimate_rows([("s", "local", "r"), ("s", "api", "r")], models, tmp_path)
+    by_model = {r["model"]: r for r in rows}
+    assert by_model["local"]["cost_max_usd"] == 0.0
+    assert by_model["api"]["cost_max_usd"] is None
+    text = estimate.render(pd.DataFrame(rows, columns=estimate.COLUMNS))
+    assert "No price set for API model(s) api" in text
+
+
+def test_provenance_records_seeds_inputs_and_replayed_files(tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "notes.jsonl").write_text("abc")
+    (tmp_path / "replay").mkdir()
+    (tmp_path / "replay" / "set.jsonl").write_text("{}")
+    config = {
+        "bootstrap": {"seed": 7},
+        "studies": {
+            "coral": {"enabled": True, "notes": "data/notes.jsonl", "rollouts": {"seed": 3}},
+            "guidelines": {"enabled": False, "notes": "data/missing-and-disabled.jsonl"},
+        },
+    }
+    models = {"r": {"id": "r", "backend": "replay", "path": "replay"}}
+    record = provenance.provenance(config, models, tmp_path)
+    assert record["seeds"] == {"bootstrap.seed": 7, "studies.coral.rollouts.seed": 3}
+    # sha256("abc"), a well-known digest.
+    expected = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert record["input_files_sha256"] == {"data/notes.jsonl": expected}
+    assert record["models"]["r"]["replayed_files"] == {
+        "replay/set.jsonl": provenance.sha256_file(tmp_path / "replay" / "set.jsonl")
+    }
+    assert "pandas" in record["libraries"]
+
+
+def _write_study(tmp_path):
+    root = tmp_path / "results" / "coral"
+    write_jsonl(
+        root / "requests" / "extraction.jsonl",
+        [
+            {"request_id": "n1|hpi", "messages": [{"role": "user", "content": "Patient note ONE " * 10}]},
+            {"request_id": "n2|hpi", "messages": [{"role": "user", "content": "Patient note TWO"}]},
+        ],
+    )  # fmt: skip
+    write_jsonl(
+        root / "responses" / "m1" / "extraction.jsonl",
+        [
+            {"request_id": "n1|hpi", "text": "answer <b>one</b>", "meta": {"note_id": "n1"}},
+            {"request_id": "n2|hpi", "text": None, "error": "timeout", "meta": {"note_id": "n2"}},
+        ],
+    )
+    (root / "scores").mkdir(parents=True)
+    pd.DataFrame({"note_id": ["n1", "n2"], "em_f1": [0.5, math.nan]}).to_csv(
+        root / "scores" / "m1.tsv", sep="\t", index=False
+    )
+    # Several rows per note: cannot be joined to one request, so it is left to its own page.
+    (root / "fields").mkdir()
+    pd.DataFrame({"note_id": ["n1", "n1"], "field": ["a", "b"]}).to_csv(
+        root / "fields" / "m1.tsv", sep="\t", index=False
+    )
+    return tmp_path
+
+
+def test_item_page_joins_scores_and_truncates_input(tmp_path):
+    items = drilldown.item_rows(_write_study(tmp_path), "coral", "m1", max_chars=20)
+    assert list(items["request_id"]) == ["n1|hpi", "n2|hpi"]
+    assert items.loc[0, "input"].startswith("[user] Patient note")
+    assert "more characters]" in items.loc[0, "input"]
+    assert items.loc[0, "scores: em_f1"] == 0.5
+    assert items.loc[1, "error"] == "timeout"
+    assert "fields: field" not in items.columns
+    page = drilldown.items_page(tmp_path, "coral", "m1", max_chars=20)
+    assert "id='item-search'" in page and "1 failed calls" in page
+    assert "answer &lt;b&gt;one&lt;/b&gt;" in page
+
+
+def test_item_page_leaves_out_phi_text(tmp_path):
+    items = drilldown.item_rows(_write_study(tmp_path), "coral", "m1", include_text=False)
+    assert set(items["input"]) == {drilldown.PHI_LEFT_OUT}
+    assert set(items["model output"]) == {drilldown.PHI_LEFT_OUT}
+    page = drilldown.items_page(tmp_path, "coral", "m1", include_text=False)
+    assert "Patient note" not in page and "answer" not in json.dumps(items["model output"].tolist())

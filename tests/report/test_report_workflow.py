@@ -1,0 +1,173 @@
+"""The report of a real workflow run (replayed answers, no model): summary first, every table and
+figure the run writes in it once, as HTML with a caption, the stale-results refusal, and the
+rendered page in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from conftest import link_workflow, run_snakemake, workflow_env, write_config
+
+from oncoeval.report import catalog
+
+# Three studies, answered by stored answers only: the side-effects and CORAL reference sets and
+# the guidelines demo's two replays (no synthetic supervision, which needs a generator model).
+CONFIG = {
+    "evaluate": [],
+    "studies": {
+        "side_effects": {
+            "enabled": True,
+            "evaluate": ["side-effects-reference-replay"],
+            "matcher": {"method": "lexical"},
+        },
+        "cancer_myth": {"enabled": False},
+        "coral": {"enabled": True, "evaluate": ["coral-reference-replay"]},
+        "guidelines": {
+            "enabled": True,
+            "evaluate": ["demo-oracle-replay", "demo-noisy-replay"],
+            "judges": {"generator": None, "chooser": None},
+        },
+    },
+}
+STUDIES = ("side_effects", "coral", "guidelines")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    workdir = link_workflow(tmp_path_factory.mktemp("report-run"))
+    config = write_config(workdir, CONFIG)
+    proc = run_snakemake(workdir, configfile=config)
+    run_snakemake(workdir, "--report", "results/report.html", configfile=config)
+    return workdir, config, proc.stdout + proc.stderr
+
+
+def report_index(html: str) -> tuple[dict, dict]:
+    """The report's ``results`` (path -> entry) and ``categories`` as its page embeds them."""
+
+    def embedded(name):
+        start = html.index(f"var {name} = {{") + len(f"var {name} = ")
+        end = html.index(";\n", start)
+        return json.loads(html[start:end])
+
+    return embedded("results"), embedded("categories")
+
+
+def test_summary_has_each_study_and_model_with_cis(run):
+    workdir, _, log = run
+    headline = pd.read_csv(workdir / "results" / "summary.tsv", sep="\t")
+    assert set(headline["study"]) == set(STUDIES)
+    f1 = headline[headline["measure"] == "F1, free-form (ff)"].iloc[0]
+    # The stored reference answers list exactly the reference: F1 1 in every profile.
+    assert (f1["model"], f1["value"], f1["ci_low"], f1["ci_high"]) == (
+        "side-effects-reference-replay", 1.0, 1.0, 1.0,
+    )  # fmt: skip
+    assert (f1["n"], f1["n_unscored"]) == (6, 0)
+    # The stored gold tuples: exact-match F1 1 on the published view.
+    em = headline[headline["measure"] == "EM-F1"].iloc[0]
+    assert (em["model"], em["value"], em["n"], em["n_unscored"]) == (
+        "coral-reference-replay",
+        1.0,
+        4,
+        0,
+    )
+    overlap = headline[headline["measure"] == "path overlap"].set_index("model")["value"]
+    assert overlap["demo-oracle-replay"] == 1.0 and overlap["demo-noisy-replay"] < 1.0
+    md = (workdir / "results" / "summary.md").read_text()
+    assert "1.000 [1.000, 1.000]" in md
+    usage = pd.read_csv(workdir / "results" / "usage.tsv", sep="\t").set_index("model")
+    assert usage.loc["side-effects-reference-replay", "requests"] == 48
+    assert usage.loc["demo-noisy-replay", "failed"] == 0
+    # The end-of-run table in the terminal.
+    assert "OncoEval results" in log and "side-effects-reference-replay" in log
+
+
+def test_every_table_and_figure_the_run_writes_is_in_the_report_once(run):
+    workdir, _, _ = run
+    results, categories = report_index((workdir / "results" / "report.html").read_text())
+    listed = [p for subcats in categories.values() for paths in subcats.values() for p in paths]
+    assert len(listed) == len(set(listed)), "an entry is listed twice"
+    written = set()
+    for study in STUDIES:
+        root = workdir / "results" / study
+        written |= {str(p.relative_to(workdir)) for p in root.glob("tables/*.tsv")}
+        written |= {str(p.relative_to(workdir)) for p in root.rglob("*.png")}
+    expected = {catalog.entry_for(p).html_path for p in written}
+    assert expected <= set(listed), sorted(expected - set(listed))
+    for study in STUDIES:
+        title = catalog.STUDY_TITLES[study]
+        assert {"tables", "figures", "per-item records"} <= set(categories[title])
+    assert categories[catalog.SUMMARY_CATEGORY] and "results/report/provenance.html" in listed
+    for path in listed:
+        entry = results[path]
+        assert entry["caption"].strip(), f"{path} has no caption"
+        if "/tables/" in path or "/figures/" in path:
+            assert "Resampling unit" in entry["caption"], path
+            assert entry["labels"]["n"], path
+    # Tables are HTML pages, readable where the report shows them; TSVs stay for machines.
+    table = results["results/report/side_effects/tables/table1.html"]
+    assert table["mime_type"] == "text/html"
+    page = (workdir / "results/report/side_effects/tables/table1.html").read_text()
+    assert "f1 [95% CI]" in page and "1.000 [1.000, 1.000]" in page
+    assert (workdir / "results/side_effects/tables/table1.tsv").exists()
+
+
+def test_report_refuses_results_of_another_config_naming_them(run):
+    workdir, config, _ = run
+    fresh = [sys.executable, "-m", "oncoeval.report.fresh", "--workflow-profile", "none"]
+    ok = subprocess.run(
+        [*fresh, f"--configfile={config}"], cwd=workdir, env=workflow_env(), capture_output=True, text=True
+    )  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    other = write_config(workdir, {**CONFIG, "bootstrap": {"seed": 1}}, "other-config.yaml")
+    refused = subprocess.run(
+        [*fresh, f"--configfile={other}"], cwd=workdir, env=workflow_env(), capture_output=True, text=True
+    )  # fmt: skip
+    assert refused.returncode == 1
+    assert "The report is not built" in refused.stderr
+    assert "results/side_effects/tables/table1.tsv" in refused.stderr
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def rendered_dom(url: str) -> str:
+    """The page's DOM after its scripts ran, from headless Chromium."""
+    proc = subprocess.run(
+        [
+            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--virtual-time-budget=20000", "--dump-dom", url,
+        ],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "HOME": os.environ.get("HOME", "/tmp")},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+def test_report_renders_in_headless_chromium(run):
+    workdir, _, _ = run
+    report = workdir / "results" / "report.html"
+    source = report.read_text()
+    dom = rendered_dom(report.as_uri())
+    # The summary tables are elements of the rendered landing page, not only in the source
+    # (where the report's script holds them as an escaped string).
+    for study in STUDIES:
+        marker = f'id="summary-{study}"'
+        assert marker not in source and marker in dom
+    assert 'id="summary-usage"' in dom and "1.000 [1.000, 1.000]" in dom
+    # A drill-down page, opened filtered by a search, shows only the matching items.
+    page = workdir / "results/report/guidelines/drilldown/demo-noisy-replay.html"
+    dom = rendered_dom(page.as_uri() + "#q=p02%23")
+    rows = dom.split("<tbody>")[1].split("</tbody>")[0].split("<tr")[1:]
+    hidden = [r for r in rows if 'style="display: none;"' in r]
+    assert len(rows) == 28 and len(rows) - len(hidden) == 2  # p02's two rollouts
+    assert '<span id="item-count">2</span>' in dom

@@ -1,0 +1,573 @@
+"""The bad-input corpus (issue #13, item 4): every bad input stops before any model call.
+
+Each case starts from the demo inputs, spoils one file in one way, runs the step that reads it
+(a study's prepare or request step, or `generate` for replay files and the cache) and checks that
+it stops with an InputError whose message names the file, the record and the problem, and that the
+step wrote nothing a model call could follow (no prepared inputs, no request set, no responses; for
+the cache, the API server saw no call). ``test_bad_input_stops_the_workflow_before_generate`` shows
+the same through Snakemake for a few of them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from fake_openai_server import FakeOpenAIServer
+
+from oncoeval.errors import InputError
+from oncoeval.generate import run_generate
+from oncoeval.records import read_requests, read_responses
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = REPO / "resources" / "demo"
+PROMPTS = REPO / "config" / "prompts"
+LATIN1 = "Patient née à Zürich, thérapie".encode("latin-1")  # é as 0xe9: not UTF-8
+
+
+@dataclass
+class Case:
+    id: str
+    spoil: object  # (inputs) -> path of the spoilt file
+    run: object  # (inputs) -> None; the step that reads it
+    record: str
+    problem: str
+
+
+class Inputs:
+    """Copies of the demo inputs under ``root``, with the output paths each step writes."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.out = root / "out"
+        self.out.mkdir()
+        for src, name in [
+            (DEMO / "side_effects" / "profiles.csv", "profiles.csv"),
+            (DEMO / "side_effects" / "reference.tsv", "reference.tsv"),
+            (REPO / "resources" / "side_effects" / "site_aliases.tsv", "site_aliases.tsv"),
+            (REPO / "resources" / "side_effects" / "side_effect_aliases.tsv", "se_aliases.tsv"),
+            (REPO / "resources" / "side_effects" / "matcher_validation.tsv", "validation.tsv"),
+            (DEMO / "cancer_myth" / "questions.json", "questions.json"),
+            (DEMO / "cancer_myth" / "myths.jsonl", "myths.jsonl"),
+            (DEMO / "cancer_myth" / "human_scores.json", "human_scores.json"),
+            (
+                REPO / "resources" / "method" / "cancer_myth" / "verifier_examples.json",
+                "verifier_examples.json",
+            ),
+            (
+                REPO / "resources" / "method" / "cancer_myth" / "initial_valid.json",
+                "initial_valid.json",
+            ),
+            (
+                REPO / "resources" / "method" / "cancer_myth" / "initial_invalid.json",
+                "initial_invalid.json",
+            ),
+            (DEMO / "coral" / "metadata.tsv", "metadata.tsv"),
+            (DEMO / "coral" / "review_sheet_filled.tsv", "review.tsv"),
+            (DEMO / "guidelines" / "guideline.json", "guideline.json"),
+            (DEMO / "guidelines" / "labelled_notes.jsonl", "labelled.jsonl"),
+            (DEMO / "guidelines" / "unlabelled_notes.jsonl", "unlabelled.jsonl"),
+            (REPO / "resources" / "tests" / "probe-requests.jsonl", "requests.jsonl"),
+        ]:
+            shutil.copy(src, root / name)
+        for study in ("side_effects", "cancer_myth", "coral", "guidelines"):
+            shutil.copytree(PROMPTS / study, root / "prompts" / study)
+        shutil.copytree(DEMO / "coral" / "notes", root / "notes")
+
+    def __truediv__(self, name: str) -> Path:
+        return self.root / name
+
+    def outputs(self) -> list[Path]:
+        return sorted(p for p in self.out.rglob("*") if p.is_file())
+
+
+# ------------------------------------------------------------------------ spoiling helpers
+def write(path: Path, text: str | bytes) -> Path:
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def edit(path: Path, old: str, new: str, count: int = 1) -> Path:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {path}"
+    return write(path, text.replace(old, new, count))
+
+
+def append_bytes(path: Path, data: bytes) -> Path:
+    path.write_bytes(path.read_bytes() + data)
+    return path
+
+
+def lines_of(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def edit_json(path: Path, change) -> Path:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    return write(path, json.dumps(data, indent=1))
+
+
+def edit_jsonl(path: Path, line: int, change) -> Path:
+    rows = [json.loads(x) for x in lines_of(path) if x.strip()]
+    change(rows[line - 1])
+    return write(path, "".join(json.dumps(r) + "\n" for r in rows))
+
+
+# ------------------------------------------------------------------------ the steps
+def se_prepare(f: Inputs) -> None:
+    from oncoeval.studies.side_effects.stages import prepare
+
+    prepare(
+        f / "profiles.csv",
+        f / "reference.tsv",
+        f / "site_aliases.tsv",
+        f / "se_aliases.tsv",
+        f.out / "profiles.jsonl",
+        f.out / "reference.tsv",
+        f.out / "vocabulary.txt",
+    )
+
+
+SE_REGIMES = ("ff", "ff_lsc", "grounded", "grounded_lsc")
+
+
+def se_requests(f: Inputs) -> None:
+    from oncoeval.studies.side_effects.stages import write_list_requests
+
+    templates = {r: f / "prompts" / "side_effects" / f"{r}.txt" for r in SE_REGIMES}
+    profiles = [{"profile_id": "p1", "base": "b radiation", "specified": "s", "site": "APBI"}]
+    write(f / "profiles.jsonl", json.dumps(profiles[0]) + "\n")
+    write(f / "vocabulary.txt", "fatigue\nskin redness\n")
+    write_list_requests(
+        f / "profiles.jsonl", f / "vocabulary.txt", templates, [3, 5], 32, f.out / "lists.jsonl"
+    )
+
+
+def se_judge(f: Inputs) -> None:
+    from oncoeval.studies.side_effects.validation import write_validation_requests
+
+    write_validation_requests(
+        f / "validation.tsv",
+        f / "prompts" / "side_effects" / "match_llm.txt",
+        64,
+        f.out / "judge.jsonl",
+    )
+
+
+def cm_prepare(f: Inputs) -> None:
+    from oncoeval.studies.cancer_myth.steps import prepare
+
+    prepare(f / "questions.json", f.out / "items.jsonl")
+
+
+def cm_myths(f: Inputs) -> None:
+    from oncoeval.studies.cancer_myth.data import load_myths
+
+    load_myths(f / "myths.jsonl")
+
+
+def cm_human(f: Inputs) -> None:
+    from oncoeval.studies.cancer_myth.steps import validation_requests
+    from oncoeval.studies.cancer_myth.verify import VerifierPrompt
+
+    prompt = VerifierPrompt.from_files(
+        f / "prompts" / "cancer_myth" / "verifier.txt",
+        f / "prompts" / "cancer_myth" / "verifier_example.txt",
+        f / "verifier_examples.json",
+        64,
+    )
+    validation_requests(f / "human_scores.json", f.out / "validation.jsonl", prompt)
+
+
+def cm_initial(f: Inputs) -> None:
+    from oncoeval.studies.cancer_myth.construct import load_initial_examples
+
+    load_initial_examples(f / "initial_valid.json", f / "initial_invalid.json")
+
+
+def cm_generator(f: Inputs) -> None:
+    from oncoeval.studies.cancer_myth.prompts import read_template, render_generator
+
+    myth = {"cancer": "c", "myth": "m", "fact": "f"}
+    template = read_template(f / "prompts" / "cancer_myth" / "generator.txt")
+    render_generator(template, [], [], myth, 3)
+
+
+def cm_classifier(f: Inputs) -> None:
+    from oncoeval.studies.cancer_myth.prompts import read_template, render_classifier
+
+    tpl = read_template(f / "prompts" / "cancer_myth" / "classifier.txt")
+    example = read_template(f / "prompts" / "cancer_myth" / "classifier_example.txt")
+    render_classifier(tpl, example, [], "question?", "information")
+
+
+def coral_metadata(f: Inputs) -> None:
+    from oncoeval.studies.coral.prepare import read_metadata
+
+    read_metadata(f / "metadata.tsv", ["breast_01", "breast_02", "pancreas_01", "pancreas_02"])
+
+
+def coral_prompts(f: Inputs) -> None:
+    from oncoeval.studies.coral.prepare import build_requests
+
+    items = [{"doc_id": "d1", "sections": {"hpi": {"text": "note text"}}}]
+    build_requests(items, ["symptoms", "radiology"], f / "prompts" / "coral", {})
+
+
+def coral_notes(f: Inputs) -> None:
+    from oncoeval.studies.coral.prepare import prepare
+
+    prepare(f / "notes", REPO / "resources" / "coral" / "annotation.conf", None, {})
+
+
+def coral_review(f: Inputs) -> None:
+    from oncoeval.studies.coral.review import read_sheet
+
+    read_sheet(f / "review.tsv")
+
+
+def se_prepare_xlsx(name: str):
+    """se_prepare with one of its sheets given as an .xlsx workbook."""
+
+    def run(f: Inputs) -> None:
+        from oncoeval.studies.side_effects.stages import prepare
+
+        paths = {
+            "profiles": f / "profiles.csv",
+            "reference": f / "reference.tsv",
+            name: f / f"{name}.xlsx",
+        }
+        if not paths[name].exists():  # the clean run: the demo sheet as a workbook
+            sep = "," if name == "profiles" else "\t"
+            pd.read_csv(
+                paths[name].with_suffix(".csv" if name == "profiles" else ".tsv"), sep=sep
+            ).to_excel(paths[name], index=False)
+        prepare(
+            paths["profiles"],
+            paths["reference"],
+            f / "site_aliases.tsv",
+            f / "se_aliases.tsv",
+            f.out / "profiles.jsonl",
+            f.out / "reference.tsv",
+            f.out / "vocabulary.txt",
+        )
+
+    return run
+
+
+def gl_prepare(f: Inputs) -> None:
+    from oncoeval.studies.guidelines.stages import prepare
+
+    out = {
+        k: f.out / name
+        for k, name in [
+            ("tree", "tree.json"),
+            ("notes", "notes.jsonl"),
+            ("excluded", "excluded.tsv"),
+            ("summary", "summary.tsv"),
+            ("summary_md", "summary.md"),
+        ]
+    }
+    prepare(f / "guideline.json", f / "labelled.jsonl", f / "unlabelled.jsonl", True, out)
+
+
+def gl_rollouts(f: Inputs) -> None:
+    from oncoeval.studies.guidelines.stages import rollouts_request_set
+
+    write(
+        f / "notes.jsonl",
+        json.dumps({"patient_id": "p1", "note": "text", "note_set": "labelled"}) + "\n",
+    )
+    rollouts = {"k": 1, "temperature": 1.0, "max_new_tokens": 16, "seed": 0}
+    template = f / "prompts" / "guidelines" / "predict_path.txt"
+    rollouts_request_set(
+        f / "guideline.json", f / "notes.jsonl", template, rollouts, f.out / "r.jsonl"
+    )
+
+
+def spine_requests(f: Inputs) -> None:
+    read_requests(f / "requests.jsonl")
+
+
+def spine_replay(f: Inputs) -> None:
+    replay = f / "replay.jsonl"
+    if not replay.exists():  # the clean run's answers; the case then spoils this file
+        write(replay, '{"request_id": "a", "text": "x"}\n{"request_id": "b", "text": "y"}\n')
+    model = {"id": "rp", "backend": "replay", "path": str(replay)}
+    run_generate(f / "requests.jsonl", f.out / "responses.jsonl", model, f / "cache", "adhoc", "x")
+
+
+def spoil_replay(text: str | bytes):
+    return lambda f: write(f / "replay.jsonl", text)
+
+
+# ------------------------------------------------------------------------ the corpus
+CASES = [
+    # side effects: profiles sheet
+    Case("profiles/empty", lambda f: write(f / "profiles.csv", ""), se_prepare, "line 1", "empty profile sheet"),
+    Case("profiles/blank-lines", lambda f: write(f / "profiles.csv", "\n\n  \n"), se_prepare, "line 1", "empty profile sheet"),
+    Case("profiles/latin-1", lambda f: append_bytes(f / "profiles.csv", b"demo99," + LATIN1 + b",x\n"), se_prepare, "line ", "not UTF-8"),
+    Case("profiles/header-only", lambda f: write(f / "profiles.csv", lines_of(f / "profiles.csv")[0] + "\n"), se_prepare, "line 2", "no profiles"),
+    Case("profiles/wrong-columns", lambda f: edit(f / "profiles.csv", "ProfilesNoLocation", "Base"), se_prepare, "header", "expected columns"),
+    Case("profiles/duplicate-id", lambda f: edit(f / "profiles.csv", "demo02,", "demo01,"), se_prepare, "profile_id", "duplicate profile ids ['demo01']"),
+    Case("profiles/bad-id", lambda f: edit(f / "profiles.csv", "demo02,", "demo 02,"), se_prepare, "row ", "must match"),
+    Case("profiles/ragged-row", lambda f: append_bytes(f / "profiles.csv", b'demo99,"a","b","c"\n'), se_prepare, "line ", "unreadable row"),
+    Case("profiles/empty-specified", lambda f: append_bytes(f / "profiles.csv", b'demo99,"radiation therapy",""\n'), se_prepare, "(profile demo99)", "both the base and the specified"),
+    Case("profiles/no-added-text", lambda f: append_bytes(f / "profiles.csv", b'demo99,"radiation therapy","radiation therapy"\n'), se_prepare, "(profile demo99)", "adds no text"),
+    Case("profiles/unknown-site", lambda f: append_bytes(f / "profiles.csv", b'demo99,"radiation therapy","radiation therapy to the elbow"\n'), se_prepare, "(profile demo99)", "cannot map the added text"),
+    # side effects: reference table
+    Case("reference/empty", lambda f: write(f / "reference.tsv", ""), se_prepare, "line 1", "empty reference"),
+    Case("reference/latin-1", lambda f: append_bytes(f / "reference.tsv", b"APBI\t" + LATIN1 + b"\tshort\tcommon\n"), se_prepare, "line ", "not UTF-8"),
+    Case("reference/bad-onset", lambda f: append_bytes(f / "reference.tsv", b"APBI\tnausea\tmedium\tcommon\n"), se_prepare, "row ", "onset 'medium'"),
+    Case("reference/bad-frequency", lambda f: append_bytes(f / "reference.tsv", b"APBI\tnausea\tshort\toften\n"), se_prepare, "row ", "frequency 'often'"),
+    Case("reference/empty-cell", lambda f: append_bytes(f / "reference.tsv", b"APBI\t\tshort\tcommon\n"), se_prepare, "row ", "empty side_effect"),
+    Case("reference/conflict", lambda f: append_bytes(f / "reference.tsv", b"APBI\tfatigue\tlong\trare\n"), se_prepare, "row ", "here but short/common"),
+    Case("reference/site-without-profile", lambda f: append_bytes(f / "reference.tsv", b"Brest Only\tnausea\tshort\tcommon\n"), se_prepare, "(site 'Brest Only')", "matches no profile's site"),
+    Case("reference/ragged-row", lambda f: append_bytes(f / "reference.tsv", b"APBI\tnausea\tshort\tcommon\textra\tmore\n"), se_prepare, "line ", "unreadable row"),
+    # side effects: site alias table
+    Case("site-aliases/only-comments", lambda f: write(f / "site_aliases.tsv", "# nothing\n"), se_prepare, "line 1", "empty alias table"),
+    Case("site-aliases/latin-1", lambda f: append_bytes(f / "site_aliases.tsv", LATIN1 + b"\tAPBI\n"), se_prepare, "line ", "not UTF-8"),
+    Case("site-aliases/missing-column", lambda f: edit(f / "site_aliases.tsv", "alias\tcanonical", "alias\tsite"), se_prepare, "header", "missing ['canonical']"),
+    Case("site-aliases/conflict", lambda f: append_bytes(f / "site_aliases.tsv", b"partial breast\tChest Wall\n"), se_prepare, "row ", "already maps to"),
+    Case("site-aliases/empty-canonical", lambda f: append_bytes(f / "site_aliases.tsv", b"elbow\t\n"), se_prepare, "row ", "must both be filled"),
+    # side effects: prompt templates and the judge
+    Case("se-template/empty", lambda f: write(f / "prompts/side_effects/ff.txt", "\n"), se_requests, "line 1", "empty prompt template"),
+    Case("se-template/no-profile", lambda f: edit(f / "prompts/side_effects/ff.txt", "{{PATIENT_PROFILE}}", "the patient"), se_requests, "placeholder {{PATIENT_PROFILE}}", "missing from the prompt template"),
+    Case("se-template/grounded-no-vocabulary", lambda f: edit(f / "prompts/side_effects/grounded.txt", "{{SIDE_EFFECTS}}", "(list)"), se_requests, "placeholder {{SIDE_EFFECTS}}", "missing from the prompt template"),
+    Case("se-template/lsc-no-size", lambda f: edit(f / "prompts/side_effects/ff_lsc.txt", "{{LIST_SIZE}}", "some"), se_requests, "placeholder {{LIST_SIZE}}", "missing from the prompt template"),
+    Case("se-template/latin-1", lambda f: write(f / "prompts/side_effects/grounded_lsc.txt", LATIN1), se_requests, "line 1", "not UTF-8"),
+    Case("judge-template/no-list-b", lambda f: edit(f / "prompts/side_effects/match_llm.txt", "{{LIST_B}}", "B"), se_judge, "placeholder {{LIST_B}}", "missing from the prompt template"),
+    Case("judge-template/empty", lambda f: write(f / "prompts/side_effects/match_llm.txt", ""), se_judge, "line 1", "empty prompt template"),
+    Case("validation/empty", lambda f: write(f / "validation.tsv", "# only a comment\n"), se_judge, "line 1", "empty validation table"),
+    Case("validation/latin-1", lambda f: append_bytes(f / "validation.tsv", LATIN1 + b"\tfatigue\tyes\n"), se_judge, "line ", "not UTF-8"),
+    Case("validation/missing-column", lambda f: edit(f / "validation.tsv", "prediction\treference\tsame", "prediction\treference\tequal"), se_judge, "header", "missing columns ['same']"),
+    Case("validation/bad-label", lambda f: append_bytes(f / "validation.tsv", b"tiredness\tfatigue\tmaybe\n"), se_judge, "row ", "same must be yes or no"),
+    Case("profiles-xlsx/not-a-workbook", lambda f: write(f / "profiles.xlsx", "profile_id,profile\n"), se_prepare_xlsx("profiles"), "sheet 1", "not a readable .xlsx profile sheet"),
+    Case("reference-xlsx/truncated", lambda f: write(f / "reference.xlsx", (f / "reference.xlsx").read_bytes()[:300]), se_prepare_xlsx("reference"), "sheet 1", "not a readable .xlsx reference"),
+    # cancer myth: questions
+    Case("questions/empty", lambda f: write(f / "questions.json", "  \n"), cm_prepare, "line 1", "no question records"),
+    Case("questions/latin-1", lambda f: write(f / "questions.json", b'[{"example_question": "' + LATIN1 + b'"}]'), cm_prepare, "line 1", "not UTF-8"),
+    Case("questions/wrapper", lambda f: write(f / "questions.json", json.dumps({"questions": json.loads((f / "questions.json").read_text())})), cm_prepare, "record 1 (key 'questions')", "give the list itself"),
+    Case("questions/bad-json", lambda f: edit(f / "questions.json", '"example_question"', 'example_question'), cm_prepare, "record 1 (line ", "not valid JSON"),
+    Case("questions/not-an-object", lambda f: edit_json(f / "questions.json", lambda d: d.append(["a list"])), cm_prepare, "record ", "expected a JSON object"),
+    Case("questions/missing-question", lambda f: edit_json(f / "questions.json", lambda d: d[1].pop("example_question")), cm_prepare, "record 2", "missing question"),
+    Case("questions/empty-correction", lambda f: edit_json(f / "questions.json", lambda d: d[0].update(example_assumption=" ")), cm_prepare, "record 1", "missing correction"),
+    Case("questions/bad-category", lambda f: edit_json(f / "questions.json", lambda d: d[0].update(category="astrology")), cm_prepare, "record 1", "unknown category 'astrology'"),
+    Case("questions/duplicate-id", lambda f: edit_json(f / "questions.json", lambda d: d.append(dict(d[0]))), cm_prepare, "(id '", "duplicate question id"),
+    # cancer myth: myths, human scores, verifier examples, initial pools, templates
+    Case("myths/empty", lambda f: write(f / "myths.jsonl", ""), cm_myths, "line 1", "no myth records"),
+    Case("myths/missing-fact", lambda f: edit(f / "myths.jsonl", '"fact"', '"facts"'), cm_myths, "record 1", "missing fact"),
+    Case("myths/latin-1", lambda f: append_bytes(f / "myths.jsonl", b'{"cancer": "' + LATIN1 + b'"}\n'), cm_myths, "line ", "not UTF-8"),
+    Case("human-scores/bad-score", lambda f: edit_json(f / "human_scores.json", lambda d: d[0].update(human_score=2)), cm_human, "record 1 (id 'h1')", "human_score must be -1, 0 or 1"),
+    Case("human-scores/missing-answer", lambda f: edit_json(f / "human_scores.json", lambda d: d[0].pop("answer")), cm_human, "record 1 (id 'h1')", "answer must be a non-empty string"),
+    Case("human-scores/duplicate-id", lambda f: edit_json(f / "human_scores.json", lambda d: d.append(dict(d[0]))), cm_human, "(id 'h1')", "duplicate id"),
+    Case("verifier-examples/bad-sharpness", lambda f: edit_json(f / "verifier_examples.json", lambda d: d[0]["score"].update(Sharpness=5)), cm_human, "example 1", "Sharpness"),
+    Case("verifier-template/no-question", lambda f: edit(f / "prompts/cancer_myth/verifier.txt", "[Question to Evaluate]", "the question"), cm_human, "placeholder [Question to Evaluate]", "missing from the prompt template"),
+    Case("verifier-template/empty-example", lambda f: write(f / "prompts/cancer_myth/verifier_example.txt", "\n\n"), cm_human, "line 1", "empty prompt template"),
+    Case("initial-valid/missing-assumption", lambda f: edit_json(f / "initial_valid.json", lambda d: d[0].pop("example_assumption")), cm_initial, "record 1", "example_assumption must be a non-empty string"),
+    Case("initial-invalid/missing-reason", lambda f: edit_json(f / "initial_invalid.json", lambda d: d[0].pop("reason")), cm_initial, "record 1", "reason must be a non-empty string"),
+    Case("generator-template/no-myth", lambda f: edit(f / "prompts/cancer_myth/generator.txt", "[Myth Information]", "the myth"), cm_generator, "placeholder [Myth Information]", "missing from the prompt template"),
+    Case("classifier-template/no-question", lambda f: edit(f / "prompts/cancer_myth/classifier.txt", "[Question]", "it", count=99), cm_classifier, "placeholder [Question]", "missing from the prompt template"),
+    # coral: metadata, prompts, notes
+    Case("metadata/empty", lambda f: write(f / "metadata.tsv", ""), coral_metadata, "line 1", "empty metadata table"),
+    Case("metadata/latin-1", lambda f: append_bytes(f / "metadata.tsv", b"breast_02\t" + LATIN1 + b"\n"), coral_metadata, "line ", "not UTF-8"),
+    Case("metadata/no-doc-id", lambda f: edit(f / "metadata.tsv", "doc_id", "document"), coral_metadata, "header", "needs a doc_id column"),
+    Case("metadata/duplicate-doc", lambda f: append_bytes(f / "metadata.tsv", b"breast_01\tbreast\tFemale\tWhite\t51-60\n"), coral_metadata, "doc_id 'breast_01'", "duplicate doc_id rows"),
+    Case("metadata/unknown-doc", lambda f: append_bytes(f / "metadata.tsv", b"breast_99\tbreast\tFemale\tWhite\t51-60\n"), coral_metadata, "doc_id 'breast_99'", "without a note"),
+    Case("coral-prompt/no-task-placeholder", lambda f: edit(f / "prompts/coral/user_template.txt", "{task-specific-prompt}", "the task"), coral_prompts, "placeholder {task-specific-prompt}", "missing from the prompt template"),
+    Case("coral-prompt/empty-task", lambda f: write(f / "prompts/coral/tasks/radiology.txt", " \n"), coral_prompts, "line 1", "empty prompt template"),
+    Case("coral-prompt/latin-1-system", lambda f: write(f / "prompts/coral/system.txt", LATIN1), coral_prompts, "line 1", "not UTF-8"),
+    Case("review-sheet/latin-1", lambda f: append_bytes(f / "review.tsv", b"breast_01\thpi\tsymptoms\t0\tEntity\tSymptom\t" + LATIN1 + b"\t1\t\n"), coral_review, "line ", "not UTF-8"),
+    Case("review-sheet/missing-column", lambda f: edit(f / "review.tsv", "\tcategory\t", "\tscore\t"), coral_review, "header", "lacks columns ['category']"),
+    Case("review-sheet/bad-category", lambda f: edit(f / "review.tsv", "lump\t1\t", "lump\t7\t"), coral_review, "row 2", "category '7' is not one of"),
+    Case("brat/unknown-entity-type", lambda f: append_bytes(f / "notes/breast_01.ann", b"T99\tAlien 0 4\t" + (f / "notes/breast_01.txt").read_bytes()[:4] + b"\n"), coral_notes, "line ", "unknown entity type 'Alien'"),
+    Case("brat/offsets-outside", lambda f: append_bytes(f / "notes/breast_01.ann", b"T99\tSymptom 99990 99995\tcough\n"), coral_notes, "line ", "outside the text"),
+    Case("brat/missing-entity", lambda f: append_bytes(f / "notes/breast_01.ann", b"R99\tTemporal Arg1:T1 Arg2:T999\n"), coral_notes, "line ", "missing entity T999"),
+    # guidelines: tree, notes, templates
+    Case("tree/empty", lambda f: write(f / "guideline.json", ""), gl_prepare, "line 1", "empty guideline tree"),
+    Case("tree/bad-json", lambda f: edit(f / "guideline.json", '"prefix": "LUNG",', '"prefix": "LUNG"'), gl_prepare, "line ", "not valid JSON"),
+    Case("tree/latin-1", lambda f: write(f / "guideline.json", b'{"guideline": "' + LATIN1 + b'"}'), gl_prepare, "line 1", "not UTF-8"),
+    Case("tree/schema", lambda f: edit_json(f / "guideline.json", lambda d: d.pop("pages")), gl_prepare, "top level", "does not match the guideline tree schema"),
+    Case("tree/unknown-child", lambda f: edit(f / "guideline.json", '"next": "LUNG-1-2"', '"next": "LUNG-1-99"'), gl_prepare, "node LUNG-1-1", "child 'LUNG-1-99' does not exist"),
+    Case("tree/duplicate-node", lambda f: edit_json(f / "guideline.json", lambda d: d["pages"][0]["nodes"].append(d["pages"][0]["nodes"][0])), gl_prepare, "node LUNG-1-1", "duplicate node id"),
+    Case("notes/missing-note", lambda f: edit_jsonl(f / "labelled.jsonl", 2, lambda r: r.pop("note")), gl_prepare, "record 2 (patient ", "note is missing or empty"),
+    Case("notes/duplicate-patient", lambda f: edit_jsonl(f / "unlabelled.jsonl", 1, lambda r: r.update(patient_id="p01")), gl_prepare, "record 1", "duplicate patient_id 'p01'"),
+    Case("notes/missing-patient", lambda f: edit_jsonl(f / "unlabelled.jsonl", 1, lambda r: r.pop("patient_id")), gl_prepare, "record 1", "patient_id is missing"),
+    Case("notes/latin-1", lambda f: append_bytes(f / "labelled.jsonl", b'{"patient_id": "p99", "note": "' + LATIN1 + b'"}\n'), gl_prepare, "line ", "not UTF-8"),
+    Case("notes/bad-json", lambda f: append_bytes(f / "labelled.jsonl", b'{"patient_id": "p99", "note": }\n'), gl_prepare, "line ", "not valid JSON"),
+    Case("gl-template/no-note", lambda f: edit(f / "prompts/guidelines/predict_path.txt", "{note}", "the note"), gl_rollouts, "placeholder {note}", "missing from the prompt template"),
+    Case("gl-template/empty", lambda f: write(f / "prompts/guidelines/predict_path.txt", ""), gl_rollouts, "line 1", "empty prompt template"),
+    # request sets (the adhoc study) and replay files
+    Case("requests/duplicate-id", lambda f: append_bytes(f / "requests.jsonl", (f / "requests.jsonl").read_bytes().splitlines(True)[0]), spine_requests, "line 4", "duplicate request_id 'a' (first on line 1)"),
+    Case("requests/no-messages", lambda f: edit_jsonl(f / "requests.jsonl", 2, lambda r: r.pop("messages")), spine_requests, "line 2 (request_id 'b')", "messages must be a non-empty list"),
+    Case("requests/unknown-param", lambda f: edit_jsonl(f / "requests.jsonl", 1, lambda r: r["params"].update(temprature=0)), spine_requests, "line 1 (request_id 'a')", "unknown params ['temprature']"),
+    Case("requests/latin-1", lambda f: append_bytes(f / "requests.jsonl", b'{"request_id": "' + LATIN1 + b'"}\n'), spine_requests, "line 4", "not UTF-8"),
+    Case("replay/duplicate-id", spoil_replay('{"request_id": "a", "text": "x"}\n{"request_id": "b", "text": "y"}\n{"request_id": "a", "text": "z"}\n'), spine_replay, "line 3 (request_id 'a')", "duplicate request_id (first on line 1)"),
+    Case("replay/bad-json", spoil_replay('{"request_id": "a", "text": "x"}\n{"request_id": "b", text}\n'), spine_replay, "line 2", "not valid JSON"),
+    Case("replay/not-an-object", spoil_replay('{"request_id": "a", "text": "x"}\n["not an object"]\n'), spine_replay, "line 2", "expected a JSON object"),
+    Case("replay/latin-1", spoil_replay(b'{"request_id": "a", "text": "' + LATIN1 + b'"}\n'), spine_replay, "line 1", "not UTF-8"),
+]  # fmt: skip
+
+
+@pytest.fixture
+def inputs(tmp_path) -> Inputs:
+    return Inputs(tmp_path)
+
+
+def test_the_corpus_is_large_and_covers_every_loader():
+    assert len(CASES) >= 60
+    assert len({c.id for c in CASES}) == len(CASES)
+    loaders = {c.id.split("/")[0] for c in CASES}
+    assert len(loaders) >= 20
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_bad_input_stops_naming_file_record_and_problem(case: Case, inputs: Inputs):
+    case.run(inputs)  # the untouched demo inputs pass
+    for old in inputs.outputs():
+        old.unlink()
+    bad = case.spoil(inputs)
+    with pytest.raises(InputError) as info:
+        case.run(inputs)
+    message = str(info.value)
+    assert str(bad) in message or os.path.basename(bad) in message, message
+    assert info.value.record and case.record in str(info.value.record), message
+    assert case.problem in message, message
+    assert inputs.outputs() == []  # nothing written that a model call could follow
+
+
+# ------------------------------------------------------------------------ accepted variants
+def test_a_byte_order_mark_is_accepted_everywhere(inputs: Inputs):
+    """Files saved by spreadsheet programs start with a UTF-8 BOM; they read like the rest."""
+    for name in ("profiles.csv", "reference.tsv", "questions.json", "guideline.json"):
+        path = inputs / name
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    append = inputs / "labelled.jsonl"
+    append.write_bytes(b"\xef\xbb\xbf" + append.read_bytes())
+    se_prepare(inputs)
+    cm_prepare(inputs)
+    gl_prepare(inputs)
+    items = [json.loads(x) for x in lines_of(inputs.out / "items.jsonl")]
+    assert len(items) == len(json.loads((DEMO / "cancer_myth/questions.json").read_text()))
+    assert len(lines_of(inputs.out / "profiles.jsonl")) == 6
+
+
+# ------------------------------------------------------------------------ generate-time inputs
+CACHE_LINES = [
+    ('{"key": "k", "response": "just text"}', "response must be an object"),
+    ('["key", "response"]', 'expected {"key"'),
+    ('{"key": "k", "response": {"request_id": "a"}}', "needs a request_id and a text string"),
+    ('{"response": {"request_id": "a", "text": "t"}}', 'expected {"key"'),
+]
+
+
+@pytest.mark.parametrize("line,problem", CACHE_LINES, ids=["str", "list", "no-text", "no-key"])
+def test_a_cache_line_of_the_wrong_shape_stops_before_any_call(inputs, monkeypatch, line, problem):
+    monkeypatch.setenv("BAD_INPUT_KEY", "sk-test")
+    cache = inputs / "cache"
+    (cache / "gpt").mkdir(parents=True)
+    bad = cache / "gpt" / "other-job.jsonl"
+    write(bad, '{"key": "x", "response": {"request_id": "z", "text": "fine"}}\n' + line + "\n")
+    with FakeOpenAIServer() as server:
+        model = {"id": "gpt", "backend": "openai", "model": "m", "base_url": server.url}
+        model["api_key_env"] = "BAD_INPUT_KEY"
+        with pytest.raises(InputError) as info:
+            run_generate(inputs / "requests.jsonl", inputs.out / "r.jsonl", model, cache, "a", "b")
+        assert server.stats()["total_calls"] == 0
+    assert str(bad) in str(info.value) and info.value.record == "line 2"
+    assert problem in str(info.value)
+    assert inputs.outputs() == []
+
+
+class _HtmlHandler(BaseHTTPRequestHandler):
+    def do_POST(self):  # a proxy's login page, answered with 200
+        body = b"<html><body>Please sign in</body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_an_html_body_with_status_200_is_a_named_failed_call(inputs, monkeypatch):
+    """Not a crash and not an answer: each request fails, saying what the server sent."""
+    monkeypatch.setenv("BAD_INPUT_KEY", "sk-test")
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _HtmlHandler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+        model = {"id": "gpt", "backend": "openai", "model": "m", "base_url": url}
+        model.update(api_key_env="BAD_INPUT_KEY", max_retries=0)
+        counts = run_generate(
+            inputs / "requests.jsonl", inputs.out / "r.jsonl", model, inputs / "cache", "a", "b",
+            max_failed_share=1.0,  # accepted, so that the error rows can be read back
+        )  # fmt: skip
+    finally:
+        httpd.shutdown()
+    responses = read_responses(inputs.out / "r.jsonl")
+    assert counts["errors"] == len(responses) == 3
+    for resp in responses:
+        assert resp.text is None
+        assert "not a chat completion" in resp.error and "<html>" in resp.error
+        assert url in resp.error
+    assert not list((inputs / "cache").rglob("*.jsonl"))  # failed calls are never cached
+
+
+def test_the_shipped_guideline_templates_hold_what_each_builder_fills():
+    """The guideline text is optional context; every other field must have its placeholder."""
+    from oncoeval.studies.guidelines.prompts import fill, read_template
+
+    folder = PROMPTS / "guidelines"
+    built = {
+        "synth_record.txt": {"path": "P"},
+        "synth_note_unstructured.txt": {"path": "P", "example": "E"},
+        "synth_note_structured.txt": {"path": "P", "example": "E", "record": "R"},
+        "choose_path.txt": {"note": "N", "path_a": "A", "path_b": "B"},
+        "predict_path.txt": {"note": "N"},
+    }
+    for name, fields in built.items():
+        text = fill(read_template(folder / name), guideline="G", **fields)
+        assert all(value in text for value in fields.values()), name
+    with pytest.raises(InputError, match="placeholder {record}"):
+        fill(
+            read_template(folder / "synth_note_unstructured.txt"), path="P", example="E", record="R"
+        )
+
+
+def test_a_template_survives_copies_into_requests(inputs):
+    """A template put straight into a message (CORAL's system prompt) is copied by asdict."""
+    import copy
+    import pickle
+
+    from oncoeval.inputs import read_template
+    from oncoeval.records import Request, write_requests
+
+    system = read_template(inputs / "prompts" / "coral" / "system.txt", strip=True)
+    for clone in (copy.deepcopy(system), pickle.loads(pickle.dumps(system))):
+        assert clone == system and clone.path == system.path
+    write_requests(inputs.out / "r.jsonl", [Request("r", [{"role": "system", "content": system}])])
+    assert read_requests(inputs.out / "r.jsonl")[0].messages[0]["content"] == str(system)
+
+
+def test_a_cache_line_that_is_not_utf8_is_asked_again_not_served_garbled(tmp_path):
+    from oncoeval.cache import ResponseCache
+
+    cache = ResponseCache(tmp_path, "m", "job")
+    good = {"key": "k1", "response": {"request_id": "a", "text": "fine"}}
+    garbled = b'{"key": "k2", "response": {"request_id": "b", "text": "' + LATIN1 + b'"}}\n'
+    cache.path.write_bytes(json.dumps(good).encode() + b"\n" + garbled)
+    assert cache.load() == {"k1": good["response"]}

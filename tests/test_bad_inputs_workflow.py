@@ -1,0 +1,69 @@
+"""Through Snakemake: a bad input stops the run in its study's prepare step, before `generate`.
+
+The evaluated model is an API model served by a call-counting local server, so "no model call" is
+checked where it happens: the server saw no request, and no responses file exists.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from fake_openai_server import FakeOpenAIServer
+
+from tests.conftest import REPO, STUDIES, run_snakemake, write_config
+
+KEY_ENV = "BAD_INPUT_WORKFLOW_KEY"
+
+
+def _spoil_profiles(tmp):
+    path = tmp / "profiles.csv"
+    shutil.copy(REPO / "resources/demo/side_effects/profiles.csv", path)
+    path.write_bytes(path.read_bytes() + b'demo99,"radiation","radiation to the r\xe9gion"\n')
+    return path, {"profiles": str(path)}, "line 92", "not UTF-8"
+
+
+def _spoil_questions(tmp):
+    path = tmp / "questions.json"
+    questions = json.loads((REPO / "resources/demo/cancer_myth/questions.json").read_text())
+    path.write_text(json.dumps({"questions": questions}))
+    return path, {"questions": str(path)}, "record 1 (key 'questions')", "give the list itself"
+
+
+@pytest.mark.slow
+def test_bad_inputs_stop_the_workflow_before_generate(workdir, tmp_path):
+    """Two studies with one bad input each, run with --keep-going: both stop in prepare, and no
+    job that depends on them starts."""
+    spoilt = {"side_effects": _spoil_profiles(tmp_path), "cancer_myth": _spoil_questions(tmp_path)}
+    with FakeOpenAIServer() as server:
+        model = {
+            "id": "api",
+            "backend": "openai",
+            "model": "m",
+            "base_url": server.url,
+            "api_key_env": KEY_ENV,
+            "phi_safe": True,
+        }
+        studies = {s: {"enabled": False} for s in STUDIES}
+        studies["side_effects"] = {"enabled": True, "matcher": {"method": "lexical"}}
+        # judge validation asks the verifier about human-scored answers, a branch that does not
+        # read the questions: left out, so every model call left depends on a bad input
+        studies["cancer_myth"] = {
+            "enabled": True,
+            "judges": {"verifier": "api", "classifier": "api"},
+            "human_scores": None,
+        }
+        for study, (_, block, _, _) in spoilt.items():
+            studies[study].update(block)
+        cfg = write_config(workdir, {"models": [model], "evaluate": ["api"], "studies": studies})
+        proc = run_snakemake(
+            workdir, "--keep-going", configfile=cfg, check=False, env={KEY_ENV: "sk-test"}
+        )
+        assert server.stats()["total_calls"] == 0
+    assert proc.returncode != 0
+    logs = "\n".join(p.read_text() for p in (workdir / "logs").rglob("*") if p.is_file())
+    for study, (bad, _, record, problem) in spoilt.items():
+        message = next(ln for ln in logs.splitlines() if str(bad) in ln)
+        assert record in message and problem in message, message
+        assert not list((workdir / "results").glob(f"{study}/responses/**/*.jsonl"))
