@@ -230,9 +230,10 @@ def test_only_picks_studies_and_models():
     assert oc.study_judges(picked, "guidelines") == {"chooser": "smollm2", "generator": "smollm2"}
     picked = copy.deepcopy(config)
     picked["only"] = "cancer_myth,typo"
+    defined = sorted(m["id"] for m in config["models"])
     assert oc.apply_only(picked) == [
         "only: 'typo' is neither a study (side_effects, cancer_myth, coral, guidelines) nor a "
-        "model id; defined: ['demo-noisy-replay', 'demo-oracle-replay', 'smollm2']"
+        f"model id; defined: {defined}"
     ]
 
 
