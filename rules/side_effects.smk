@@ -179,6 +179,12 @@ rule side_effects_matcher_validation:
     output:
         table=f"{SE}/tables/matcher_agreement.tsv",
         markdown=f"{SE}/tables/matcher_agreement.md",
+        judge_agreement=f"{SE}/tables/judge_agreement.tsv",
+        judge_agreement_md=f"{SE}/tables/judge_agreement.md",
+        judge_confusion=f"{SE}/tables/judge_confusion.tsv",
+        judge_confusion_md=f"{SE}/tables/judge_confusion.md",
+        judge_per_class=f"{SE}/tables/judge_per_class.tsv",
+        judge_per_class_md=f"{SE}/tables/judge_per_class.md",
     log:
         "logs/side_effects/matcher_validation.log",
     benchmark:

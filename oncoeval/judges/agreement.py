@@ -124,24 +124,49 @@ def write_validation_tables(
     ``out`` maps ``summary``, ``confusion``, ``per_class`` to (tsv, md) path pairs; the hook a
     study's judge-validation rule calls (the side-effect matcher's validation set, a chooser).
     """
+    write_judges_tables({judge_id: (truth, judged)}, classes, settings, out, title)
+
+
+def write_judges_tables(
+    judges: dict, classes, settings: BootstrapSettings, out: dict, title: str
+) -> None:
+    """:func:`write_validation_tables` for several judges on one validation set.
+
+    ``judges`` maps a judge id to its (human labels, judge verdicts); each table gets a ``judge``
+    column and one block of rows per judge, in the given order.
+    """
     from ..io import write_table
 
+    n_labels = {len(list(truth)) for truth, _ in judges.values()}
     note = (
-        f"Judge {judge_id} against {len(list(truth))} human labels; unreadable verdicts are "
+        f"Judge{'s' if len(judges) > 1 else ''} {', '.join(judges)} against "
+        f"{'/'.join(map(str, sorted(n_labels)))} human labels; unreadable verdicts are "
         f"counted in n_unscored and left out. Bootstrap {settings.ci:.0%} CIs "
         f"({settings.n_resamples} resamples, seed {settings.seed})."
     )
-    summary = pd.DataFrame([validation_summary(truth, judged, classes, settings, judge_id)])
-    write_table(summary, *out["summary"], f"{title}: agreement with human labels", [note])
+    summary, confusion, per_class = [], [], []
+    for judge_id, (truth, judged) in judges.items():
+        truth, judged = list(truth), list(judged)
+        summary.append(validation_summary(truth, judged, classes, settings, judge_id))
+        confusion.append(confusion_table(truth, judged, classes).assign(judge=judge_id))
+        per_class.append(per_class_table(truth, judged, classes, settings).assign(judge=judge_id))
     write_table(
-        confusion_table(truth, judged, classes),
+        pd.DataFrame(summary), *out["summary"], f"{title}: agreement with human labels", [note]
+    )
+    write_table(
+        _judge_first(confusion),
         *out["confusion"],
         f"{title}: confusion matrix",
         ["Rows: human label; columns: judge verdict (judge_unscored: unreadable)."],
     )
     write_table(
-        per_class_table(truth, judged, classes, settings),
+        _judge_first(per_class),
         *out["per_class"],
         f"{title}: sensitivity and specificity per class",
         [note, "Each class against the rest."],
     )
+
+
+def _judge_first(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    table = pd.concat(frames, ignore_index=True)
+    return table[["judge"] + [c for c in table.columns if c != "judge"]]

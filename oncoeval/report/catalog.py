@@ -47,6 +47,18 @@ DESCRIPTIONS = {
         "side_effects",
         "matcher_agreement",
     ): "Agreement of the side-effect matcher with the reference.",
+    (
+        "side_effects",
+        "judge_agreement",
+    ): "The configured matcher as a judge of the labelled pairs: agreement and Cohen's κ.",
+    (
+        "side_effects",
+        "judge_per_class",
+    ): "Matcher sensitivity and specificity per label (same / not) on the validation pairs.",
+    (
+        "side_effects",
+        "judge_confusion",
+    ): "Matcher decisions against the validation labels (confusion matrix).",
     ("cancer_myth", "pcs_pcr"): "Presupposition correction score (PCS) and rate (PCR) per model.",
     ("cancer_myth", "pcs_by_category"): "PCS and PCR by myth category.",
     ("cancer_myth", "pcs_by_generator"): "PCS and PCR by the model that generated the question.",
@@ -109,6 +121,7 @@ UNIT_OVERRIDES = {
     ("coral", "kruskal_race"): "none (rank test, no resampling)",
     ("coral", "expert_review"): "none (counts from the review sheet)",
     ("cancer_myth", "judge_confusion"): "none (counts)",
+    ("side_effects", "judge_confusion"): "none (counts)",
     ("guidelines", "guideline_tree"): "none (the guideline itself)",
 }
 # Per-model per-item tables: shown under "per-item records" (one page per model).

@@ -1,17 +1,24 @@
-"""Agreement of each available matcher with the hand-labelled validation pairs."""
+"""Agreement of each available matcher with the hand-labelled validation pairs, and the
+configured matchers validated as judges (confusion matrix, per-class rates, Cohen's κ)."""
 
 from oncoeval.io import setup_script_logging
 from oncoeval.stats import BootstrapSettings
 from oncoeval.studies.side_effects.validation import write_agreement
 
 setup_script_logging(snakemake.log[0])
+out = snakemake.output
 write_agreement(
     validation_path=snakemake.input.validation,
     methods=snakemake.params.methods,
     matcher=snakemake.params.matcher,
     synonyms_path=snakemake.input.synonyms,
     judged_path=snakemake.input.get("judged"),
-    out_tsv=snakemake.output.table,
-    out_md=snakemake.output.markdown,
+    out_tsv=out.table,
+    out_md=out.markdown,
     settings=BootstrapSettings.from_config({"bootstrap": snakemake.params.bootstrap}),
+    judge_out={
+        "summary": (out.judge_agreement, out.judge_agreement_md),
+        "confusion": (out.judge_confusion, out.judge_confusion_md),
+        "per_class": (out.judge_per_class, out.judge_per_class_md),
+    },
 )

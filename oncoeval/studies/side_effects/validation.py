@@ -20,6 +20,11 @@ labelled rows the matcher's decision agrees with (the paper's figure: 96% of 30 
 
 The default matcher is the candidate with the highest pair F1 among those with
 ``distinct_term_pairs`` = 0 (:func:`select`).
+
+The configured matcher (and the llm judge when one is configured) is also validated as a judge
+(:func:`judge_labels`, :func:`write_judge_validation`): on every labelled row the human label is
+``same`` and the judge's verdict is whether the matcher made that pair; confusion matrix,
+sensitivity and specificity per class and Cohen's κ with bootstrap CIs.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import pandas as pd
 from ...errors import InputError
 from ...inputs import read_table, read_template
 from ...io import write_table
+from ...judges.agreement import write_judges_tables
 from ...records import read_responses, write_requests
 from ...stats import BootstrapSettings, bootstrap_mean_ci
 from .aliases import AliasTable, norm_key
@@ -195,6 +201,30 @@ def evaluate(df: pd.DataFrame, val_tasks: list[MatchTask], results: dict, settin
     }
 
 
+JUDGE_CLASSES = ("yes", "no")
+
+
+def judge_labels(df: pd.DataFrame, val_tasks: list[MatchTask], results: dict):
+    """(human labels, matcher verdicts) per labelled row, as ``yes`` / ``no``.
+
+    The verdict is ``yes`` when the matcher paired the row's wording with the row's term; a
+    wording whose match task was not scored (an unreadable judge answer) gives ``None``.
+    """
+    made: dict[str, set[str]] = {}
+    for task in val_tasks:
+        if not task.key.startswith("val|"):
+            continue
+        res = results[task.key]
+        wording = task.left[0]
+        made[wording] = {task.right[j] for _, j in res.pairs} if res.status == "ok" else None
+    truth = ["yes" if same else "no" for same in df["same"]]
+    judged = []
+    for row in df.itertuples():
+        paired = made[row.prediction]
+        judged.append(None if paired is None else ("yes" if row.reference in paired else "no"))
+    return truth, judged
+
+
 def select(table: pd.DataFrame) -> pd.Series:
     """True on the candidate with the highest pair F1 among those pairing no distinct terms."""
     allowed = table[(table["distinct_term_pairs"] == 0) & table["f1"].notna()]
@@ -254,6 +284,27 @@ def write_validation_requests(validation_path, template_path, max_new_tokens, ou
     write_requests(out_path, judge.requests(tasks(read_validation(validation_path))))
 
 
+def _configured_judges(df, matcher, synonyms_path, embedding_model, judged_path):
+    """{judge id: matcher results on the validation tasks} for the configured matchers."""
+    val_tasks, vocab = tasks(df), vocabulary(df)
+    judges = {}
+    if matcher.get("method") == "lexical":
+        judges["lexical"] = LexicalMatcher(AliasTable.read(synonyms_path)).run(val_tasks, vocab)
+    if embedding_model is not None:
+        embedding_model.threshold = float(matcher["threshold"])
+        embedding_model.guard, embedding_model.most_pairs_first = True, False
+        name = f"embedding@{float(matcher['threshold']):.2f}"
+        judges[name] = embedding_model.run(val_tasks, vocab)
+    if judged_path is not None:
+        judges["llm"] = LLMMatcher("").read(val_tasks, read_responses(judged_path), vocab)
+    return {name: judge_labels(df, val_tasks, results) for name, results in judges.items()}
+
+
+def write_judge_validation(df, judges: dict, settings: BootstrapSettings, out: dict) -> None:
+    """Confusion, per-class and κ tables of each configured matcher as a judge of ``same``."""
+    write_judges_tables(judges, JUDGE_CLASSES, settings, out, "Side-effect matcher as a judge")
+
+
 def write_agreement(
     validation_path,
     methods,
@@ -263,14 +314,22 @@ def write_agreement(
     out_tsv,
     out_md,
     settings: BootstrapSettings,
+    judge_out: dict | None = None,
 ) -> pd.DataFrame:
-    """The candidate table of the configured matchers (embedding: the sweep and ``threshold``)."""
+    """The candidate table of the configured matchers (embedding: the sweep and ``threshold``).
+
+    ``judge_out`` (``summary``, ``confusion``, ``per_class`` to (tsv, md) paths): where the
+    judge-validation tables of the configured matchers go (:func:`write_judge_validation`).
+    """
     df = read_validation(validation_path)
     thresholds = sorted({*THRESHOLDS, round(float(matcher["threshold"]), 2)})
+    embedding = None
+    if "embedding" in methods and matcher.get("model") is not None:
+        embedding = EmbeddingMatcher(resolve_embedding_model(matcher["model"]), 1.0)
     table = candidate_table(
         df,
         synonyms_path,
-        matcher.get("model") if "embedding" in methods else None,
+        embedding,
         thresholds,
         judged_path if "llm" in methods else None,
         settings,
@@ -286,4 +345,13 @@ def write_agreement(
         f"matcher is {matcher.get('method')} (threshold {matcher.get('threshold')}).",
     ]
     write_table(table, out_tsv, out_md, title="Matcher validation", notes=notes)
+    if judge_out is not None:
+        judges = _configured_judges(
+            df,
+            matcher,
+            synonyms_path,
+            embedding,
+            judged_path if "llm" in methods else None,
+        )
+        write_judge_validation(df, judges, settings, judge_out)
     return table

@@ -118,12 +118,16 @@ def figure_paths() -> list[str]:
     return [f"{ROOT}/figures/{name}.png" for name in FIGURES]
 
 
+# The matcher-validation rule's tables: candidates, and the configured matchers as judges.
+VALIDATION_TABLES = ("matcher_agreement", "judge_agreement", "judge_confusion", "judge_per_class")
+
+
 def final_targets(models: list[str]) -> list[str]:
     per_model = [f"{ROOT}/{kind}/{m}.tsv" for kind in ("scores", "overlap") for m in models]
     return (
         table_paths("tsv")
         + table_paths("md")
-        + [f"{ROOT}/tables/matcher_agreement.tsv", f"{ROOT}/tables/matcher_agreement.md"]
+        + [f"{ROOT}/tables/{name}.{ext}" for name in VALIDATION_TABLES for ext in ("tsv", "md")]
         + figure_paths()
         + per_model
     )
