@@ -79,6 +79,18 @@ def test_responses_equal_to_the_reference_score_one_everywhere(workdir, tmp_path
     assert {"lexical", "embedding@0.50", "embedding@0.60 earlier"} <= set(agreement.matcher)
     assert agreement.loc[agreement.selected, "matcher"].tolist() == ["embedding@0.50"]
     assert (agreement.loc[agreement.rule == "assignment", "distinct_term_pairs"] == 0).all()
+    # the configured matcher as a judge of the labels: the same decisions, with kappa and rates
+    judge = pd.read_csv(workdir / SE / "tables/judge_agreement.tsv", sep="\t").set_index("judge")
+    assert judge.index.tolist() == ["embedding@0.50"]
+    selected = agreement.set_index("matcher").loc["embedding@0.50"]
+    assert judge.loc["embedding@0.50", "exact_agreement"] == pytest.approx(selected.agreement)
+    assert 0 < judge.loc["embedding@0.50", "cohen_kappa"] < 1
+    confusion = pd.read_csv(workdir / SE / "tables/judge_confusion.tsv", sep="\t")
+    yes = confusion.set_index("human").loc["yes"]  # the terms (all matched) and lay wordings
+    assert yes.judge_yes + yes.judge_no == selected.n_terms + selected.n_positive
+    assert yes.judge_no == selected.fn
+    per_class = pd.read_csv(workdir / SE / "tables/judge_per_class.tsv", sep="\t")
+    assert set(per_class["class"]) == {"yes", "no"}
     assert (workdir / SE / "figures/precision_recall.png").stat().st_size > 0
 
     # a new model lists only its own jobs and the aggregates that combine models
@@ -172,3 +184,6 @@ def test_llm_matcher_through_a_judge_counts_unparseable_answers(workdir, tmp_pat
     llm = agreement.loc["llm"]
     assert (llm.precision, llm.recall, llm.f1, llm.agreement) == (1, 1, 1, 1)
     assert (llm.distinct_term_pairs, llm.identical_matched, llm.n_unscored) == (0, 31, 0)
+    judges = pd.read_csv(workdir / SE / "tables/judge_agreement.tsv", sep="\t").set_index("judge")
+    assert judges.index.tolist() == ["embedding@0.50", "llm"]
+    assert judges.loc["llm", ["exact_agreement", "cohen_kappa", "n_unscored"]].tolist() == [1, 1, 0]
