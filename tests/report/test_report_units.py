@@ -75,6 +75,47 @@ def test_headline_rows_read_known_columns_and_views(tmp_path):
     assert shown.iloc[0]["result [95% CI]"] == "0.500 [0.400, 0.600]"
 
 
+def test_summary_shows_corrected_pcs_pcr_beside_raw_or_the_reason(tmp_path):
+    tables_dir = tmp_path / "results" / "cancer_myth" / "tables"
+    tables_dir.mkdir(parents=True)
+    reason = "fewer than 5 human labels in class -1"
+    pd.DataFrame(
+        {
+            "model": ["m1", "m2"],
+            "n": [20, 20],
+            "n_unscored": [1, 0],
+            "pcs": [0.25, -0.1],
+            "pcs_ci_low": [0.1, -0.3],
+            "pcs_ci_high": [0.4, 0.1],
+            "pcr": [0.3, 0.2],
+            "pcr_ci_low": [0.1, 0.05],
+            "pcr_ci_high": [0.5, 0.4],
+            "pcs_corrected": [0.35, reason],
+            "pcs_corrected_ci_low": [0.15, None],
+            "pcs_corrected_ci_high": [0.55, None],
+            "pcr_corrected": [0.4, reason],
+            "pcr_corrected_ci_low": [0.2, None],
+            "pcr_corrected_ci_high": [0.6, None],
+        }
+    ).to_csv(tables_dir / "pcs_pcr.tsv", sep="\t", index=False)
+    rows = pd.DataFrame(summary.headline_rows(tmp_path / "results", ["cancer_myth"]))
+    assert rows.measure.unique().tolist() == [
+        "PCS (raw judge verdicts)",
+        "PCS (corrected for judge error)",
+        "PCR (raw judge verdicts)",
+        "PCR (corrected for judge error)",
+    ]
+    shown = summary.display_frame(rows[summary.SUMMARY_COLUMNS]).set_index(["model", "measure"])
+    cell = shown["result [95% CI]"]
+    assert cell["m1", "PCS (raw judge verdicts)"] == "0.250 [0.100, 0.400]"
+    # the mixed column reads back as text; a number is still shown as one, with its interval
+    assert cell["m1", "PCS (corrected for judge error)"] == "0.350 [0.150, 0.550]"
+    assert cell["m1", "PCR (corrected for judge error)"] == "0.400 [0.200, 0.600]"
+    assert cell["m2", "PCS (corrected for judge error)"] == reason
+    assert cell["m2", "PCR (corrected for judge error)"] == reason
+    assert shown.loc[("m1", "PCS (corrected for judge error)"), "unscored"] == "1"
+
+
 def test_usage_sums_tokens_cost_and_failures_per_model(tmp_path):
     folder = tmp_path / "results" / "adhoc" / "responses" / "gpt"
     write_jsonl(
