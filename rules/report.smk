@@ -126,13 +126,12 @@ rule estimate_models:
         "results/estimate/models.json",
     log:
         "logs/estimate/models.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         models=lambda wc: MODELS,
-    run:
-        import json
-
-        with open(output[0], "w", encoding="utf-8") as handle:
-            json.dump(params.models, handle, indent=1, sort_keys=True)
+    script:
+        "../scripts/estimate_models.py"
 
 
 rule report_provenance:
