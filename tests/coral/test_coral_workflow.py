@@ -36,6 +36,7 @@ def coral_config(replay_dir: Path, subtypes, sheet=None) -> dict:
             **{s: {"enabled": False} for s in ("side_effects", "cancer_myth", "guidelines")},
             "coral": {
                 "enabled": True,
+                "evaluate": ["gold"],  # the demo's own list names its reference replay
                 "notes_dir": str(DEMO / "notes"),
                 "metadata": str(DEMO / "metadata.tsv"),
                 "subtypes": subtypes,

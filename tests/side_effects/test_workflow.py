@@ -18,12 +18,17 @@ OTHERS = {
 
 
 def _config(workdir, models, study=None):
+    evaluated = [m["id"] for m in models if m["id"] != "judge"]
     return write_config(
         workdir,
         {
             "models": models,
-            "evaluate": [m["id"] for m in models if m["id"] != "judge"],
-            "studies": {"side_effects": {"enabled": True, **(study or {})}, **OTHERS},
+            "evaluate": evaluated,
+            # The study's own list: the demo's names its reference replay beside SmolLM2.
+            "studies": {
+                "side_effects": {"enabled": True, "evaluate": evaluated, **(study or {})},
+                **OTHERS,
+            },
             "bootstrap": {"n_resamples": 200, "seed": 0},
         },
     )
