@@ -168,7 +168,7 @@ def test_side_effect_recall_strata_empty_and_identical(monkeypatch, tmp_path):
     stats = [f"{c}{s}" for c in columns for s in ("", "_ci_low", "_ci_high")]
     empty = pd.DataFrame(columns=["model", "n_profiles", "n_unscored", *stats])
     tables.plot_recall_strata({"table6": empty, "table7": empty}, tmp_path / "a.png")
-    assert [p["texts"] for p in panels] == [["no scored profiles\n(n = 0, unscored = 0)"]] * 2
+    assert [p["texts"] for p in panels] == [["no scored responses\n(n = 0, unscored = 0)"]] * 2
     panels.clear()
     row = {"n_profiles": 3, "n_unscored": 1} | {s: 0.5 for s in stats}
     same = pd.DataFrame([{"model": "a"} | row, {"model": "b"} | row])

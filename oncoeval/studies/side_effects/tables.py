@@ -236,7 +236,7 @@ def plot_recall_strata(tables: dict[str, pd.DataFrame], path) -> None:
         ax.set_ylabel("recall")
         n_profiles = int(table["n_profiles"].sum()) if len(table) else 0
         unscored = int(table["n_unscored"].sum()) if len(table) else 0
-        note_empty(ax, n_profiles, unscored, "profiles")
+        note_empty(ax, n_profiles, unscored, "responses")  # unscored counts responses
     axes[0].set_title("by onset")
     axes[1].set_title("by frequency")
     legend_outside(axes[1])
