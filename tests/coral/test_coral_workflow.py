@@ -148,7 +148,7 @@ def test_replay_of_gold_tuples_scores_exact_match_one(workdir):
         workdir / "replay", subtypes, sheet=str(DEMO / "review_sheet_filled.tsv")
     )
     cfg_dict["models"].append({"id": "gold2", "backend": "replay", "path": str(workdir / "replay")})
-    cfg_dict["evaluate"] = ["gold", "gold2"]
+    cfg_dict["evaluate"] = cfg_dict["studies"]["coral"]["evaluate"] = ["gold", "gold2"]
     jobs = without_report(
         dry_run_jobs(workdir, configfile=write_config(workdir, cfg_dict, "two-models.yaml"))
     )
@@ -157,5 +157,6 @@ def test_replay_of_gold_tuples_scores_exact_match_one(workdir):
         "coral_parse": 1,
         "coral_score": 1,
         "coral_aggregate": 1,
+        "model_calls_table": 1,  # the study's per-model calls table combines models too
         "all": 1,
     }

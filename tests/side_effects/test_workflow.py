@@ -26,7 +26,7 @@ def _config(workdir, models, study=None):
             "evaluate": evaluated,
             # The study's own list: the demo's names its reference replay beside SmolLM2.
             "studies": {
-                "side_effects": {"enabled": True, "evaluate": evaluated, **(study or {})},
+                "side_effects": {"enabled": True, "evaluate": list(evaluated), **(study or {})},
                 **OTHERS,
             },
             "bootstrap": {"n_resamples": 200, "seed": 0},
@@ -92,6 +92,7 @@ def test_responses_equal_to_the_reference_score_one_everywhere(workdir, tmp_path
     data = yaml.safe_load(cfg.read_text())
     data["models"].append({"id": "oracle2", "backend": "replay", "path": str(second)})
     data["evaluate"].append("oracle2")
+    data["studies"]["side_effects"]["evaluate"].append("oracle2")
     cfg.write_text(yaml.safe_dump(data))
     jobs = without_report(dry_run_jobs(workdir, configfile=cfg))
     assert jobs == {
