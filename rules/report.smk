@@ -44,7 +44,7 @@ rule report_table:
     conda:
         "../envs/cpu.yaml"
     params:
-        caption=lambda wc: entry_of(wc, "tsv").caption(),
+        caption=lambda wc: entry_of(wc, "tsv").caption(replayed_in(wc.study)),
     script:
         "../scripts/report_table.py"
 
@@ -65,7 +65,7 @@ rule report_figure:
     conda:
         "../envs/cpu.yaml"
     params:
-        caption=lambda wc: entry_of(wc, "png").caption(),
+        caption=lambda wc: entry_of(wc, "png").caption(replayed_in(wc.study)),
     shell:
         "cp {input} {output} 2> {log}"
 
@@ -91,6 +91,9 @@ rule report_summary:
     params:
         studies=lambda wc: sorted(oc.enabled_studies(config)),
         models=lambda wc: sorted(oc.used_models(config)),
+        replayed=lambda wc: sorted(
+            {m for s in oc.enabled_studies(config) for m in replayed_in(s)}
+        ),
     script:
         "../scripts/report_summary.py"
 
@@ -104,7 +107,11 @@ rule report_items:
             caption="../report/items.rst",
             category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
             subcategory="per-item records",
-            labels=lambda wc: {"entry": f"items of {wc.model}", "n": "see the page"},
+            labels=lambda wc: {
+                "entry": f"items of {wc.model}"
+                + (" (stored answers)" if wc.model in replayed_in(wc.study) else ""),
+                "n": "see the page",
+            },
         ),
     log:
         "logs/report/{study}/items/{model}.log",

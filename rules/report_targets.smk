@@ -33,6 +33,16 @@ def report_targets():
     return targets
 
 
+def replayed_in(study):
+    """The study's evaluated ids whose answers are replayed from files, not generated."""
+    models = oc.models_by_id(config)
+    return [
+        m
+        for m in oc.study_evaluated_models(config, study)
+        if models.get(m, {}).get("backend") == "replay"
+    ]
+
+
 def entry_of(wc, ext):
     return report_catalog.Entry(wc.study, f"results/{wc.study}/{wc.entry_path}.{ext}")
 

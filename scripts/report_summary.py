@@ -14,4 +14,5 @@ write_summary(
     out.fragment,
     out.usage,
     models=snakemake.params.models,
+    replayed=snakemake.params.replayed,
 )

@@ -46,7 +46,11 @@ def test_bad_inputs_stop_the_workflow_before_generate(workdir, tmp_path):
             "phi_safe": True,
         }
         studies = {s: {"enabled": False} for s in STUDIES}
-        studies["side_effects"] = {"enabled": True, "matcher": {"method": "lexical"}}
+        studies["side_effects"] = {
+            "enabled": True,
+            "evaluate": ["api"],
+            "matcher": {"method": "lexical"},
+        }
         # judge validation asks the verifier about human-scored answers, a branch that does not
         # read the questions: left out, so every model call left depends on a bad input
         studies["cancer_myth"] = {

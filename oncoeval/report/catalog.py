@@ -193,9 +193,18 @@ class Entry:
             (self.study, self.table_key), RESAMPLING_UNITS.get(self.study, "item")
         )
 
-    def caption(self) -> str:
-        """What the entry shows and its resampling unit (n is added from the file at report time)."""
-        return f"{self.description()} Resampling unit of the 95% CIs: {self.resampling_unit()}."
+    def caption(self, replayed=()) -> str:
+        """What the entry shows and its resampling unit (n is added from the file at report time);
+        ``replayed``: the study's evaluated ids that replay stored answers, named as such."""
+        text = f"{self.description()} Resampling unit of the 95% CIs: {self.resampling_unit()}."
+        return text + stored_answers_note(replayed)
+
+
+def stored_answers_note(replayed) -> str:
+    """The caption sentence that keeps replayed answers from passing for a model's ("" if none)."""
+    if not replayed:
+        return ""
+    return f" {', '.join(replayed)}: replayed stored answers (not a model), shown for comparison."
 
 
 def study_of(path: str) -> str | None:

@@ -18,21 +18,26 @@ def series_style(k: int) -> dict:
     }
 
 
-def legend_outside(ax, **kwargs) -> None:
-    """The axes' legend to the right of the plot area (none when nothing is labelled)."""
-    if ax.get_legend_handles_labels()[0]:
-        options = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0), "borderaxespad": 0.0}
-        ax.legend(**{**options, "fontsize": 7, "frameon": False, **kwargs})
+def legend_outside(ax, **kwargs) -> bool:
+    """The axes' legend to the right of the plot area; False when nothing is labelled."""
+    if not ax.get_legend_handles_labels()[0]:
+        return False
+    options = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0), "borderaxespad": 0.0}
+    ax.legend(**{**options, "fontsize": 7, "frameon": False, **kwargs})
+    return True
 
 
-def note_empty(ax, n_scored: int, n_unscored: int, what: str = "items") -> bool:
-    """Write "no scored items (n = 0, unscored = k)" on a panel without data; True if empty."""
+def note_empty(ax, n_scored: int, n_unscored: int | None, what: str = "items") -> bool:
+    """Write "no scored items (n = 0, unscored = k)" on a panel without data; True if empty.
+
+    ``n_unscored`` None: the plotting code cannot know it (the note then says only n = 0)."""
     if n_scored:
         return False
+    counts = "n = 0" if n_unscored is None else f"n = 0, unscored = {n_unscored}"
     ax.text(
         0.5,
         0.5,
-        f"no scored {what}\n(n = 0, unscored = {n_unscored})",
+        f"no scored {what}\n({counts})",
         transform=ax.transAxes,
         ha="center",
         va="center",

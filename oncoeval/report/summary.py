@@ -222,8 +222,11 @@ def fragment_html(headline: pd.DataFrame, usage: pd.DataFrame) -> str:
     return "\n".join(parts)
 
 
-def write_summary(root, studies, out_tsv, out_md, out_html, fragment, usage_tsv, models=None):
-    """Write results/summary.{tsv,md,html}, the usage table and the report's landing fragment."""
+def write_summary(
+    root, studies, out_tsv, out_md, out_html, fragment, usage_tsv, models=None, replayed=()
+):
+    """Write results/summary.{tsv,md,html}, the usage table and the report's landing fragment;
+    ``replayed`` ids are named in the note as stored answers, not models."""
     headline, usage = summary_frames(Path(root), studies, models)
     headline.to_csv(out_tsv, sep="\t", index=False, float_format="%.6g")
     usage.to_csv(usage_tsv, sep="\t", index=False, float_format="%.6g")
@@ -232,6 +235,7 @@ def write_summary(root, studies, out_tsv, out_md, out_html, fragment, usage_tsv,
     note = (
         "Headline result of each study per model, with percentile-bootstrap 95% CIs; "
         "judged rates are the raw judge verdicts (no judge-error correction applied)."
+        + catalog.stored_answers_note(replayed)
     )
     Path(out_html).write_text(
         tables.page("OncoEval summary", f"<p class='caption'>{note}</p>\n{body}"), encoding="utf-8"

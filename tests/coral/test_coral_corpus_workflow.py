@@ -91,6 +91,7 @@ def config(notes, url: str, source: str) -> dict:
             **{s: {"enabled": False} for s in ("side_effects", "cancer_myth", "guidelines")},
             "coral": {
                 "enabled": True,
+                "evaluate": ["api"],  # the demo's own list names its reference replay
                 "notes_dir": str(notes),
                 "metadata": str(notes.parent / "metadata.tsv"),
                 "sections": {"source": source},

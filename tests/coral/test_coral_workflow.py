@@ -36,6 +36,7 @@ def coral_config(replay_dir: Path, subtypes, sheet=None) -> dict:
             **{s: {"enabled": False} for s in ("side_effects", "cancer_myth", "guidelines")},
             "coral": {
                 "enabled": True,
+                "evaluate": ["gold"],  # the demo's own list names its reference replay
                 "notes_dir": str(DEMO / "notes"),
                 "metadata": str(DEMO / "metadata.tsv"),
                 "subtypes": subtypes,
@@ -147,7 +148,7 @@ def test_replay_of_gold_tuples_scores_exact_match_one(workdir):
         workdir / "replay", subtypes, sheet=str(DEMO / "review_sheet_filled.tsv")
     )
     cfg_dict["models"].append({"id": "gold2", "backend": "replay", "path": str(workdir / "replay")})
-    cfg_dict["evaluate"] = ["gold", "gold2"]
+    cfg_dict["evaluate"] = cfg_dict["studies"]["coral"]["evaluate"] = ["gold", "gold2"]
     jobs = without_report(
         dry_run_jobs(workdir, configfile=write_config(workdir, cfg_dict, "two-models.yaml"))
     )

@@ -27,7 +27,12 @@ CONFIG = {
     ],
     "evaluate": ["gpt-priced"],
     "studies": {
-        "side_effects": {"enabled": True, "matcher": {"method": "lexical"}},
+        # The study's own list: the demo's names its reference replay beside SmolLM2.
+        "side_effects": {
+            "enabled": True,
+            "evaluate": ["gpt-priced"],
+            "matcher": {"method": "lexical"},
+        },
         "cancer_myth": {"enabled": False},
         "coral": {"enabled": False},
         "guidelines": {"enabled": False},

@@ -7,7 +7,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.container import ErrorbarContainer  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 
 from oncoeval.report import figures  # noqa: E402
 from oncoeval.studies.cancer_myth import figures as cm_figures  # noqa: E402
@@ -76,3 +79,208 @@ def test_note_empty_leaves_a_panel_with_data_alone():
     assert figures.note_empty(ax, 0, 4, "questions") is True
     assert ax.texts[0].get_text() == "no scored questions\n(n = 0, unscored = 4)"
     plt.close(fig)
+
+
+# ---------------------------------------------------------------- every figure the studies write
+def inspect_saved(monkeypatch, module, name):
+    """Per panel of the figure a study saves: its notes, whether its legend lies outside the axes,
+    the (marker, line style) of its marked lines and the positions of its bars."""
+    panels = []
+
+    def keep(fig, path):
+        fig.canvas.draw()
+        for ax in fig.axes:
+            if ax.get_label() == "<colorbar>":
+                continue
+            legend = ax.get_legend()
+            box = ax.get_window_extent()
+            panels.append(
+                {
+                    "texts": [t.get_text() for t in ax.texts],
+                    "legend_outside": None
+                    if legend is None
+                    else bool(legend.get_window_extent().x0 > box.x1),
+                    "styles": [
+                        (
+                            line.get_marker(),
+                            line.get_linestyle(),
+                            line.get_markersize(),
+                            line.get_linewidth(),
+                        )
+                        for line in legend_lines(ax)
+                    ],
+                    "bars": [(round(p.get_x(), 6), round(p.get_y(), 6)) for p in ax.patches],
+                }
+            )
+        fig.savefig(path)
+
+    monkeypatch.setattr(module, name, keep)
+    return panels
+
+
+def legend_lines(ax):
+    """The lines behind the legend entries (an error bar's data line; bars are patches)."""
+    for handle in ax.get_legend_handles_labels()[0]:
+        if isinstance(handle, Line2D):
+            yield handle
+        elif isinstance(handle, ErrorbarContainer):
+            yield handle[0]
+
+
+def assert_series_apart(panel):
+    """Two identical series: no two bars share a place, no two lines share marker and dashes."""
+    assert len(panel["bars"]) == len(set(panel["bars"]))
+    assert len(panel["styles"]) == len(set(panel["styles"]))
+    assert panel["bars"] or panel["styles"]
+    assert panel["legend_outside"] is True
+
+
+def side_effect_scores(n_profiles):
+    rows = [
+        {"profile_id": f"p{i}", "variant": "specified", "regime": regime}
+        | {"precision": 0.5 + 0.1 * (i % 2), "recall": 0.4 + 0.1 * (i % 3)}
+        for i in range(n_profiles)
+        for regime in ("ff", "grounded")
+    ]
+    return pd.DataFrame(rows, columns=["profile_id", "variant", "regime", "precision", "recall"])
+
+
+def test_side_effect_precision_recall_empty_and_identical(monkeypatch, tmp_path):
+    from oncoeval.stats import BootstrapSettings
+    from oncoeval.studies.side_effects import tables
+
+    panels = inspect_saved(monkeypatch, tables, "save_figure")
+    settings = BootstrapSettings(n_resamples=50)
+    tables.plot_precision_recall({"m": side_effect_scores(0)}, settings, tmp_path / "a.png")
+    assert panels.pop()["texts"] == ["no scored responses\n(n = 0, unscored = 0)"]
+    same = side_effect_scores(4)
+    tables.plot_precision_recall({"a": same, "b": same.copy()}, settings, tmp_path / "b.png")
+    panel = panels.pop()
+    assert panel["texts"] == [] and len(panel["styles"]) == 4  # 2 models x 2 regimes
+    assert_series_apart(panel)
+
+
+def test_side_effect_recall_strata_empty_and_identical(monkeypatch, tmp_path):
+    from oncoeval.studies.side_effects import tables
+
+    panels = inspect_saved(monkeypatch, tables, "save_figure")
+    columns = [*tables.ONSET_COLUMNS, *tables.FREQUENCY_COLUMNS]
+    stats = [f"{c}{s}" for c in columns for s in ("", "_ci_low", "_ci_high")]
+    empty = pd.DataFrame(columns=["model", "n_profiles", "n_unscored", *stats])
+    tables.plot_recall_strata({"table6": empty, "table7": empty}, tmp_path / "a.png")
+    assert [p["texts"] for p in panels] == [["no scored responses\n(n = 0, unscored = 0)"]] * 2
+    panels.clear()
+    row = {"n_profiles": 3, "n_unscored": 1} | {s: 0.5 for s in stats}
+    same = pd.DataFrame([{"model": "a"} | row, {"model": "b"} | row])
+    tables.plot_recall_strata({"table6": same, "table7": same}, tmp_path / "b.png")
+    assert [p["texts"] for p in panels] == [[], []]
+    assert_series_apart(panels[1])  # the legend sits beside the right panel
+    assert len(panels[0]["bars"]) == len(set(panels[0]["bars"])) == 4
+
+
+def test_coral_figure3_empty_and_identical(monkeypatch, tmp_path):
+    from oncoeval.studies.coral import aggregate
+    from oncoeval.studies.coral.tasks import SUBTYPES
+
+    panels = inspect_saved(monkeypatch, aggregate, "save_figure")
+    subtype = next(iter(SUBTYPES.values()))
+    label = subtype.pair_label(subtype.fields[0])
+    columns = ["view", "model", "label", "n_units", "n_unscored", "em_f1", "em_f1_ci_low"]
+    empty = pd.DataFrame(
+        [["published", "m", label, 0, 3, float("nan"), float("nan")]], columns=columns
+    )
+    empty["em_f1_ci_high"] = float("nan")
+    aggregate.figure3(empty, "em_f1", tmp_path / "a.png", "empty")
+    assert panels.pop()["texts"] == ["no scored units\n(n = 0, unscored = 3)"]
+    row = {"view": "published", "label": label, "n_units": 5, "n_unscored": 0}
+    row |= {"em_f1": 0.5, "em_f1_ci_low": 0.4, "em_f1_ci_high": 0.6}
+    aggregate.figure3(
+        pd.DataFrame([row | {"model": "a"}, row | {"model": "b"}]), "em_f1", tmp_path / "b.png", "t"
+    )
+    panel = panels.pop()
+    assert panel["texts"] == [] and len(panel["bars"]) == 2
+    assert_series_apart(panel)
+
+
+def test_cancer_myth_category_and_generator_empty_and_identical(monkeypatch, tmp_path):
+    panels = inspect_saved(monkeypatch, cm_figures, "save")
+    columns = ["model", "category", "n", "n_unscored", "pcs", "pcs_ci_low", "pcs_ci_high"]
+    cm_figures.category_figure(pd.DataFrame(columns=columns), tmp_path / "a.png")
+    assert panels.pop()["texts"] == ["no scored answers\n(n = 0, unscored = 0)"]
+    row = {
+        "category": "c1",
+        "n": 4,
+        "n_unscored": 0,
+        "pcs": 0.2,
+        "pcs_ci_low": 0.0,
+        "pcs_ci_high": 0.4,
+    }
+    cm_figures.category_figure(
+        pd.DataFrame([row | {"model": "a"}, row | {"model": "b"}]), tmp_path / "b.png"
+    )
+    panel = panels.pop()
+    assert panel["texts"] == [] and len(panel["bars"]) == 2
+    assert_series_apart(panel)
+    cm_figures.generator_figure(
+        pd.DataFrame(columns=["generator", "responder", "pcs"]), tmp_path / "c.png"
+    )
+    assert panels.pop()["texts"] == ["no generator-tagged questions"]
+
+
+def test_guidelines_accuracy_by_consistency_empty_and_identical(monkeypatch, tmp_path):
+    from oncoeval.studies.guidelines import aggregate
+
+    panels = inspect_saved(monkeypatch, aggregate, "save_figure")
+    columns = ["model", "consistency", "accuracy_metric", "bin_centre", "n", "accuracy", "sem"]
+    aggregate._plot_accuracy_by_consistency(pd.DataFrame(columns=columns), tmp_path / "a.png")
+    assert [p["texts"] for p in panels] == [["no scored labelled notes\n(n = 0)"]] * 2
+    panels.clear()
+    rows = [
+        {"model": m, "consistency": cons, "accuracy_metric": acc, "bin_centre": c, "n": 3}
+        | {"accuracy": 0.5, "sem": 0.1}
+        for m in ("a", "b")
+        for _, acc, cons in aggregate.PAIRS
+        for c in (0.2, 0.6)
+    ]
+    aggregate._plot_accuracy_by_consistency(pd.DataFrame(rows), tmp_path / "b.png")
+    assert [p["texts"] for p in panels] == [[], []]
+    assert_series_apart(panels[1])
+    assert len(panels[0]["bars"]) == len(set(panels[0]["bars"])) == 4
+
+
+def test_guidelines_roc_figures_empty_and_identical(monkeypatch, tmp_path):
+    from oncoeval.studies.guidelines import aggregate, metaclf
+
+    panels = inspect_saved(monkeypatch, aggregate, "save_figure")
+    aggregate._plot_roc({}, "fs1", tmp_path / "a.png")
+    aggregate._plot_roc_sets({}, tmp_path / "b.png")
+    assert [p["texts"][0].startswith(("needs >= 2", "no ROC curve")) for p in panels] == [True] * 2
+    panels.clear()
+    tpr = np.sqrt(metaclf.FPR_GRID)
+    aggregate._plot_roc({"a": tpr, "b": tpr.copy()}, "fs1", tmp_path / "c.png")
+    aggregate._plot_roc_sets({"fs1": {"a": tpr}, "fs2": {"a": tpr.copy()}}, tmp_path / "d.png")
+    for panel in panels:
+        assert panel["texts"] == []
+        assert_series_apart(panel)
+
+
+def test_guidelines_divergence_pairs_and_heatmap_empty_and_identical(monkeypatch, tmp_path):
+    from oncoeval.studies.guidelines import aggregate
+
+    panels = inspect_saved(monkeypatch, aggregate, "save_figure")
+    columns = ["model", "pair", "kept", "rollout_count", "label_count"]
+    aggregate._plot_divergence_pairs(pd.DataFrame(columns=columns), tmp_path / "a.png")
+    assert panels.pop()["texts"] == ["no scored labelled notes\n(n = 0)"]
+    same = pd.DataFrame(
+        [
+            {"model": "m", "pair": f"A->{x}", "kept": True, "rollout_count": 2, "label_count": 2}
+            for x in "BC"
+        ]
+    )
+    aggregate._plot_divergence_pairs(same, tmp_path / "b.png")
+    panel = panels.pop()
+    assert panel["texts"] == [] and len(panel["bars"]) == 4  # rollouts beside label bars
+    assert_series_apart(panel)
+    agree = pd.DataFrame(columns=["proxy", "metric", "spearman", "rmse", "coverage"])
+    aggregate._plot_heatmap(agree, tmp_path / "c.png")
+    assert set(panels.pop()["texts"]) == {"n/a"}  # every cell says it has no value

@@ -157,6 +157,14 @@ def test_catalog_files_each_result_once_with_a_caption():
     assert found[0].caption().endswith("Resampling unit of the 95% CIs: patient profile.")
     assert "no resampling" in found[3].caption()
     assert "model m1" in found[2].caption()
+    # A study's replayed answers are named as stored answers in its captions.
+    assert (
+        found[0]
+        .caption(["ref-replay"])
+        .endswith(
+            "patient profile. ref-replay: replayed stored answers (not a model), shown for comparison."
+        )
+    )
 
 
 def test_n_of_an_entry_is_counted_from_its_table(tmp_path):

@@ -109,6 +109,15 @@ def test_every_table_and_figure_the_run_writes_is_in_the_report_once(run):
         if "/tables/" in path or "/figures/" in path:
             assert "Resampling unit" in entry["caption"], path
             assert entry["labels"]["n"], path
+    # Replayed answers are named as stored answers, never passed off as a model.
+    caption = results["results/report/coral/tables/overall.html"]["caption"]
+    assert "coral-reference-replay: replayed stored answers (not a model)" in caption
+    figure = results["results/report/side_effects/figures/precision_recall.png"]["caption"]
+    assert "side-effects-reference-replay: replayed stored answers (not a model)" in figure
+    items = results["results/report/guidelines/drilldown/demo-oracle-replay.html"]
+    assert items["labels"]["entry"] == "items of demo-oracle-replay (stored answers)"
+    summary = (workdir / "results" / "summary.html").read_text()
+    assert "demo-noisy-replay, demo-oracle-replay, side-effects-reference-replay" in summary
     # Tables are HTML pages, readable where the report shows them; TSVs stay for machines.
     table = results["results/report/side_effects/tables/table1.html"]
     assert table["mime_type"] == "text/html"

@@ -18,12 +18,17 @@ OTHERS = {
 
 
 def _config(workdir, models, study=None):
+    evaluated = [m["id"] for m in models if m["id"] != "judge"]
     return write_config(
         workdir,
         {
             "models": models,
-            "evaluate": [m["id"] for m in models if m["id"] != "judge"],
-            "studies": {"side_effects": {"enabled": True, **(study or {})}, **OTHERS},
+            "evaluate": evaluated,
+            # The study's own list: the demo's names its reference replay beside SmolLM2.
+            "studies": {
+                "side_effects": {"enabled": True, "evaluate": list(evaluated), **(study or {})},
+                **OTHERS,
+            },
             "bootstrap": {"n_resamples": 200, "seed": 0},
         },
     )
@@ -99,6 +104,7 @@ def test_responses_equal_to_the_reference_score_one_everywhere(workdir, tmp_path
     data = yaml.safe_load(cfg.read_text())
     data["models"].append({"id": "oracle2", "backend": "replay", "path": str(second)})
     data["evaluate"].append("oracle2")
+    data["studies"]["side_effects"]["evaluate"].append("oracle2")
     cfg.write_text(yaml.safe_dump(data))
     jobs = without_report(dry_run_jobs(workdir, configfile=cfg))
     assert jobs == {

@@ -95,5 +95,5 @@ def generator_figure(table: pd.DataFrame, path) -> None:
     ax.set_ylabel("generator")
     ax.set_title("PCS by generator x responder")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save(fig, path)
     plt.close(fig)

@@ -25,7 +25,7 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
-from ...report.figures import legend_outside
+from ...report.figures import legend_outside, note_empty
 from ...report.figures import save as save_figure
 from ...stats import BootstrapSettings, bootstrap_mean_ci
 from .tasks import SUBTYPES
@@ -229,6 +229,9 @@ def figure3(by_field: pd.DataFrame, metric: str, path, title: str, series=("mode
     ax.set_xlim(0, 1.05)
     ax.set_xlabel(f"mean {METRIC_NAMES[metric]} (published view, 95% CI over notes)")
     ax.set_title(title, fontsize=9)
+    scored = df[metric].notna() if len(df) else pd.Series(dtype=bool)
+    n_scored = int(df.loc[scored, "n_units"].sum()) if len(df) else 0
+    note_empty(ax, n_scored, int(df["n_unscored"].sum()) if len(df) else 0, "units")
     legend_outside(ax)
     fig.tight_layout()
     save_figure(fig, path)

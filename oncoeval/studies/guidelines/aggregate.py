@@ -18,7 +18,7 @@ import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from ...io import write_table  # noqa: E402
-from ...report.figures import legend_outside, series_style  # noqa: E402
+from ...report.figures import legend_outside, note_empty, series_style  # noqa: E402
 from ...report.figures import save as save_figure  # noqa: E402
 from ...stats import bootstrap_mean_ci  # noqa: E402
 from . import compliance, divergence, metaclf, proxies  # noqa: E402
@@ -269,10 +269,9 @@ def _plot_accuracy_by_consistency(bdf, figure):
         ax.set_ylabel(acc)
         ax.set_ylim(0, 1.05)
         ax.set_title(f"{acc} by {cons}")
-    if len(bdf):
-        legend_outside(axes[1])
-    else:
-        axes[0].text(0.5, 0.5, "no labelled notes", ha="center")
+        # Unscored notes are not in the bins; the caption of the bins table counts them.
+        note_empty(ax, int(part["n"].sum()) if len(part) else 0, None, "labelled notes")
+    legend_outside(axes[1])
     fig.tight_layout()
     save_figure(fig, figure)
     plt.close(fig)
@@ -418,7 +417,7 @@ def _plot_heatmap(agree, figure):
     ax.set_yticks(range(len(labels)), labels, fontsize=7)
     ax.set_title("Proxy benchmarks vs expert labels (n/a: needs more models or data)")
     fig.tight_layout()
-    fig.savefig(figure, dpi=120)
+    save_figure(fig, figure)
     plt.close(fig)
 
 
@@ -513,7 +512,8 @@ def _plot_roc_sets(curves: dict, figure):
             auc = np.trapezoid(mean, metaclf.FPR_GRID)
             style = {**series_style(k), "marker": None}  # dashes tell identical curves apart
             ax.plot(metaclf.FPR_GRID, mean, lw=1.8, label=f"{fs} (AUC {auc:.2f})", **style)
-    legend_outside(ax)
+    if not legend_outside(ax):
+        ax.text(0.5, 0.5, "no ROC curve: needs >= 2 models\nwith two-class test rows", ha="center")
     ax.set_xlabel("false positive rate")
     ax.set_ylabel("true positive rate")
     ax.set_title("ROC by feature set, averaged over held-out models")
@@ -623,11 +623,12 @@ def _plot_divergence_pairs(pairs: pd.DataFrame, figure, top: int = 5):
         ax.set_xticks(x, part.index, rotation=30, ha="right", fontsize=7)
         ax.set_ylabel("share of pairs")
         ax.set_title(model, fontsize=9)
-        ax.legend(fontsize=7)
+        note_empty(ax, int(part[["rollout_count", "label_count"]].to_numpy().sum()), None, "pairs")
+        legend_outside(ax)
     if not models:
-        axes[0, 0].text(0.5, 0.5, "no labelled notes", ha="center")
+        note_empty(axes[0, 0], 0, None, "labelled notes")
     fig.tight_layout()
-    fig.savefig(figure, dpi=120)
+    save_figure(fig, figure)
     plt.close(fig)
 
 

@@ -25,7 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ...report.figures import legend_outside  # noqa: E402
+from ...report.figures import legend_outside, note_empty  # noqa: E402
 from ...report.figures import save as save_figure  # noqa: E402
 from ...stats import BootstrapSettings, bootstrap_mean_ci, paired_bootstrap_diff  # noqa: E402
 
@@ -168,6 +168,7 @@ def plot_precision_recall(
     markers = "osD^v<>px*"
     fig, ax = plt.subplots(figsize=(6.5, 5))
     colors = plt.get_cmap("tab10")
+    n_points = 0
     for k, model in enumerate(scores):
         for r, regime in enumerate(regimes):
             spec = _per_profile(scores[model], "specified", regime)
@@ -198,6 +199,9 @@ def plot_precision_recall(
                 capsize=3,
                 label=f"{model} · {regime}",
             )
+            n_points += 1
+    unscored = sum(int((~_scored(frame)).sum()) for frame in scores.values())
+    note_empty(ax, n_points, unscored, "responses")
     ax.set_xlim(0, 1.02)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("precision (specified profiles)")
@@ -230,6 +234,9 @@ def plot_recall_strata(tables: dict[str, pd.DataFrame], path) -> None:
         ax.set_xticklabels([c.removeprefix("recall_").replace("_", " ") for c in columns])
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("recall")
+        n_profiles = int(table["n_profiles"].sum()) if len(table) else 0
+        unscored = int(table["n_unscored"].sum()) if len(table) else 0
+        note_empty(ax, n_profiles, unscored, "responses")  # unscored counts responses
     axes[0].set_title("by onset")
     axes[1].set_title("by frequency")
     legend_outside(axes[1])
