@@ -8,23 +8,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from oncoeval.studies.coral.reference_replay import gold_answer
 from oncoeval.studies.coral.tasks import SUBTYPES
 from tests.conftest import REPO, dry_run_jobs, run_snakemake, without_report, write_config
 
 DEMO = REPO / "resources" / "demo" / "coral"
-
-
-def gold_answer(rows: pd.DataFrame, subtype: str) -> str:
-    """The namedtuple lines a perfect model would write for one note section and subtype."""
-    st = SUBTYPES[subtype]
-    lines = []
-    for _, tup in rows.groupby("tuple_index", sort=True):
-        args = [f"{st.primary}={tup['primary'].iloc[0]!r}"]
-        for field in st.fields:
-            values = tup.loc[tup["field"] == field, "field_value"].tolist()
-            args.append(f"{field}={{{', '.join(repr(v) for v in values)}}}")
-        lines.append(f"{st.tuple_name}({', '.join(args)})")
-    return "\n".join(lines)
 
 
 def coral_config(replay_dir: Path, subtypes, sheet=None) -> dict:
