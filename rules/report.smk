@@ -44,7 +44,9 @@ rule report_table:
     conda:
         "../envs/cpu.yaml"
     params:
-        caption=lambda wc: entry_of(wc, "tsv").caption(replayed_in(wc.study)),
+        caption=lambda wc: entry_of(wc, "tsv").caption(
+            caption_replayed(entry_of(wc, "tsv"), wc.study)
+        ),
     script:
         "../scripts/report_table.py"
 
@@ -100,7 +102,7 @@ rule report_summary:
 
 rule report_items:
     input:
-        lambda wc: STUDY_TARGETS[wc.study](),
+        lambda wc: model_targets(wc.study, wc.model),
     output:
         report(
             "results/report/{study}/drilldown/{model}.html",

@@ -2,6 +2,8 @@
 # and the report's own pages. Functions only; the rules are in report.smk.
 
 
+from pathlib import Path
+
 from oncoeval.report import catalog as report_catalog
 
 
@@ -53,3 +55,22 @@ def item_pages():
         for study in oc.enabled_studies(config)
         for model in evaluated_models(study)
     ]
+
+
+def model_targets(study, model):
+    """The study's final targets of one model (its per-item files): a model's drill-down page
+    waits for them and reruns only when they change, not when another model is added."""
+    own = [
+        t
+        for t in STUDY_TARGETS[study]()
+        if any(model in part.split("--") for part in Path(t).with_suffix("").parts)
+    ]
+    return own or STUDY_TARGETS[study]()
+
+
+def caption_replayed(entry, study):
+    """Replayed ids named in an entry's caption: a per-model page names only its own model."""
+    replayed = replayed_in(study)
+    if entry.subcategory == "per-item records":
+        return [m for m in replayed if m == entry.name]
+    return replayed
