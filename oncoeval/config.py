@@ -8,16 +8,21 @@ for quantization.
 
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from .backends import get_backend
 from .cache import canonical_json
 from .errors import ConfigError
+from .studies import STUDIES
 
-STUDIES = ("side_effects", "cancer_myth", "coral", "guidelines")
+SCHEMAS = Path(__file__).resolve().parents[1] / "config" / "schemas"
 
 # phi_safe when the config does not say: local and replayed models keep data on the machine.
 PHI_SAFE_DEFAULT = {"hf": True, "replay": True, "vllm": True, "openai": False}
@@ -33,6 +38,35 @@ def models_by_id(config: dict) -> dict[str, dict]:
             model["phi_safe"] = PHI_SAFE_DEFAULT.get(model["backend"], False)
         models[model["id"]] = model
     return models
+
+
+def fill_schema_defaults(schema: dict, value):
+    """A copy of ``value`` with the schema's defaults filled in, through nested objects.
+
+    A missing key takes its ``default`` (itself filled when it is an object); a key given as
+    null stays null. The one default-filler of the workflow: Snakemake's ``validate`` does not
+    follow a ``$ref`` into a study's schema, and no study fills defaults of its own.
+    """
+    if not isinstance(value, dict) or "properties" not in schema:
+        return copy.deepcopy(value)
+    out = copy.deepcopy(value)
+    for key, sub in schema["properties"].items():
+        if key in out:
+            out[key] = fill_schema_defaults(sub, out[key])
+        elif "default" in sub:
+            out[key] = fill_schema_defaults(sub, copy.deepcopy(sub["default"]))
+    return out
+
+
+@functools.cache
+def study_schema(study: str) -> dict:
+    return yaml.safe_load((SCHEMAS / f"{study}.schema.yaml").read_text(encoding="utf-8"))
+
+
+def filled_study_block(config: dict, study: str) -> dict:
+    """The study's config block with every default of its schema filled in."""
+    block = (config.get("studies") or {}).get(study) or {}
+    return fill_schema_defaults(study_schema(study), block)
 
 
 def enabled_studies(config: dict) -> list[str]:

@@ -23,6 +23,8 @@ if not _problems:
     for _study in oc.STUDIES:
         config["studies"].setdefault(_study, {})
         validate(config["studies"][_study], f"../config/schemas/{_study}.schema.yaml")
+        # The one place a study's defaults are filled; the study packages repeat none of them.
+        config["studies"][_study] = oc.filled_study_block(config, _study)
     # `only=` / `limit=` (e.g. from --config) narrow the run before anything is checked.
     _problems = oc.apply_only(config) + oc.config_problems(config)
 if _problems:

@@ -1,0 +1,185 @@
+"""Every study has the same shape (oncoeval.studies.contract), taken from the one registry.
+
+A reader who knows one study finds everything in the others at the same place: the same package
+modules, scripts and rule names per stage, one result-path helper, outputs declared once, one
+function for the final targets, and no schema default repeated in Python.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+from collections.abc import Mapping
+
+import pytest
+import yaml
+from conftest import REPO
+
+from oncoeval import config as oc
+from oncoeval.studies import STUDIES
+from oncoeval.studies.contract import MODULES, STAGES, ResultPaths
+
+DEMO_CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text(encoding="utf-8"))
+
+
+def rule_names(study: str) -> set[str]:
+    text = (REPO / "rules" / f"{study}.smk").read_text(encoding="utf-8")
+    return set(re.findall(r"^rule (\w+):", text, flags=re.MULTILINE))
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_every_study_has_the_stage_modules_scripts_and_rules(study):
+    package = REPO / "oncoeval" / "studies" / study
+    missing_modules = [m for m in MODULES if not (package / f"{m}.py").is_file()]
+    assert not missing_modules, f"{study}: no module {missing_modules}"
+    missing_scripts = [s for s in STAGES if not (REPO / "scripts" / study / f"{s}.py").is_file()]
+    assert not missing_scripts, f"{study}: no script {missing_scripts}"
+    rules = rule_names(study)
+    missing_rules = [f"{study}_{s}" for s in STAGES if f"{study}_{s}" not in rules]
+    assert not missing_rules, f"{study}: no rule {missing_rules}"
+    # Every rule of the study carries the study's prefix, so `snakemake --list` groups them.
+    assert all(r.startswith(f"{study}_") for r in rules), sorted(rules)
+    for path in (
+        REPO / "rules" / f"{study}.smk",
+        REPO / "config" / "schemas" / f"{study}.schema.yaml",
+        REPO / "config" / "prompts" / study,
+        REPO / "tests" / study,
+    ):
+        assert path.exists(), path
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_every_study_declares_paths_outputs_and_targets_once(study):
+    workflow = importlib.import_module(f"oncoeval.studies.{study}.workflow")
+    assert isinstance(workflow.paths, ResultPaths) and workflow.paths.study == study
+    assert isinstance(workflow.OUTPUTS, Mapping) and workflow.OUTPUTS
+    for name, path in workflow.OUTPUTS.items():
+        assert isinstance(name, str) and path.startswith(f"results/{study}/"), (name, path)
+    config = {**DEMO_CONFIG, "studies": {**DEMO_CONFIG["studies"]}}
+    config["studies"][study] = oc.filled_study_block(config, study)
+    targets = workflow.final_targets(config)
+    assert targets and all(t.startswith(f"results/{study}/") for t in targets), targets
+    # The aggregate outputs are among the final targets, under the names the rule declares.
+    declared = set(workflow.OUTPUTS.values())
+    assert declared <= set(targets) | {p for p in declared if "{" in p}, declared - set(targets)
+
+
+def schema_defaults(schema: dict) -> dict[str, list]:
+    """Every key of a schema (nested objects and $defs included) with a telling default."""
+    found: dict[str, list] = {}
+
+    def walk(node):
+        if not isinstance(node, dict):
+            return
+        for key, sub in (node.get("properties") or {}).items():
+            if isinstance(sub, dict) and "default" in sub:
+                value = sub["default"]
+                # null, empty lists and empty mappings are every `.get` fallback; not telling.
+                if value not in (None, [], {}):
+                    found.setdefault(key, []).append(value)
+            walk(sub)
+        for sub in (node.get("$defs") or {}).values():
+            walk(sub)
+        for key in ("items", "additionalProperties"):
+            walk(node.get(key))
+        for key in ("oneOf", "anyOf", "allOf"):
+            for sub in node.get(key) or []:
+                walk(sub)
+
+    walk(schema)
+    return found
+
+
+def _literal(node):
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return NotImplemented
+
+
+def _same(value, default) -> bool:
+    return type(value) is type(default) and value == default
+
+
+def repeated_defaults(source: str, defaults: dict[str, list]) -> list[str]:
+    """Places in ``source`` that restate a schema default: ``x.get("key", default)``, a
+    ``"key": default`` entry, a ``key=default`` parameter or a ``key: T = default`` field."""
+    hits = []
+
+    def check(key, value_node, node):
+        if key in defaults:
+            value = _literal(value_node)
+            if any(_same(value, d) for d in defaults[key]):
+                hits.append((node.lineno, f"line {node.lineno}: {key} = {value!r}"))
+
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("get", "setdefault", "pop")
+            and len(node.args) == 2
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            check(node.args[0].value, node.args[1], node)
+        elif isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values, strict=True):
+                if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                    check(k.value, v, node)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            positional = list(zip(node.args.args[::-1], node.args.defaults[::-1], strict=False))
+            keyword = [
+                (a, d)
+                for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True)
+                if d
+            ]
+            for arg, default in positional + keyword:
+                check(arg.arg, default, node)
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    if item.value is not None:
+                        check(item.target.id, item.value, item)
+    return [text for _, text in sorted(hits)]
+
+
+def test_the_repeated_default_check_finds_each_form():
+    defaults = {"threshold": [0.5], "regimes": [["a", "b"]], "strict": [True]}
+    source = (
+        "x = block.get('threshold', 0.5)\n"
+        "D = {'regimes': ['a', 'b']}\n"
+        "def f(strict=True): pass\n"
+        "class C:\n    threshold: float = 0.5\n"
+        "ok = block.get('threshold', 0.6)\n"
+        "also_ok = block.get('strict', 1)\n"
+    )
+    assert [h.split(":")[0] for h in repeated_defaults(source, defaults)] == [
+        "line 1",
+        "line 2",
+        "line 3",
+        "line 5",
+    ]
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_no_schema_default_is_repeated_in_the_study_package(study):
+    defaults = schema_defaults(oc.study_schema(study))
+    hits = {
+        str(path.relative_to(REPO)): found
+        for path in sorted((REPO / "oncoeval" / "studies" / study).glob("*.py"))
+        if (found := repeated_defaults(path.read_text(encoding="utf-8"), defaults))
+    }
+    assert not hits, f"schema defaults repeated in code (read the filled block instead): {hits}"
+
+
+def test_no_model_or_run_default_is_repeated_outside_the_studies():
+    top = yaml.safe_load((REPO / "config" / "config.schema.yaml").read_text(encoding="utf-8"))
+    defaults = schema_defaults(top)
+    package = REPO / "oncoeval"
+    hits = {
+        str(path.relative_to(REPO)): found
+        for path in sorted(package.rglob("*.py"))
+        if "studies" not in path.relative_to(package).parts
+        if (found := repeated_defaults(path.read_text(encoding="utf-8"), defaults))
+    }
+    assert not hits, f"schema defaults repeated in code (read the filled config instead): {hits}"
