@@ -3,8 +3,8 @@
 
 from oncoeval.studies.coral import workflow as coral_wf
 
-# The coral block with its schema defaults filled in.
-CORAL = coral_wf.settings(study_block("coral"))
+# The coral block, its schema defaults filled in by common.smk.
+CORAL = study_block("coral")
 
 
 localrules:
@@ -13,8 +13,8 @@ localrules:
     coral_parse,
     coral_score,
     coral_aggregate,
-    coral_review_sheet,
-    coral_review_table,
+    coral_review_requests,
+    coral_review_parse,
 
 
 rule coral_prepare:
@@ -25,11 +25,10 @@ rule coral_prepare:
         conf=CORAL["annotation_conf"],
         metadata=[CORAL["metadata"]] if CORAL["metadata"] else [],
     output:
-        notes_items="results/coral/items/notes.jsonl",
-        sections="results/coral/items/sections.tsv",
-        gold="results/coral/gold/gold.tsv",
+        **coral_wf.OUTPUTS_PREPARE,
+        notes_items=coral_wf.NOTES_ITEMS,
     log:
-        "logs/coral/prepare.log",
+        coral_wf.paths.log("prepare"),
     conda:
         "../envs/cpu.yaml"
     params:
@@ -42,14 +41,14 @@ rule coral_prepare:
 
 rule coral_requests:
     input:
-        notes_items="results/coral/items/notes.jsonl",
+        notes_items=coral_wf.NOTES_ITEMS,
         system=coral_wf.prompt_files([])["system"],
         template=coral_wf.prompt_files([])["template"],
         tasks=coral_wf.prompt_files(CORAL["subtypes"])["tasks"],
     output:
-        "results/coral/requests/extraction.jsonl",
+        requests=coral_wf.REQUESTS,
     log:
-        "logs/coral/requests.log",
+        coral_wf.paths.log("requests"),
     conda:
         "../envs/cpu.yaml"
     params:
@@ -62,11 +61,11 @@ rule coral_requests:
 
 rule coral_parse:
     input:
-        "results/coral/responses/{model}/extraction.jsonl",
+        responses=coral_wf.paths.responses("{model}", "extraction"),
     output:
-        "results/coral/parsed/{model}.tsv",
+        parsed=coral_wf.PARSED,
     log:
-        "logs/coral/parse/{model}.log",
+        coral_wf.paths.log("parse", "{model}"),
     conda:
         "../envs/cpu.yaml"
     script:
@@ -75,12 +74,12 @@ rule coral_parse:
 
 rule coral_score:
     input:
-        parsed="results/coral/parsed/{model}.tsv",
-        gold="results/coral/gold/gold.tsv",
+        parsed=coral_wf.PARSED,
+        gold=coral_wf.OUTPUTS_PREPARE["gold"],
     output:
-        "results/coral/scores/{model}.tsv",
+        scores=coral_wf.SCORES,
     log:
-        "logs/coral/score/{model}.log",
+        coral_wf.paths.log("score", "{model}"),
     conda:
         "../envs/cpu.yaml"
     script:
@@ -89,19 +88,12 @@ rule coral_score:
 
 rule coral_aggregate:
     input:
-        scores=lambda wc: expand(
-            "results/coral/scores/{model}.tsv", model=evaluated_models("coral")
-        ),
-        notes_items="results/coral/items/notes.jsonl",
+        scores=lambda wc: expand(coral_wf.SCORES, model=evaluated_models("coral")),
+        notes_items=coral_wf.NOTES_ITEMS,
     output:
-        tables=expand(
-            "results/coral/tables/{table}.{ext}",
-            table=coral_wf.TABLES,
-            ext=["tsv", "md"],
-        ),
-        figures=expand("results/coral/figures/{figure}.png", figure=coral_wf.FIGURES),
+        **coral_wf.OUTPUTS_AGGREGATE,
     log:
-        "logs/coral/aggregate.log",
+        coral_wf.paths.log("aggregate"),
     conda:
         "../envs/cpu.yaml"
     params:
@@ -111,31 +103,32 @@ rule coral_aggregate:
         "../scripts/coral/aggregate.py"
 
 
-rule coral_review_sheet:
+# Expert review: the review model's parsed outputs -> a sheet for the experts (requests); the
+# filled sheet -> Table 2 (parse).
+rule coral_review_requests:
     input:
-        "results/coral/parsed/{model}.tsv",
+        parsed=coral_wf.PARSED,
     output:
-        "results/coral/review/{model}_sheet.xlsx",
+        review_sheet=coral_wf.REVIEW_SHEET,
     log:
-        "logs/coral/review_sheet/{model}.log",
+        coral_wf.paths.log("review_sheet", "{model}"),
     conda:
         "../envs/cpu.yaml"
     script:
-        "../scripts/coral/review_sheet.py"
+        "../scripts/coral/review_requests.py"
 
 
-rule coral_review_table:
+rule coral_review_parse:
     input:
         sheet=lambda wc: CORAL["review"]["sheet"],
     output:
-        tsv="results/coral/tables/expert_review.tsv",
-        md="results/coral/tables/expert_review.md",
+        **coral_wf.OUTPUTS_REVIEW,
     log:
-        "logs/coral/review_table.log",
+        coral_wf.paths.log("review_table"),
     conda:
         "../envs/cpu.yaml"
     script:
-        "../scripts/coral/review_table.py"
+        "../scripts/coral/review_parse.py"
 
 
-STUDY_TARGETS["coral"] = lambda: coral_wf.targets(CORAL, evaluated_models("coral"))
+STUDY_TARGETS["coral"] = lambda: coral_wf.final_targets(config)

@@ -22,6 +22,7 @@ import pandas as pd
 import pytest
 from fake_openai_server import FakeOpenAIServer
 
+from oncoeval import config as oc
 from oncoeval.errors import InputError
 from oncoeval.generate import run_generate
 from oncoeval.records import read_requests, read_responses
@@ -219,7 +220,7 @@ def coral_metadata(f: Inputs) -> None:
 
 
 def coral_prompts(f: Inputs) -> None:
-    from oncoeval.studies.coral.prepare import build_requests
+    from oncoeval.studies.coral.requests import build_requests
 
     items = [{"doc_id": "d1", "sections": {"hpi": {"text": "note text"}}}]
     build_requests(items, ["symptoms", "radiology"], f / "prompts" / "coral", {})
@@ -228,7 +229,8 @@ def coral_prompts(f: Inputs) -> None:
 def coral_notes(f: Inputs) -> None:
     from oncoeval.studies.coral.prepare import prepare
 
-    prepare(f / "notes", REPO / "resources" / "coral" / "annotation.conf", None, {})
+    sections = oc.filled_study_block({}, "coral")["sections"]
+    prepare(f / "notes", REPO / "resources" / "coral" / "annotation.conf", None, sections)
 
 
 def coral_review(f: Inputs) -> None:

@@ -19,8 +19,7 @@ from hypothesis import strategies as st
 
 from oncoeval.parsing import MAX_ANSWER_CHARS, MAX_JSON_DEPTH, TOO_LONG, bracket_spans
 from oncoeval.studies.cancer_myth.parse import parse_category, parse_generated, parse_verifier
-from oncoeval.studies.coral.parse import _tuple_like, parse_response
-from oncoeval.studies.coral.scoring import allowed_tuples
+from oncoeval.studies.coral.parse import _tuple_like, allowed_tuples, parse_response
 from oncoeval.studies.guidelines.parse import parse_answer, parse_label, strip_reasoning
 from oncoeval.studies.guidelines.synthetic import parse_choice
 from oncoeval.studies.side_effects.matchers import LLMMatcher

@@ -4,11 +4,11 @@ import pandas as pd
 
 from oncoeval.io import setup_script_logging, write_table
 from oncoeval.records import read_responses
-from oncoeval.studies.coral.scoring import PARSED_COLUMNS, parsed_rows
+from oncoeval.studies.coral.parse import PARSED_COLUMNS, parsed_rows
 
 log = setup_script_logging(snakemake.log[0])
-rows = [row for resp in read_responses(snakemake.input[0]) for row in parsed_rows(resp)]
+rows = [row for resp in read_responses(snakemake.input.responses) for row in parsed_rows(resp)]
 parsed = pd.DataFrame(rows, columns=PARSED_COLUMNS)
-write_table(parsed, snakemake.output[0])
+write_table(parsed, snakemake.output.parsed)
 counts = parsed.drop_duplicates(["doc_id", "section", "subtype", "status", "line_no"])
 log.info("status counts: %s", counts["status"].value_counts().to_dict())

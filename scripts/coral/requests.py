@@ -4,7 +4,7 @@ from pathlib import Path
 
 from oncoeval.io import read_jsonl, setup_script_logging
 from oncoeval.records import write_requests
-from oncoeval.studies.coral.prepare import build_requests
+from oncoeval.studies.coral.requests import build_requests
 
 log = setup_script_logging(snakemake.log[0])
 requests = build_requests(
@@ -16,5 +16,5 @@ requests = build_requests(
         "max_new_tokens": int(snakemake.params.max_new_tokens),
     },
 )
-write_requests(snakemake.output[0], requests)
+write_requests(snakemake.output.requests, requests)
 log.info("%d requests", len(requests))

@@ -3,11 +3,11 @@
 import pandas as pd
 
 from oncoeval.io import setup_script_logging, write_table
-from oncoeval.studies.coral.scoring import score_model
+from oncoeval.studies.coral.score import score_model
 
 log = setup_script_logging(snakemake.log[0])
 parsed = pd.read_csv(snakemake.input.parsed, sep="\t", dtype=str, keep_default_na=False)
 gold = pd.read_csv(snakemake.input.gold, sep="\t", dtype=str, keep_default_na=False)
 scores = score_model(parsed, gold)
-write_table(scores, snakemake.output[0])
+write_table(scores, snakemake.output.scores)
 log.info("%d units scored", len(scores))

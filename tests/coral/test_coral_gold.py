@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from oncoeval import config as oc
 from oncoeval.studies.coral.brat import read_document, read_schema
 from oncoeval.studies.coral.gold import CLEAN, GOLD_VIEWS, derive, gold_rows, scored_fields
 from oncoeval.studies.coral.sections import find_sections
@@ -17,9 +18,14 @@ NOTES = REPO / "resources" / "demo" / "coral" / "notes"
 SCHEMA = read_schema(REPO / "resources" / "coral" / "annotation.conf")
 
 
+def sections_block(**given) -> dict:
+    """The coral ``sections`` block as the workflow hands it on: the schema's defaults filled."""
+    return oc.filled_study_block({"studies": {"coral": {"sections": given}}}, "coral")["sections"]
+
+
 def gold(doc_id: str, section: str, subtype: str) -> dict[str, dict[str, list[str]]]:
     doc = read_document(NOTES / f"{doc_id}.txt", NOTES / f"{doc_id}.ann", SCHEMA)
-    sec = find_sections(doc, {"source": "headings"})[section]
+    sec = find_sections(doc, sections_block(source="headings"))[section]
     return {t.primary: t.fields for t in derive(doc, sec, subtype, CLEAN)}
 
 
@@ -168,7 +174,7 @@ def test_family_history_and_hypothetical_mentions_are_not_the_patients(tmp_path)
     (tmp_path / "f.txt").write_text(text)
     (tmp_path / "f.ann").write_text(ann)
     doc = read_document(tmp_path / "f.txt", tmp_path / "f.ann", SCHEMA)
-    sec = find_sections(doc, {"source": "headings", "names": ["hpi"]})["hpi"]
+    sec = find_sections(doc, sections_block(source="headings", names=["hpi"]))["hpi"]
     assert derive(doc, sec, "symptoms") == []
     # "was" lies between name and result, so they are joined with one space
     assert [t.primary for t in derive(doc, sec, "biomarkers")] == ["ER positive"]
@@ -177,7 +183,7 @@ def test_family_history_and_hypothetical_mentions_are_not_the_patients(tmp_path)
 @pytest.mark.parametrize("subtype", list(SUBTYPES))
 def test_gold_rows_pair_the_primary_with_every_field_value(subtype):
     doc = read_document(NOTES / "breast_02.txt", NOTES / "breast_02.ann", SCHEMA)
-    for name, sec in find_sections(doc, {"source": "headings"}).items():
+    for name, sec in find_sections(doc, sections_block(source="headings")).items():
         for view, rules in GOLD_VIEWS.items():
             tuples = derive(doc, sec, subtype, rules)
             rows = gold_rows("breast_02", name, subtype, tuples, view)
@@ -193,14 +199,15 @@ def test_gold_rows_pair_the_primary_with_every_field_value(subtype):
 
 def test_prepare_reports_a_missing_section_and_reads_metadata(tmp_path):
     from oncoeval.errors import InputError
-    from oncoeval.studies.coral.prepare import build_requests, prepare
+    from oncoeval.studies.coral.prepare import prepare
+    from oncoeval.studies.coral.requests import build_requests
 
     (tmp_path / "n1.txt").write_text("HISTORY OF PRESENT ILLNESS:\nA lump.\n")
     (tmp_path / "n1.ann").write_text("T1\tSymptom 30 34\tlump\n")
     meta = tmp_path / "meta.tsv"
     meta.write_text("doc_id\tcancer_type\tgender\nn1\tbreast\tFemale\n")
     conf = REPO / "resources" / "coral" / "annotation.conf"
-    items, report, gold = prepare(tmp_path, conf, meta, {"source": "headings"})
+    items, report, gold = prepare(tmp_path, conf, meta, sections_block(source="headings"))
     assert report[["section", "found"]].values.tolist() == [["hpi", True], ["ap", False]]
     assert items[0]["gender"] == "Female" and items[0]["race_ethnicity"] == ""
     symptoms = gold[gold["subtype"] == "symptoms"]
@@ -219,7 +226,7 @@ def test_prepare_reports_a_missing_section_and_reads_metadata(tmp_path):
 
     meta.write_text("doc_id\tcancer_type\nn9\tbreast\n")
     with pytest.raises(InputError, match="doc_id values without a note"):
-        prepare(tmp_path, conf, meta, {"source": "headings"})
+        prepare(tmp_path, conf, meta, sections_block(source="headings"))
 
 
 SHARED = REPO.parent.parent / "shared" / "data" / "coral"
@@ -229,5 +236,7 @@ SHARED = REPO.parent.parent / "shared" / "data" / "coral"
 def test_shared_corpus_reads_and_derives_gold_when_present():
     from oncoeval.studies.coral.prepare import prepare
 
-    items, report, gold = prepare(SHARED, REPO / "resources/coral/annotation.conf", None, {})
+    items, report, gold = prepare(
+        SHARED, REPO / "resources/coral/annotation.conf", None, sections_block()
+    )
     assert items and set(gold["subtype"]) <= set(SUBTYPES)

@@ -11,12 +11,18 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+from oncoeval import config as oc
 from oncoeval.studies.coral.brat import read_document, read_schema
 from oncoeval.studies.coral.gold import CLEAN, PUBLISHED, GoldRules, derive, gold_rows
 from oncoeval.studies.coral.sections import find_sections
 from tests.conftest import REPO
 
 SCHEMA = read_schema(REPO / "resources" / "coral" / "annotation.conf")
+
+
+def sections_block(**given) -> dict:
+    """The coral ``sections`` block as the workflow hands it on: the schema's defaults filled."""
+    return oc.filled_study_block({"studies": {"coral": {"sections": given}}}, "coral")["sections"]
 
 
 def brat(tmp_path, text: str, entities: list[str], lines: list[str] = ()):
@@ -34,7 +40,7 @@ def brat(tmp_path, text: str, entities: list[str], lines: list[str] = ()):
     (tmp_path / "n.txt").write_text(text)
     (tmp_path / "n.ann").write_text("\n".join(ann) + "\n")
     doc = read_document(tmp_path / "n.txt", tmp_path / "n.ann", SCHEMA)
-    return doc, find_sections(doc, {"source": "headings", "names": ["hpi"]})["hpi"]
+    return doc, find_sections(doc, sections_block(source="headings", names=["hpi"]))["hpi"]
 
 
 def gold(note, subtype, rules: GoldRules = PUBLISHED) -> list[tuple[str, dict]]:
@@ -376,7 +382,7 @@ def test_published_gold_of_a_demo_note_for_every_subtype():
     """breast_01 (resources/demo/coral/notes), its HPI and A&P, every subtype, by hand."""
     notes = REPO / "resources" / "demo" / "coral" / "notes"
     doc = read_document(notes / "breast_01.txt", notes / "breast_01.ann", SCHEMA)
-    sections = find_sections(doc, {"source": "headings"})
+    sections = find_sections(doc, sections_block(source="headings"))
     got = {
         (name, subtype): [(t.primary, t.fields) for t in derive(doc, sec, subtype)]
         for name, sec in sections.items()

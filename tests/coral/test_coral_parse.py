@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from oncoeval.records import Response
-from oncoeval.studies.coral.parse import parse_response, values_from_raw
-from oncoeval.studies.coral.scoring import allowed_tuples, parsed_rows
+from oncoeval.studies.coral.parse import (
+    allowed_tuples,
+    parse_response,
+    parsed_rows,
+    values_from_raw,
+)
 
 RAD = allowed_tuples("radiology")
 

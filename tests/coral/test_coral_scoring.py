@@ -10,7 +10,7 @@ from oncoeval.errors import InputError
 from oncoeval.stats import BootstrapSettings
 from oncoeval.studies.coral.aggregate import bh_qvalues, kruskal_table, summarise
 from oncoeval.studies.coral.review import read_sheet, review_sheet, table2
-from oncoeval.studies.coral.scoring import score_model, score_unit
+from oncoeval.studies.coral.score import score_model, score_unit
 
 
 def test_empty_sides_are_unknown_as_published():
@@ -245,7 +245,7 @@ def test_review_sheet_round_trip_to_table2(tmp_path):
 
 def _responses_to_parsed(answers: dict[str, str | None], errors: dict | None = None):
     from oncoeval.records import Response
-    from oncoeval.studies.coral.scoring import PARSED_COLUMNS, parsed_rows
+    from oncoeval.studies.coral.parse import PARSED_COLUMNS, parsed_rows
 
     errors = errors or {}
     rows = []

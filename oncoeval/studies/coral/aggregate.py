@@ -29,9 +29,7 @@ from ...report.figures import legend_outside, note_empty
 from ...report.figures import save as save_figure
 from ...stats import BootstrapSettings, bootstrap_mean_ci
 from .tasks import SUBTYPES
-
-METRICS = ("bleu4", "rouge1", "em_f1")
-METRIC_NAMES = {"bleu4": "BLEU4", "rouge1": "ROUGE1", "em_f1": "EM_F1"}
+from .workflow import METRICS, figure_name
 
 
 def _gold(df: pd.DataFrame, view: str) -> pd.DataFrame:
@@ -153,7 +151,7 @@ def kruskal_table(
                     "subtype": subtype,
                     "field": field,
                     "model": model,
-                    "metric": METRIC_NAMES[metric],
+                    "metric": METRICS[metric][0],
                     "groups": ";".join(f"{g}:{len(s)}" for g, s in samples.items()),
                     "n_unscored": int(failed.sum()),
                     "statistic": np.nan,
@@ -227,7 +225,7 @@ def figure3(by_field: pd.DataFrame, metric: str, path, title: str, series=("mode
     ax.set_yticks(np.arange(len(labels)) + 0.4 - height / 2, labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlim(0, 1.05)
-    ax.set_xlabel(f"mean {METRIC_NAMES[metric]} (published view, 95% CI over notes)")
+    ax.set_xlabel(f"mean {METRICS[metric][0]} (published view, 95% CI over notes)")
     ax.set_title(title, fontsize=9)
     scored = df[metric].notna() if len(df) else pd.Series(dtype=bool)
     n_scored = int(df.loc[scored, "n_units"].sum()) if len(df) else 0
@@ -236,6 +234,20 @@ def figure3(by_field: pd.DataFrame, metric: str, path, title: str, series=("mode
     fig.tight_layout()
     save_figure(fig, path)
     plt.close(fig)
+
+
+def write_figures(by_field: pd.DataFrame, by_cancer_type: pd.DataFrame, outputs) -> None:
+    """Figure 3 (per pair) and Figure S2 (per pair and cancer type) of every metric, each to
+    ``outputs[figure_name(...)]``."""
+    for metric, (_, title) in METRICS.items():
+        figure3(by_field, metric, outputs[figure_name("figure3", metric)], f"CORAL: {title}")
+        figure3(
+            by_cancer_type,
+            metric,
+            outputs[figure_name("figureS2", metric)],
+            f"CORAL: {title} by cancer type",
+            series=("model", "cancer_type"),
+        )
 
 
 def metadata_from_items(items: list[dict]) -> pd.DataFrame:

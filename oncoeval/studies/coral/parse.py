@@ -22,7 +22,9 @@ import re
 from dataclasses import dataclass, field
 
 from ...parsing import too_long
-from .tasks import UNKNOWN
+from ...records import Response
+from .gold import pair_string
+from .tasks import SUBTYPES, UNKNOWN
 
 _APOS = "\x00"
 # a capitalised name glued to "(" with a keyword argument before the next ")": an attempt at a
@@ -200,3 +202,77 @@ def parse_response(text: str | None, allowed: dict[str, tuple[str, ...]]) -> Par
                     parsed[f] = [UNKNOWN]
             result.tuples.append(ParsedTuple(name, parsed, line_no, chunk, method))
     return result
+
+
+# The parse stage: one response -> rows of parsed/{model}.tsv.
+PARSED_COLUMNS = [
+    "doc_id",
+    "section",
+    "subtype",
+    "status",
+    "line_no",
+    "tuple_index",
+    "tuple_name",
+    "field",
+    "primary",
+    "field_value",
+    "value",
+    "method",
+    "reason",
+    "raw",
+]
+
+
+def allowed_tuples(subtype: str) -> dict[str, tuple[str, ...]]:
+    st = SUBTYPES[subtype]
+    return {st.tuple_name: st.all_fields, **st.extra_tuples}
+
+
+def parsed_rows(response: Response) -> list[dict]:
+    """Rows of parsed/{model}.tsv for one response: tuples, failures, or one status row."""
+    meta = response.meta
+    base = {k: meta[k] for k in ("doc_id", "section", "subtype")}
+    blank = dict.fromkeys(PARSED_COLUMNS, "")
+    if response.error is not None or response.text is None:
+        return [{**blank, **base, "status": "error", "reason": response.error or "no text"}]
+    st = SUBTYPES[base["subtype"]]
+    result = parse_response(response.text, allowed_tuples(base["subtype"]))
+    rows = []
+    for index, tup in enumerate(result.tuples):
+        if tup.name == st.tuple_name:
+            primary = ", ".join(tup.fields[st.primary])
+            fields = st.fields
+        else:  # extra tuples (CancerDiagnosis): no primary entity, shown but not scored
+            primary, fields = "", tuple(st.extra_tuples[tup.name])
+        for f in fields:
+            for v in tup.fields.get(f) or [UNKNOWN]:
+                rows.append(
+                    {
+                        **blank,
+                        **base,
+                        "status": "ok",
+                        "line_no": tup.line_no,
+                        "tuple_index": index,
+                        "tuple_name": tup.name,
+                        "field": f,
+                        "primary": primary,
+                        "field_value": v,
+                        "value": pair_string(primary, v) if primary else v,
+                        "method": tup.method,
+                        "raw": tup.raw,
+                    }
+                )
+    for fail in result.failures:
+        rows.append(
+            {
+                **blank,
+                **base,
+                "status": "failed",
+                "line_no": fail.line_no,
+                "reason": fail.reason,
+                "raw": fail.raw,
+            }
+        )
+    if not rows:
+        rows.append({**blank, **base, "status": "empty", "reason": "no tuples in the answer"})
+    return rows

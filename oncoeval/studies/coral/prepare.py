@@ -1,4 +1,4 @@
-"""Prepare and prompt stages: BRAT notes -> items, section report and gold; items -> requests."""
+"""Prepare stage: BRAT notes -> items, section report and gold."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...errors import InputError
-from ...inputs import check_placeholders, read_table, read_template
-from ...records import Request
+from ...inputs import read_table
 from .brat import find_documents, read_document, read_schema
 from .gold import GOLD_VIEWS, derive, gold_rows
 from .sections import find_sections, marker_types, skip_chars
@@ -30,7 +29,6 @@ GOLD_COLUMNS = [
     "primary",
     "field_value",
 ]
-TASK_PLACEHOLDER = "{task-specific-prompt}"
 
 
 def read_metadata(path: str | Path | None, doc_ids: list[str]) -> pd.DataFrame:
@@ -73,7 +71,7 @@ def prepare(notes_dir, conf_path, metadata_path, section_settings: dict):
         )
     ids = [d.doc_id for d in docs]
     meta = read_metadata(metadata_path, ids).set_index("doc_id")
-    names = list(section_settings.get("names") or ["hpi", "ap"])
+    names = section_settings["names"]
     items, report, gold = [], [], []
     for doc in docs:
         sections = find_sections(doc, section_settings)
@@ -110,37 +108,3 @@ def prepare(notes_dir, conf_path, metadata_path, section_settings: dict):
         pd.DataFrame(report, columns=SECTION_COLUMNS),
         pd.DataFrame(gold, columns=GOLD_COLUMNS),
     )
-
-
-def load_prompts(prompt_dir: str | Path, subtypes) -> tuple[str, str, dict[str, str]]:
-    prompt_dir = Path(prompt_dir)
-    system = read_template(prompt_dir / "system.txt", strip=True)
-    template = read_template(prompt_dir / "user_template.txt", strip=True)
-    check_placeholders(template, (TASK_PLACEHOLDER,))
-    tasks = {s: read_template(prompt_dir / "tasks" / f"{s}.txt", strip=True) for s in subtypes}
-    return system, template, tasks
-
-
-def build_requests(items, subtypes, prompt_dir, params: dict) -> list[Request]:
-    """One request per note, section and subtype: section text first, then the prompt."""
-    unknown = [s for s in subtypes if s not in SUBTYPES]
-    if unknown:
-        raise ValueError(f"unknown subtypes {unknown}; known: {list(SUBTYPES)}")
-    system, template, tasks = load_prompts(prompt_dir, subtypes)
-    requests = []
-    for item in items:
-        for section, sec in item["sections"].items():
-            for subtype in subtypes:
-                user = sec["text"] + "\n\n" + template.replace(TASK_PLACEHOLDER, tasks[subtype])
-                requests.append(
-                    Request(
-                        request_id=f"{item['doc_id']}|{section}|{subtype}",
-                        messages=[
-                            {"role": "system", "content": system},
-                            {"role": "user", "content": user},
-                        ],
-                        params=dict(params),
-                        meta={"doc_id": item["doc_id"], "section": section, "subtype": subtype},
-                    )
-                )
-    return requests

@@ -1,21 +1,63 @@
-"""Helpers that rules/coral.smk calls while building the DAG (file lists and final targets)."""
+"""The rules' side of the coral study: result paths, declared outputs, final targets and the
+input helpers rules/coral.smk calls while building the DAG."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from oncoeval.config import study_evaluated_models
+
+from ..contract import ResultPaths
 from .tasks import SUBTYPES
 
+paths = ResultPaths("coral")
 PROMPT_DIR = "config/prompts/coral"
+
+# The metrics of the tables and figures: score column -> (label in the tables and on the axes,
+# name in the figure titles).
+METRICS = {
+    "bleu4": ("BLEU4", "BLEU-4"),
+    "rouge1": ("ROUGE1", "ROUGE-1"),
+    "em_f1": ("EM_F1", "exact-match F1"),
+}
 TABLES = ("overall", "by_field", "by_task", "by_cancer_type", "kruskal_gender", "kruskal_race")
-FIGURES = (
-    "figure3_bleu4",
-    "figure3_rouge1",
-    "figure3_em_f1",
-    "figureS2_bleu4",
-    "figureS2_rouge1",
-    "figureS2_em_f1",
-)
+
+
+def table_outputs(name: str) -> dict[str, str]:
+    """A table's two files: ``<name>`` (.tsv) and ``<name>_md`` (.md)."""
+    return {name: paths.table(name), f"{name}_md": paths("tables", f"{name}.md")}
+
+
+def figure_name(panel: str, metric: str) -> str:
+    """Figure 3 (``figure3``, per pair) or Figure S2 (``figureS2``, per cancer type) of a metric."""
+    return f"{panel}_{metric}"
+
+
+# Intermediate files: inputs of later rules, not final targets.
+NOTES_ITEMS = paths("items", "notes.jsonl")
+REQUESTS = paths.requests("extraction")
+PARSED = paths.parsed("{model}", "tsv")
+
+OUTPUTS_PREPARE = {"sections": paths("items", "sections.tsv"), "gold": paths("gold", "gold.tsv")}
+SCORES = paths.scores("{model}")
+OUTPUTS_AGGREGATE = {
+    **{k: v for t in TABLES for k, v in table_outputs(t).items()},
+    **{
+        (name := figure_name(panel, metric)): paths.figure(name)
+        for panel in ("figure3", "figureS2")
+        for metric in METRICS
+    },
+}
+REVIEW_SHEET = paths("review", "{model}_sheet.xlsx")
+OUTPUTS_REVIEW = table_outputs("expert_review")
+# Every declared output of the study, by name ({model}: one file per evaluated model).
+OUTPUTS = {
+    **OUTPUTS_PREPARE,
+    "scores": SCORES,
+    "review_sheet": REVIEW_SHEET,
+    **OUTPUTS_AGGREGATE,
+    **OUTPUTS_REVIEW,
+}
 
 
 def note_files(notes_dir: str) -> list[str]:
@@ -38,44 +80,20 @@ def prompt_files(subtypes) -> dict[str, list[str] | str]:
 
 
 def review_model(block: dict, models: list[str]) -> str | None:
-    review = block.get("review") or {}
-    return review.get("model") or (models[0] if models else None)
+    """The model whose parsed outputs fill the review sheet: the configured one, else the first."""
+    return block["review"]["model"] or (models[0] if models else None)
 
 
-def targets(block: dict, models: list[str]) -> list[str]:
-    out = ["results/coral/gold/gold.tsv", "results/coral/items/sections.tsv"]
-    out += [f"results/coral/scores/{m}.tsv" for m in models]
-    out += [f"results/coral/tables/{t}.{ext}" for t in TABLES for ext in ("tsv", "md")]
-    out += [f"results/coral/figures/{f}.png" for f in FIGURES]
+def final_targets(config: dict) -> list[str]:
+    """The study's final targets (``config``'s coral block filled by common.smk)."""
+    block = config["studies"]["coral"]
+    models = study_evaluated_models(config, "coral")
+    out = [OUTPUTS_PREPARE["gold"], OUTPUTS_PREPARE["sections"]]
+    out += [SCORES.format(model=m) for m in models]
+    out += list(OUTPUTS_AGGREGATE.values())
     reviewer = review_model(block, models)
     if reviewer:
-        out.append(f"results/coral/review/{reviewer}_sheet.xlsx")
-    if (block.get("review") or {}).get("sheet"):
-        out += ["results/coral/tables/expert_review.tsv", "results/coral/tables/expert_review.md"]
+        out.append(REVIEW_SHEET.format(model=reviewer))
+    if block["review"]["sheet"]:
+        out += list(OUTPUTS_REVIEW.values())
     return out
-
-
-SCHEMA = Path(__file__).resolve().parents[3] / "config" / "schemas" / "coral.schema.yaml"
-
-
-def _with_defaults(schema: dict, value):
-    if schema.get("type") == "object" or "properties" in schema:
-        value = dict(value or {})
-        for key, sub in (schema.get("properties") or {}).items():
-            if key not in value and "default" in sub:
-                value[key] = sub["default"]
-            if key in value and isinstance(value[key], dict | type(None)) and "properties" in sub:
-                value[key] = _with_defaults(sub, value[key])
-    return value
-
-
-def settings(block: dict | None, schema_path: str | Path = SCHEMA) -> dict:
-    """The coral block with the schema's defaults filled in (nested blocks too).
-
-    Snakemake's ``validate`` does not fill defaults inside referenced sub-schemas, so the study
-    does it here from the same schema file: one place for every default.
-    """
-    import yaml
-
-    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
-    return _with_defaults(schema, block or {})

@@ -1,4 +1,4 @@
-"""Parsed responses -> rows, and per-unit scores against gold.
+"""Score stage: per-unit scores of one model's parsed rows against gold.
 
 A unit is one (gold view, note, section, subtype, field) that the model was asked about: every
 response gives units for each scored field of its subtype under each gold derivation
@@ -20,28 +20,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...records import Response
-from .gold import GOLD_VIEWS, pair_string, scored_fields
+from .gold import GOLD_VIEWS, scored_fields
 from .metrics import bleu4, exact_match, rouge1
-from .parse import parse_response
 from .tasks import SUBTYPES, UNKNOWN
 
-PARSED_COLUMNS = [
-    "doc_id",
-    "section",
-    "subtype",
-    "status",
-    "line_no",
-    "tuple_index",
-    "tuple_name",
-    "field",
-    "primary",
-    "field_value",
-    "value",
-    "method",
-    "reason",
-    "raw",
-]
 SCORE_COLUMNS = [
     "gold_view",
     "doc_id",
@@ -62,61 +44,6 @@ SCORE_COLUMNS = [
 # The default tuple's pair string: primary and value both unknown (tasks.UNKNOWN).
 DEFAULT_PAIR = f"{UNKNOWN} {UNKNOWN}"
 METRIC_COLUMNS = ("bleu4", "rouge1", "em_precision", "em_recall", "em_f1")
-
-
-def allowed_tuples(subtype: str) -> dict[str, tuple[str, ...]]:
-    st = SUBTYPES[subtype]
-    return {st.tuple_name: st.all_fields, **st.extra_tuples}
-
-
-def parsed_rows(response: Response) -> list[dict]:
-    """Rows of parsed/{model}.tsv for one response: tuples, failures, or one status row."""
-    meta = response.meta
-    base = {k: meta[k] for k in ("doc_id", "section", "subtype")}
-    blank = dict.fromkeys(PARSED_COLUMNS, "")
-    if response.error is not None or response.text is None:
-        return [{**blank, **base, "status": "error", "reason": response.error or "no text"}]
-    st = SUBTYPES[base["subtype"]]
-    result = parse_response(response.text, allowed_tuples(base["subtype"]))
-    rows = []
-    for index, tup in enumerate(result.tuples):
-        if tup.name == st.tuple_name:
-            primary = ", ".join(tup.fields[st.primary])
-            fields = st.fields
-        else:  # extra tuples (CancerDiagnosis): no primary entity, shown but not scored
-            primary, fields = "", tuple(st.extra_tuples[tup.name])
-        for f in fields:
-            for v in tup.fields.get(f) or [UNKNOWN]:
-                rows.append(
-                    {
-                        **blank,
-                        **base,
-                        "status": "ok",
-                        "line_no": tup.line_no,
-                        "tuple_index": index,
-                        "tuple_name": tup.name,
-                        "field": f,
-                        "primary": primary,
-                        "field_value": v,
-                        "value": pair_string(primary, v) if primary else v,
-                        "method": tup.method,
-                        "raw": tup.raw,
-                    }
-                )
-    for fail in result.failures:
-        rows.append(
-            {
-                **blank,
-                **base,
-                "status": "failed",
-                "line_no": fail.line_no,
-                "reason": fail.reason,
-                "raw": fail.raw,
-            }
-        )
-    if not rows:
-        rows.append({**blank, **base, "status": "empty", "reason": "no tuples in the answer"})
-    return rows
 
 
 def score_unit(predictions: list[str], golds: list[str], gold_values=None) -> dict:

@@ -1,4 +1,4 @@
-"""Entry point of coral_review_table: a filled review sheet -> Table 2."""
+"""Entry point of coral_review_parse: the experts' filled review sheet -> Table 2."""
 
 from oncoeval.io import setup_script_logging, write_table
 from oncoeval.studies.coral.review import read_sheet, table2
@@ -7,8 +7,8 @@ log = setup_script_logging(snakemake.log[0])
 table = table2(read_sheet(snakemake.input.sheet))
 write_table(
     table,
-    snakemake.output.tsv,
-    snakemake.output.md,
+    snakemake.output.expert_review,
+    snakemake.output.expert_review_md,
     title="Expert review of extracted outputs (Table 2 layout)",
     notes=[
         "Fractions of reviewed rows per category: 1 correct; 2a extra correct information; "
