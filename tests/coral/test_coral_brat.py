@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from oncoeval import config as oc
 from oncoeval.errors import InputError
 from oncoeval.studies.coral.brat import find_documents, read_document, read_schema
 from oncoeval.studies.coral.sections import find_sections
@@ -11,6 +12,11 @@ from tests.conftest import REPO
 
 CONF = REPO / "resources" / "coral" / "annotation.conf"
 TEXT = "HPI:\nLeft breast lump since May.\n\nA&P:\nNo pain.\n"
+
+
+def sections_block(**given) -> dict:
+    """The coral ``sections`` block as the workflow hands it on: the schema's defaults filled."""
+    return oc.filled_study_block({"studies": {"coral": {"sections": given}}}, "coral")["sections"]
 
 
 @pytest.fixture(scope="module")
@@ -103,14 +109,14 @@ def test_find_documents_requires_pairs(tmp_path):
 
 def test_sections_from_headings_and_from_marker_entities(schema, tmp_path):
     doc = read_document(*write_pair(tmp_path, ""), schema)
-    found = find_sections(doc, {"source": "headings"})
+    found = find_sections(doc, sections_block(source="headings"))
     assert found["hpi"].text == "Left breast lump since May."
     assert found["ap"].text == "No pain."
     assert doc.text[found["ap"].start : found["ap"].end] == "No pain."
 
     ann = "T1\tHistoryOfPresentIllness 5 32\tLeft breast lump since May.\n"
     doc = read_document(*write_pair(tmp_path, ann, name="n2"), schema)
-    found = find_sections(doc, {"source": "entities"})
+    found = find_sections(doc, sections_block(source="entities"))
     assert set(found) == {"hpi"}  # no A&P marker: the section is missing, not invented
     assert found["hpi"].text == "Left breast lump since May."
 
@@ -144,7 +150,7 @@ CORPUS_ANN = "\n".join(
         "A2\tNegationModalityVal T7 affirmed",
     ]
 )
-MARKERS = {"source": "markers"}
+MARKERS = sections_block(source="markers")
 
 
 def test_pre_annotations_are_skipped_and_counted(schema, tmp_path):
@@ -163,7 +169,7 @@ def test_pre_annotations_are_skipped_and_counted(schema, tmp_path):
     }
     # section markers are not in annotation.conf: read with the heading source, they stop the run
     with pytest.raises(InputError) as err:
-        read_document(*pair, schema, marker_types({"source": "headings"}))
+        read_document(*pair, schema, marker_types(sections_block(source="headings")))
     assert "line 1: unknown entity type 'hpi_start'" in str(err.value)
     assert "nor a section marker of the chosen sections.source" in str(err.value)
 
@@ -207,3 +213,11 @@ def test_unpaired_markers_stop_with_file_and_line(schema, tmp_path, ann, message
     with pytest.raises(InputError) as err:
         find_sections(doc, MARKERS)
     assert str(pair[1]) in str(err.value) and message in str(err.value)
+
+
+def test_a_section_name_without_its_marker_pair_stops_before_any_note_is_read():
+    from oncoeval.studies.coral.sections import marker_types
+
+    settings = sections_block(source="markers", marker_pairs={"hpi": ["hpi_start", "hpi_end"]})
+    with pytest.raises(ValueError, match=r"sections.marker_pairs has no entry for \['ap'\]"):
+        marker_types(settings)

@@ -37,8 +37,6 @@ DEFAULT_HEADINGS = {
     "hpi": r"(?im)^[ \t]*(history of present illness|hpi|interval history)[ \t]*:?[ \t]*$",
     "ap": r"(?im)^[ \t]*(assessment and plan|assessment & plan|a&p|impression and plan)[ \t]*:?[ \t]*$",
 }
-DEFAULT_MARKERS = {"hpi": "HistoryOfPresentIllness", "ap": "AssessmentAndPlan"}
-DEFAULT_MARKER_PAIRS = {"hpi": ["hpi_start", "hpi_end"], "ap": ["ap_start", "ap_end"]}
 DEFAULT_HEADING_ANY = r"(?m)^[ \t]*[A-Z][A-Z0-9 &/()'-]{1,80}:[ \t]*$"
 
 
@@ -131,22 +129,35 @@ def sections_from_headings(
     return found
 
 
+def _per_name(settings: dict, key: str) -> dict:
+    """``settings[key]`` for each of ``settings['names']``; a name it lacks stops the run."""
+    given = settings[key]
+    missing = [n for n in settings["names"] if n not in given]
+    if missing:
+        raise ValueError(
+            f"studies.coral.sections.{key} has no entry for {missing} "
+            f"(sections.names: {settings['names']})"
+        )
+    return {n: given[n] for n in settings["names"]}
+
+
 def find_sections(doc: Document, settings: dict) -> dict[str, Section]:
-    """Sections named in ``settings['names']`` that the configured source finds in ``doc``."""
-    names = list(settings.get("names") or ["hpi", "ap"])
-    source = settings.get("source", "headings")
+    """Sections named in ``settings['names']`` that the configured source finds in ``doc``.
+
+    ``settings``: the filled ``sections`` block of the study's config.
+    """
+    names = settings["names"]
+    source = settings["source"]
     if source == "markers":
-        pairs = {**DEFAULT_MARKER_PAIRS, **(settings.get("marker_pairs") or {})}
-        found = sections_from_markers(doc, {n: pairs[n] for n in names})
+        found = sections_from_markers(doc, _per_name(settings, "marker_pairs"))
     elif source == "entities":
-        marker_types = {**DEFAULT_MARKERS, **(settings.get("marker_types") or {})}
-        found = sections_from_entities(doc, {n: marker_types[n] for n in names})
+        found = sections_from_entities(doc, _per_name(settings, "marker_types"))
     elif source == "headings":
-        headings = {**DEFAULT_HEADINGS, **(settings.get("headings") or {})}
+        headings = {**DEFAULT_HEADINGS, **settings["headings"]}
         found = sections_from_headings(
             doc,
             {n: headings[n] for n in names},
-            settings.get("heading_any") or DEFAULT_HEADING_ANY,
+            settings["heading_any"] or DEFAULT_HEADING_ANY,
         )
     else:
         raise ValueError(
@@ -157,11 +168,9 @@ def find_sections(doc: Document, settings: dict) -> dict[str, Section]:
 
 def marker_types(settings: dict) -> frozenset[str]:
     """Entity types the chosen source reads that ``annotation.conf`` need not declare."""
-    if settings.get("source", "headings") != "markers":
+    if settings["source"] != "markers":
         return frozenset()
-    pairs = {**DEFAULT_MARKER_PAIRS, **(settings.get("marker_pairs") or {})}
-    names = list(settings.get("names") or ["hpi", "ap"])
-    return frozenset(t for n in names for t in pairs[n])
+    return frozenset(t for pair in _per_name(settings, "marker_pairs").values() for t in pair)
 
 
 def entities_in(doc: Document, section: Section):
