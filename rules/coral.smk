@@ -111,7 +111,7 @@ rule coral_review_requests:
     output:
         review_sheet=coral_wf.REVIEW_SHEET,
     log:
-        coral_wf.paths.log("review_sheet", "{model}"),
+        coral_wf.paths.log("review_requests", "{model}"),
     conda:
         "../envs/cpu.yaml"
     script:
@@ -124,7 +124,7 @@ rule coral_review_parse:
     output:
         **coral_wf.OUTPUTS_REVIEW,
     log:
-        coral_wf.paths.log("review_table"),
+        coral_wf.paths.log("review_parse"),
     conda:
         "../envs/cpu.yaml"
     script:
