@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import filecmp
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -17,12 +19,13 @@ from conftest import (
     dry_run_jobs,
     other_studies_off,
     run_snakemake,
+    workflow_env,
     write_config,
 )
 
 TOY = REPO / "tests" / "toy_study"
 # The toy study's own files, at the paths they would have in the repository.
-TOY_PARTS = ("oncoeval", "rules", "scripts", "config")
+TOY_PARTS = ("oncoeval", "rules", "scripts", "config", "tests")
 REGISTRY = "oncoeval/studies/__init__.py"
 CONFIG = {
     "models": [
@@ -41,8 +44,14 @@ def workflow_with_toy(path: Path) -> Path:
     """A copy of the workflow (package included), the toy's files laid over it, and "toy" added
     to the registry."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for part in (*WORKFLOW_PARTS, "oncoeval"):
+    for part in (
+        *WORKFLOW_PARTS,
+        "oncoeval",
+        "tests/conftest.py",
+        "tests/spine/test_study_contract.py",
+    ):
         src = REPO / part
+        (path / part).parent.mkdir(parents=True, exist_ok=True)
         if src.is_dir():
             shutil.copytree(src, path / part, ignore=ignore)
         elif src.exists():
@@ -58,6 +67,34 @@ def workflow_with_toy(path: Path) -> Path:
     text = registry.read_text(encoding="utf-8")
     registry.write_text(text.replace('"guidelines")', '"guidelines", "toy")'), encoding="utf-8")
     return path
+
+
+def test_the_toy_study_keeps_the_contract_and_passes_its_own_tests(tmp_path):
+    """The contract tests (tests/spine/test_study_contract.py) and the toy's own tests
+    (tests/toy/), run in the copy where "toy" is registered."""
+    workdir = workflow_with_toy(tmp_path)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-k",
+            "toy",
+            "tests/spine/test_study_contract.py",
+            "tests/toy",
+        ],
+        cwd=workdir,
+        env=workflow_env({"PYTHONPATH": str(workdir)}),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    # three contract tests of the toy, four of its own
+    assert "7 passed" in proc.stdout, proc.stdout[-2000:]
 
 
 def changed_existing_files(path: Path) -> list[str]:

@@ -27,5 +27,6 @@ HEADLINES = (Headline("toy", "tables/accuracy.tsv", "accuracy", "accuracy"),)
 
 def final_targets(config: dict) -> list[str]:
     models = config["studies"]["toy"]["evaluate"] or config["evaluate"]
-    per_model = [OUTPUTS["scores"].format(model=m) for m in models]
-    return per_model + list(OUTPUTS_AGGREGATE.values())
+    """Every declared output, the per-model ones for each evaluated model."""
+    fixed = [p for p in OUTPUTS.values() if "{model}" not in p]
+    return fixed + [p.format(model=m) for p in OUTPUTS.values() if "{model}" in p for m in models]
