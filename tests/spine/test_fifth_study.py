@@ -129,6 +129,7 @@ def test_the_toy_study_touches_only_the_registry(tmp_path):
     assert changed_existing_files(workdir) == [REGISTRY]
 
 
+@pytest.mark.slow
 def test_every_stage_runs_through_generate(toy_run):
     _, jobs = toy_run
     stages = {rule: n for rule, n in jobs.items() if rule.startswith("toy_") or rule == "generate"}
@@ -147,6 +148,7 @@ def test_every_stage_runs_through_generate(toy_run):
         assert (workdir / f"benchmarks/toy/generate/{model}/ask.tsv").exists()
 
 
+@pytest.mark.slow
 def test_accuracy_counts_the_unparseable_answer_as_unscored(toy_run):
     workdir, _ = toy_run
     table = pd.read_csv(workdir / "results/toy/tables/accuracy.tsv", sep="\t").set_index("model")
@@ -158,6 +160,7 @@ def test_accuracy_counts_the_unparseable_answer_as_unscored(toy_run):
     assert (workdir / "results/toy/figures/accuracy.png").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_the_toy_study_is_in_the_summary_and_the_report(toy_run):
     workdir, _ = toy_run
     summary = pd.read_csv(workdir / "results/summary.tsv", sep="\t")
@@ -165,7 +168,9 @@ def test_the_toy_study_is_in_the_summary_and_the_report(toy_run):
     assert toy["measure"].tolist() == ["accuracy", "accuracy"]
     assert toy.loc["toy-good", "value"] == 1.0
     assert toy.loc["toy-sloppy", ["n", "n_unscored"]].tolist() == [3, 1]
-    for page in ("tables/accuracy.html", "figures/accuracy.png", "tables/model_calls.html"):
+    pages = ("tables/accuracy.html", "figures/accuracy.png", "tables/model_calls.html")
+    pages += ("scores/toy-sloppy.html", "drilldown/toy-good.html", "drilldown/toy-sloppy.html")
+    for page in pages:
         assert (workdir / "results/report/toy" / page).exists(), page
     html = (workdir / "results/report.html").read_text(encoding="utf-8")
     # Its own category, numbered after the four studies, with the run's category last.
