@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from oncoeval.studies import STUDIES as _registered_studies
+# Tests take their study lists from the registry (also as conftest.STUDIES), never by name.
+from oncoeval.studies import STUDIES
 
 REPO = Path(__file__).resolve().parents[1]
 # Parts of the repository a workflow run needs; linked into each test's own directory so that
@@ -55,10 +56,6 @@ def link_workflow(path: Path) -> Path:
         if (REPO / part).exists():
             (path / part).symlink_to(REPO / part)
     return path
-
-
-# The registered studies: tests take their study lists from the registry, never by name.
-STUDIES = _registered_studies
 
 
 def other_studies_off(*kept: str) -> dict:
