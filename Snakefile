@@ -24,10 +24,14 @@ RUN_STARTED = time.time()
 include: "rules/common.smk"
 include: "rules/generate.smk"
 include: "rules/adhoc.smk"
-include: "rules/side_effects.smk"
-include: "rules/cancer_myth.smk"
-include: "rules/coral.smk"
-include: "rules/guidelines.smk"
+
+
+# One rules file per registered study (oncoeval.studies.STUDIES): registering a study adds its rules.
+for _study in oc.STUDIES:
+
+    include: f"rules/{_study}.smk"
+
+
 include: "rules/report.smk"
 
 

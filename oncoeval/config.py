@@ -94,22 +94,20 @@ def judge_ids(value) -> list[str]:
     return [value] if isinstance(value, str) else list(value or [])
 
 
-# Every config key that names a model: the top-level `evaluate` and, per study, the keys below
-# (dotted paths inside the study block). The schemas mark each with `x-names-model: true`, and
-# tests/spine/test_config_routes.py checks that both lists agree and that every key is checked.
+def _marked_model_keys(schema: dict, prefix: str = "") -> list[str]:
+    """Dotted keys a schema marks ``x-names-model: true``, in schema order."""
+    keys = []
+    for key, sub in (schema.get("properties") or {}).items():
+        if sub.get("x-names-model"):
+            keys.append(prefix + key)
+        keys += _marked_model_keys(sub, f"{prefix}{key}.")
+    return keys
+
+
+# Every config key that names a model: the top-level `evaluate` and, per registered study, the
+# keys (dotted paths inside the study block) its schema marks with `x-names-model: true`.
 TOP_MODEL_KEYS = ("evaluate",)
-STUDY_MODEL_KEYS = {
-    "side_effects": ("evaluate", "judges.matcher"),
-    "cancer_myth": (
-        "evaluate",
-        "judges.verifier",
-        "judges.classifier",
-        "construction.generators",
-        "construction.responder",
-    ),
-    "coral": ("evaluate", "review.model"),
-    "guidelines": ("evaluate", "judges.generator", "judges.chooser"),
-}
+STUDY_MODEL_KEYS = {s: tuple(_marked_model_keys(study_schema(s))) for s in STUDIES}
 
 # Data keys of each study: True when the study cannot run without it. None of them has a
 # default: a user who enables a study names its data (the demo config names the demo's).
@@ -296,7 +294,7 @@ def config_problems(config: dict, env: dict | None = None, cuda_available=None) 
 
 def data_problems(study: str, block: dict) -> list[str]:
     """Data keys of an enabled study that are missing, or name a file that does not exist."""
-    keys = dict(STUDY_DATA_KEYS[study])
+    keys = dict(STUDY_DATA_KEYS.get(study, {}))
     if study == "cancer_myth" and block.get("construct"):
         keys.update(CONSTRUCTION_DATA_KEYS)
     problems = []
@@ -372,6 +370,16 @@ def item_limit(config: dict) -> int | None:
     return int(config["limit"]) if config.get("limit") else None
 
 
+def workflow_schema(schema_path: str | os.PathLike) -> dict:
+    """The config schema with one ``studies`` property per registered study, each a ``$ref`` to
+    its own schema: the registry, not the schema file, lists the studies."""
+    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    studies = schema["properties"]["studies"]
+    studies["properties"] = {s: {"$ref": f"schemas/{s}.schema.yaml"} for s in STUDIES}
+    studies["additionalProperties"] = False
+    return schema
+
+
 def schema_problems(config: dict, schema_path: str | os.PathLike) -> list[str]:
     """Every place where ``config`` breaks the JSON Schema (the study schemas included), each as
     ``key.path: what is wrong`` -- all of them, where a validator stops at the first."""
@@ -381,7 +389,7 @@ def schema_problems(config: dict, schema_path: str | os.PathLike) -> list[str]:
     from referencing.jsonschema import DRAFT202012
 
     schema_path = Path(schema_path)
-    schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
+    schema = workflow_schema(schema_path)
     registry = Registry()
     for study in STUDIES:
         rel = f"schemas/{study}.schema.yaml"

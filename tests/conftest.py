@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+# Tests take their study lists from the registry (also as conftest.STUDIES), never by name.
+from oncoeval.studies import STUDIES
+
 REPO = Path(__file__).resolve().parents[1]
 # Parts of the repository a workflow run needs; linked into each test's own directory so that
 # results/, logs/, cache/ and .snakemake/ stay private to the test.
@@ -55,7 +58,9 @@ def link_workflow(path: Path) -> Path:
     return path
 
 
-STUDIES = ("side_effects", "cancer_myth", "coral", "guidelines")
+def other_studies_off(*kept: str) -> dict:
+    """``studies`` blocks that switch off every registered study but ``kept``."""
+    return {s: {"enabled": False} for s in STUDIES if s not in kept}
 
 
 def layered(base: dict, over: dict) -> dict:

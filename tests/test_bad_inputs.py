@@ -26,6 +26,7 @@ from oncoeval import config as oc
 from oncoeval.errors import InputError
 from oncoeval.generate import run_generate
 from oncoeval.records import read_requests, read_responses
+from oncoeval.studies import STUDIES
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "resources" / "demo"
@@ -78,7 +79,7 @@ class Inputs:
             (REPO / "resources" / "tests" / "probe-requests.jsonl", "requests.jsonl"),
         ]:
             shutil.copy(src, root / name)
-        for study in ("side_effects", "cancer_myth", "coral", "guidelines"):
+        for study in STUDIES:
             shutil.copytree(PROMPTS / study, root / "prompts" / study)
         shutil.copytree(DEMO / "coral" / "notes", root / "notes")
 

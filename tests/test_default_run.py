@@ -11,9 +11,7 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, run_snakemake
-
-STUDIES = ("side_effects", "cancer_myth", "coral", "guidelines")
+from conftest import REPO, STUDIES, run_snakemake
 
 
 @pytest.fixture(scope="module")

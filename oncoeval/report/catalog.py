@@ -9,27 +9,46 @@ entry's ``n`` is counted from the file when the report is built.
 
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 import pandas as pd
 
-# Report categories; the report lists them alphabetically, so numbers keep the summary first.
+from ..studies import STUDIES
+
+
+def study_declares(study: str, name: str, default=None):
+    """What a study's ``workflow.py`` declares for the report (``REPORT_TITLE``,
+    ``RESAMPLING_UNIT``, ``HEADLINES``), else ``default``: a new study brings its own."""
+    module = importlib.import_module(f"oncoeval.studies.{study}.workflow")
+    return getattr(module, name, default)
+
+
+_TITLES = {
+    "side_effects": "Side effects (radiation side-effect lists)",
+    "cancer_myth": "Cancer-Myth (false-presupposition questions)",
+    "coral": "CORAL (oncology note extraction)",
+    "guidelines": "CancerGUIDE (guideline path tracing)",
+}
+# Report categories; the report lists them alphabetically, so numbers keep the summary first
+# and the studies in registry order.
 SUMMARY_CATEGORY = "1 Summary"
 STUDY_TITLES = {
-    "side_effects": "2 Side effects (radiation side-effect lists)",
-    "cancer_myth": "3 Cancer-Myth (false-presupposition questions)",
-    "coral": "4 CORAL (oncology note extraction)",
-    "guidelines": "5 CancerGUIDE (guideline path tracing)",
+    s: f"{i} {_TITLES.get(s) or study_declares(s, 'REPORT_TITLE', s)}"
+    for i, s in enumerate(STUDIES, start=2)
 }
-RUN_CATEGORY = "6 Run"
-# The unit each study's bootstrap resamples; a table may name its own below.
-RESAMPLING_UNITS = {
+RUN_CATEGORY = f"{len(STUDIES) + 2} Run"
+_UNITS = {
     "side_effects": "patient profile",
     "cancer_myth": "question",
     "coral": "note",
     "guidelines": "patient note",
+}
+# The unit each study's bootstrap resamples; a table may name its own below.
+RESAMPLING_UNITS = {
+    s: _UNITS.get(s) or study_declares(s, "RESAMPLING_UNIT", "item") for s in STUDIES
 }
 # What the known tables show; anything else gets a caption built from its name.
 DESCRIPTIONS = {
@@ -108,14 +127,11 @@ DESCRIPTIONS = {
     ): "Divergence-point pairs: rollouts vs predictions against experts (Figure 6).",
     **{
         (study, "model_calls"): "Model calls per model and request set: failed and truncated."
-        for study in ("side_effects", "cancer_myth", "coral", "guidelines")
+        for study in STUDIES
     },
 }
 UNIT_OVERRIDES = {
-    **{
-        (study, "model_calls"): "none (counts)"
-        for study in ("side_effects", "cancer_myth", "coral", "guidelines")
-    },
+    **{(study, "model_calls"): "none (counts)" for study in STUDIES},
     ("guidelines", "compliance"): "none (counts and rates over rollouts)",
     ("coral", "kruskal_gender"): "none (rank test, no resampling)",
     ("coral", "kruskal_race"): "none (rank test, no resampling)",

@@ -11,23 +11,14 @@ from __future__ import annotations
 import glob
 import html
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from ..io import iter_jsonl
+from ..studies import STUDIES
+from ..studies.contract import Headline
 from . import catalog, tables
-
-
-@dataclass(frozen=True)
-class Headline:
-    study: str
-    table: str  # under results/{study}/
-    measure: str  # as the summary names it
-    column: str  # value column; its interval is {column}_ci_low/_ci_high
-    where: tuple = ()  # (column, value) pairs selecting the rows of the published view
-
 
 HEADLINES = (
     Headline("side_effects", "tables/table1.tsv", "F1, free-form (ff)", "f1"),
@@ -72,12 +63,16 @@ def _first(columns, candidates):
     return next((c for c in candidates if c in columns), None)
 
 
+def study_headlines(study: str) -> tuple[Headline, ...]:
+    """The study's headlines: those listed above, else the ``HEADLINES`` its workflow.py declares."""
+    listed = tuple(h for h in HEADLINES if h.study == study)
+    return listed or tuple(catalog.study_declares(study, "HEADLINES", ()))
+
+
 def headline_rows(results: Path, studies) -> list[dict]:
-    """One row per (headline measure, model) of the enabled ``studies``."""
+    """One row per (headline measure, model) of the enabled ``studies``, in registry order."""
     rows = []
-    for h in HEADLINES:
-        if h.study not in studies:
-            continue
+    for h in (h for s in STUDIES if s in studies for h in study_headlines(s)):
         path = Path(results) / h.study / h.table
         base = {"study": h.study, "measure": h.measure, "source": str(path)}
         if not path.exists():

@@ -17,6 +17,8 @@ A study ``s`` is:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 STAGES = ("prepare", "requests", "parse", "score", "aggregate")
 # The package modules every study has: the rules' side, then one per stage.
 MODULES = ("workflow", *STAGES)
@@ -59,3 +61,17 @@ class ResultPaths:
 
     def log(self, *parts: str) -> str:
         return "/".join(("logs", self.study, *parts)) + ".log"
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One headline measure of a study, as the summary (results/summary.tsv) shows it per model.
+
+    A study declares its own as ``HEADLINES`` in its ``workflow.py``.
+    """
+
+    study: str
+    table: str  # under results/{study}/
+    measure: str  # as the summary names it
+    column: str  # value column; its interval is {column}_ci_low/_ci_high
+    where: tuple = ()  # (column, value) pairs selecting the rows of the published view

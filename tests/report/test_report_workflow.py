@@ -12,7 +12,7 @@ import sys
 
 import pandas as pd
 import pytest
-from conftest import link_workflow, run_snakemake, workflow_env, write_config
+from conftest import link_workflow, other_studies_off, run_snakemake, workflow_env, write_config
 
 from oncoeval.report import catalog
 
@@ -21,6 +21,7 @@ from oncoeval.report import catalog
 CONFIG = {
     "evaluate": [],
     "studies": {
+        **other_studies_off("side_effects", "coral", "guidelines"),
         "side_effects": {
             "enabled": True,
             "evaluate": ["side-effects-reference-replay"],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import run_snakemake, write_config
+from conftest import STUDIES, run_snakemake, write_config
 
 HF = {"id": "smollm2", "backend": "hf", "path": "embedded:smollm2-135m-instruct"}
 API = {
@@ -12,11 +12,7 @@ API = {
     "model": "gpt-4o",
     "api_key_env": "ONCOEVAL_TEST_NO_SUCH_KEY",
 }
-ADHOC_ONLY = {
-    "studies": {
-        s: {"enabled": False} for s in ("side_effects", "cancer_myth", "coral", "guidelines")
-    }
-}
+ADHOC_ONLY = {"studies": {s: {"enabled": False} for s in STUDIES}}
 
 CASES = {
     "unknown backend": (

@@ -1,0 +1,50 @@
+"""toy_aggregate: accuracy per model with a percentile-bootstrap CI over questions, and its
+figure."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from ...report.figures import note_empty, save  # noqa: E402
+from ...stats import BootstrapSettings, bootstrap_mean_ci  # noqa: E402
+
+ACCURACY_COLUMNS = [
+    "model", "n", "n_unscored", "accuracy", "accuracy_ci_low", "accuracy_ci_high"
+]  # fmt: skip
+
+
+def accuracy_table(scores: dict[str, pd.DataFrame], bootstrap: dict) -> pd.DataFrame:
+    """Per model: questions scored, questions unscored, and the share answered right."""
+    settings = BootstrapSettings(**bootstrap)
+    rows = []
+    for model, df in scores.items():
+        correct = pd.to_numeric(df["correct"], errors="coerce").dropna()
+        mean, low, high = bootstrap_mean_ci(correct.to_numpy(), settings)
+        rows.append(
+            {
+                "model": model,
+                "n": len(correct),
+                "n_unscored": len(df) - len(correct),
+                "accuracy": mean,
+                "accuracy_ci_low": low,
+                "accuracy_ci_high": high,
+            }
+        )
+    return pd.DataFrame(rows, columns=ACCURACY_COLUMNS)
+
+
+def accuracy_figure(table: pd.DataFrame, path) -> None:
+    fig, ax = plt.subplots(figsize=(4, 3))
+    if not note_empty(ax, int(table["n"].sum()), int(table["n_unscored"].sum()), "questions"):
+        low = table["accuracy"] - table["accuracy_ci_low"]
+        high = table["accuracy_ci_high"] - table["accuracy"]
+        ax.bar(table["model"], table["accuracy"], yerr=[low.fillna(0), high.fillna(0)])
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("accuracy (95% CI)")
+    save(fig, path)
+    plt.close(fig)
