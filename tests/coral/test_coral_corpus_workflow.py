@@ -14,7 +14,7 @@ import secrets
 import pandas as pd
 import pytest
 
-from tests.conftest import run_snakemake, write_config
+from tests.conftest import other_studies_off, run_snakemake, write_config
 from tests.fake_openai_server import FakeOpenAIServer
 
 KEY_ENV = "ONCOEVAL_TEST_KEY_" + secrets.token_hex(4).upper()
@@ -88,7 +88,7 @@ def config(notes, url: str, source: str) -> dict:
         "evaluate": ["api"],
         "max_failed_share": 1,
         "studies": {
-            **{s: {"enabled": False} for s in ("side_effects", "cancer_myth", "guidelines")},
+            **other_studies_off("coral"),
             "coral": {
                 "enabled": True,
                 "evaluate": ["api"],  # the demo's own list names its reference replay

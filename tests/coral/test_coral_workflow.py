@@ -10,7 +10,14 @@ import pytest
 
 from oncoeval.studies.coral.reference_replay import gold_answer
 from oncoeval.studies.coral.tasks import SUBTYPES
-from tests.conftest import REPO, dry_run_jobs, run_snakemake, without_report, write_config
+from tests.conftest import (
+    REPO,
+    dry_run_jobs,
+    other_studies_off,
+    run_snakemake,
+    without_report,
+    write_config,
+)
 
 DEMO = REPO / "resources" / "demo" / "coral"
 
@@ -21,7 +28,7 @@ def coral_config(replay_dir: Path, subtypes, sheet=None) -> dict:
         "evaluate": ["gold"],
         "studies": {
             # Only this study: the default config enables the others.
-            **{s: {"enabled": False} for s in ("side_effects", "cancer_myth", "guidelines")},
+            **other_studies_off("coral"),
             "coral": {
                 "enabled": True,
                 "evaluate": ["gold"],  # the demo's own list names its reference replay
