@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from ..errors import ConfigError
 from ..judges.structured import shape_of, vllm_structured_kwargs
 from ..records import Request, Response
-from .base import BaseBackend
+from .base import BaseBackend, machine_resources
 
 log = logging.getLogger(__name__)
 
@@ -79,14 +79,72 @@ def structured_kwargs(params: dict) -> dict:
     return {"structured_outputs": StructuredOutputsParams(**vllm_structured_kwargs(shape))}
 
 
+CONFIG_SCHEMA = {
+    "properties": {
+        "path": {"description": "Local folder or hub id (required, no default).", "type": "string"},
+        "dtype": {
+            "description": "Weights dtype.",
+            "enum": ["auto", "float32", "bfloat16", "float16"],
+            "default": "auto",
+        },
+        "quantization": {
+            "description": "vLLM quantization method or none.",
+            "type": "string",
+            "default": "none",
+        },
+        "gpu_memory_utilization": {
+            "description": "Share of GPU memory vLLM may take.",
+            "type": "number",
+            "default": 0.9,
+        },
+        "max_model_len": {
+            "description": "Context length; null keeps the model's.",
+            "type": ["integer", "null"],
+            "default": None,
+        },
+        "tensor_parallel_size": {
+            "description": (
+                "GPUs one vLLM engine spreads the model over (ask for as many in resources.gpu)."
+            ),
+            "type": "integer",
+            "minimum": 1,
+            "default": 1,
+        },
+        "revision": {
+            "description": "Hub revision (commit) pinned for reproducibility.",
+            "type": ["string", "null"],
+            "default": None,
+        },
+        "threads": {
+            "description": "CPU threads per job.",
+            "type": "integer",
+            "minimum": 1,
+            "default": 2,
+        },
+        "resources": {"$ref": "#/$defs/resources"},
+    },
+    "required": ["path"],
+}
+
+
 class Backend(BaseBackend):
     name = "vllm"
+    CONFIG_SCHEMA = CONFIG_SCHEMA
+    phi_safe_default = True  # the model runs on the job's machine
     # Scheduling and memory settings change how fast, not what is answered.
     operational_keys = BaseBackend.operational_keys | {
         "gpu_memory_utilization",
         "max_model_len",
         "tensor_parallel_size",
     }
+
+    @classmethod
+    def job_resources(cls, cfg: dict, machine: dict) -> dict:
+        return machine_resources(machine)
+
+    @classmethod
+    def job_threads(cls, cfg: dict) -> int:
+        return int(cls.filled(cfg)["threads"])
 
     @classmethod
     def config_problems(cls, cfg: dict, env=None) -> list[str]:
