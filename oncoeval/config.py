@@ -19,10 +19,9 @@ import yaml
 from .backends import BACKEND_MODULES, get_backend
 from .cache import canonical_json
 from .errors import ConfigError
-from .schema import fill_schema_defaults  # the one default-filler; oc.fill_schema_defaults
+from .schema import CONFIG_SCHEMA, fill_schema_defaults, raw_config_schema  # also oc.fill_...
 from .studies import STUDIES
 
-CONFIG_SCHEMA = Path(__file__).resolve().parents[1] / "config" / "config.schema.yaml"
 SCHEMAS = CONFIG_SCHEMA.parent / "schemas"
 
 
@@ -473,14 +472,10 @@ def model_signature(cfg: dict, study: str | None = None, requestset: str | None 
     return canonical_json(signature)
 
 
-@functools.cache
-def _machine_schema() -> dict:
-    return yaml.safe_load(CONFIG_SCHEMA.read_text(encoding="utf-8"))["$defs"]["resources"]
-
-
 def generate_resources(cfg: dict) -> dict:
     """Resources the `generate` job for this model asks the scheduler for (its backend's)."""
-    machine = fill_schema_defaults(_machine_schema(), cfg.get("resources") or {})
+    machine_schema = raw_config_schema()["$defs"]["resources"]
+    machine = fill_schema_defaults(machine_schema, cfg.get("resources") or {})
     return get_backend(cfg["backend"]).job_resources(cfg, machine)
 
 

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import copy
+import functools
+from pathlib import Path
+
+import yaml
+
+CONFIG_SCHEMA = Path(__file__).resolve().parents[1] / "config" / "config.schema.yaml"
 
 
 def fill_schema_defaults(schema: dict, value):
@@ -21,3 +27,16 @@ def fill_schema_defaults(schema: dict, value):
         elif "default" in sub:
             out[key] = fill_schema_defaults(sub, copy.deepcopy(sub["default"]))
     return out
+
+
+@functools.cache
+def raw_config_schema() -> dict:
+    """config/config.schema.yaml as written (without the backends' parts; see
+    oncoeval.config.config_schema). Read only."""
+    return yaml.safe_load(CONFIG_SCHEMA.read_text(encoding="utf-8"))
+
+
+def top_level_defaults(key: str) -> dict:
+    """The defaults of one top-level block of config/config.schema.yaml (e.g. ``bootstrap``),
+    for settings objects built without a config (tests, library use)."""
+    return fill_schema_defaults(raw_config_schema()["properties"][key], {})

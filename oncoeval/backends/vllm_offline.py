@@ -30,10 +30,14 @@ from collections.abc import Iterator
 
 from ..errors import ConfigError
 from ..judges.structured import shape_of, vllm_structured_kwargs
-from ..records import Request, Response
+from ..records import REQUEST_SEED_UNSET, Request, Response
 from .base import BaseBackend, machine_resources
 
 log = logging.getLogger(__name__)
+
+# vLLM's engine-wide seed (each sampled request also passes its own, so its draw does not depend
+# on the batch); fixed so that a rerun draws alike.
+ENGINE_SEED = 0
 
 
 def missing_vllm_message(model_id: str) -> str | None:
@@ -56,7 +60,7 @@ def sampling_kwargs(params: dict) -> dict:
         "temperature": temperature,
     }
     if temperature > 0:
-        kwargs["seed"] = int(params.get("seed", 0) or 0)
+        kwargs["seed"] = int(params.get("seed") or REQUEST_SEED_UNSET)
         if params.get("top_p") is not None:
             kwargs["top_p"] = float(params["top_p"])
         if params.get("top_k") is not None:
@@ -169,7 +173,7 @@ class Backend(BaseBackend):
             "quantization": None if quant == "none" else quant,
             "gpu_memory_utilization": float(cfg.get("gpu_memory_utilization", 0.9)),
             "tensor_parallel_size": int(cfg.get("tensor_parallel_size", 1)),
-            "seed": 0,
+            "seed": ENGINE_SEED,
         }
         if cfg.get("max_model_len"):
             engine_kwargs["max_model_len"] = int(cfg["max_model_len"])
