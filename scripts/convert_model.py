@@ -1,5 +1,5 @@
 """Entry point of the `convert_model` rule: one conversion a backend asks for (logic:
-oncoeval.backends.convert; for GGUF weights, oncoeval.backends.hf)."""
+oncoeval.backends.convert, which hands it to the backend that converts such files)."""
 
 import torch
 
