@@ -33,6 +33,7 @@ from pathlib import Path
 from .. import embedded
 from ..errors import ConfigError
 from ..records import Request, Response
+from ..schema import fill_schema_defaults
 from .base import BaseBackend, machine_resources
 
 log = logging.getLogger(__name__)
@@ -103,7 +104,7 @@ def checkpoint_path(folder: str, gguf_file: str, store: Path | None = None) -> P
 
 def conversion_source(cfg: dict) -> tuple[str, str] | None:
     """(folder, gguf file) when this model's GGUF is to be converted to a checkpoint, else None."""
-    if cfg.get("backend") != "hf" or not cfg.get("convert_gguf", True):
+    if cfg.get("backend") != "hf" or not fill_schema_defaults(CONFIG_SCHEMA, cfg)["convert_gguf"]:
         return None
     folder, gguf_file = resolve_weights(cfg)
     if not gguf_file or not (Path(folder) / gguf_file).is_file():
@@ -328,7 +329,7 @@ class Backend(BaseBackend):
             ]
         from .engines import ENGINES
 
-        if cfg.get("engine", "auto") not in ENGINES:
+        if cls.filled(cfg)["engine"] not in ENGINES:
             return [
                 f"models[{cfg['id']}].engine: {cfg['engine']!r} is not one of {', '.join(ENGINES)}"
             ]
@@ -340,6 +341,7 @@ class Backend(BaseBackend):
         return []
 
     def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
+        cfg = self.filled(cfg)
         super().__init__(cfg, threads, context)
         passive_openmp_threads()
         import torch
@@ -381,10 +383,10 @@ class Backend(BaseBackend):
             self.model.to("cuda")
         self.model.eval()
         self.device = next(self.model.parameters()).device
-        self.batch_size = int(cfg.get("batch_size", 8))
+        self.batch_size = int(cfg["batch_size"])
         from .engines import choose
 
-        self.engine = choose(cfg.get("engine"), self.device.type)
+        self.engine = choose(cfg["engine"], self.device.type)
         self.last_stats: dict = {}
         log.info(
             "loaded %s in %.1f s on %s (%d threads, batch %d, engine %s)",

@@ -90,7 +90,7 @@ def request_kwargs(request: Request, cfg: dict) -> dict:
     OpenAI-compatible servers such as vLLM read.
     """
     params = dict(request.params)
-    reasoning = bool(cfg.get("reasoning", False))
+    reasoning = bool(cfg.get("reasoning"))
     kwargs: dict = {"model": cfg["model"], "messages": request.messages}
     extra: dict = {}
     max_new = params.pop("max_new_tokens", None)
@@ -362,6 +362,7 @@ class Backend(BaseBackend):
         return problems
 
     def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
+        cfg = self.filled(cfg)
         super().__init__(cfg, threads, context)
         import openai
 
@@ -369,12 +370,12 @@ class Backend(BaseBackend):
         if problems:
             raise ConfigError(problems[0])
         self._key = os.environ[key_env(cfg)]
-        self.concurrency = int(cfg.get("concurrency", 8))
+        self.concurrency = int(cfg["concurrency"])
         self.price = cfg.get("price")
-        self.max_retries = int(cfg.get("max_retries", 6))
-        self.max_retry_after_s = float(cfg.get("max_retry_after_s", 900))
+        self.max_retries = int(cfg["max_retries"])
+        self.max_retry_after_s = float(cfg["max_retry_after_s"])
         self._rejected: str | None = None  # set once the API refuses the key
-        timeout = float(cfg.get("timeout_s", 120))
+        timeout = float(cfg["timeout_s"])
         # The SDK's default connection pool (1000 connections, 100 kept alive) covers any slots.
         http_client = _bounded_client_class()(slots=self.concurrency)
         common = dict(

@@ -91,8 +91,9 @@ class Backend(BaseBackend):
         return "none" if source is None else _digest(source)
 
     def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
+        cfg = self.filled(cfg)
         super().__init__(cfg, threads)
-        self.match_by = cfg.get("match_by", "request_id")
+        self.match_by = cfg["match_by"]
         context = context or {}
         self.source = self._resolve(Path(cfg["path"]), context)
         self.by_id: dict[str, dict] = {}

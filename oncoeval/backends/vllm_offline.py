@@ -159,6 +159,7 @@ class Backend(BaseBackend):
         return []
 
     def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
+        cfg = self.filled(cfg)
         super().__init__(cfg, threads, context)
         problem = missing_vllm_message(self.model_id)
         if problem:
@@ -171,8 +172,8 @@ class Backend(BaseBackend):
             "model": cfg["path"],
             "dtype": cfg.get("dtype") or "auto",
             "quantization": None if quant == "none" else quant,
-            "gpu_memory_utilization": float(cfg.get("gpu_memory_utilization", 0.9)),
-            "tensor_parallel_size": int(cfg.get("tensor_parallel_size", 1)),
+            "gpu_memory_utilization": float(cfg["gpu_memory_utilization"]),
+            "tensor_parallel_size": int(cfg["tensor_parallel_size"]),
             "seed": ENGINE_SEED,
         }
         if cfg.get("max_model_len"):
