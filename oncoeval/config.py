@@ -10,22 +10,27 @@ from __future__ import annotations
 
 import copy
 import functools
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from .backends import get_backend
+from .backends import BACKEND_MODULES, get_backend
 from .cache import canonical_json
 from .errors import ConfigError
+from .schema import CONFIG_SCHEMA, fill_schema_defaults, raw_config_schema  # also oc.fill_...
 from .studies import STUDIES
 
-SCHEMAS = Path(__file__).resolve().parents[1] / "config" / "schemas"
+SCHEMAS = CONFIG_SCHEMA.parent / "schemas"
 
-# phi_safe when the config does not say: local and replayed models keep data on the machine.
-PHI_SAFE_DEFAULT = {"hf": True, "replay": True, "vllm": True, "openai": False}
+
+def phi_safe_default(backend: str) -> bool:
+    """phi_safe of a model entry that does not say: its backend's (False for an unknown one)."""
+    try:
+        return get_backend(backend).phi_safe_default
+    except ConfigError:
+        return False
 
 
 def models_by_id(config: dict) -> dict[str, dict]:
@@ -35,27 +40,9 @@ def models_by_id(config: dict) -> dict[str, dict]:
             raise ConfigError(f"models[{i}].id: duplicate model id {model['id']!r}")
         model = dict(model)
         if model.get("phi_safe") is None:
-            model["phi_safe"] = PHI_SAFE_DEFAULT.get(model["backend"], False)
+            model["phi_safe"] = phi_safe_default(model["backend"])
         models[model["id"]] = model
     return models
-
-
-def fill_schema_defaults(schema: dict, value):
-    """A copy of ``value`` with the schema's defaults filled in, through nested objects.
-
-    A missing key takes its ``default`` (itself filled when it is an object); a key given as
-    null stays null. The one default-filler of the workflow: Snakemake's ``validate`` does not
-    follow a ``$ref`` into a study's schema, and no study fills defaults of its own.
-    """
-    if not isinstance(value, dict) or "properties" not in schema:
-        return copy.deepcopy(value)
-    out = copy.deepcopy(value)
-    for key, sub in schema["properties"].items():
-        if key in out:
-            out[key] = fill_schema_defaults(sub, out[key])
-        elif "default" in sub:
-            out[key] = fill_schema_defaults(sub, copy.deepcopy(sub["default"]))
-    return out
 
 
 @functools.cache
@@ -250,7 +237,7 @@ def config_problems(config: dict, env: dict | None = None, cuda_available=None) 
     for model in config.get("models") or []:
         model = dict(model)
         if model.get("phi_safe") is None:
-            model["phi_safe"] = PHI_SAFE_DEFAULT.get(model["backend"], False)
+            model["phi_safe"] = phi_safe_default(model["backend"])
         models.setdefault(model["id"], model)
 
     def unknown(key: str, mid) -> None:
@@ -370,32 +357,72 @@ def item_limit(config: dict) -> int | None:
     return int(config["limit"]) if config.get("limit") else None
 
 
-def workflow_schema(schema_path: str | os.PathLike) -> dict:
-    """The config schema with one ``studies`` property per registered study, each a ``$ref`` to
-    its own schema: the registry, not the schema file, lists the studies."""
+def config_schema(schema_path: str | os.PathLike = CONFIG_SCHEMA) -> dict:
+    """The workflow's JSON Schema: config/config.schema.yaml with each registered backend's part
+    and one ``studies`` property per registered study.
+
+    A model entry's ``backend`` must name a registered backend, and the entry is checked against
+    that backend's ``CONFIG_SCHEMA`` (its keys, their defaults and descriptions); each study's
+    block is a ``$ref`` to its own schema. Adding a backend or a study touches no schema file.
+    """
     schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
     studies = schema["properties"]["studies"]
     studies["properties"] = {s: {"$ref": f"schemas/{s}.schema.yaml"} for s in STUDIES}
     studies["additionalProperties"] = False
+    model = schema["$defs"]["model"]
+    model["properties"]["backend"]["enum"] = list(BACKEND_MODULES)
+    model["allOf"] = [
+        {
+            "if": {"properties": {"backend": {"const": name}}},
+            "then": copy.deepcopy(get_backend(name).CONFIG_SCHEMA),
+        }
+        for name in BACKEND_MODULES
+    ]
     return schema
 
 
-def schema_problems(config: dict, schema_path: str | os.PathLike) -> list[str]:
-    """Every place where ``config`` breaks the JSON Schema (the study schemas included), each as
-    ``key.path: what is wrong`` -- all of them, where a validator stops at the first."""
+def _validator(schema_path: str | os.PathLike, fill_defaults: bool = False):
+    """A validator of the workflow's schema, the study schemas reachable through their $ref."""
     import jsonschema
-    import yaml
     from referencing import Registry, Resource
     from referencing.jsonschema import DRAFT202012
 
     schema_path = Path(schema_path)
-    schema = workflow_schema(schema_path)
     registry = Registry()
     for study in STUDIES:
         rel = f"schemas/{study}.schema.yaml"
         contents = yaml.safe_load((schema_path.parent / rel).read_text(encoding="utf-8"))
         registry = registry.with_resource(rel, Resource.from_contents(contents, DRAFT202012))
-    validator = jsonschema.Draft202012Validator(schema, registry=registry)
+    cls = jsonschema.Draft202012Validator
+    if fill_defaults:
+        # As Snakemake's validate(set_default=True) does (the jsonschema FAQ's recipe): a
+        # missing key with a default gets it before the object is checked further.
+        check_properties = cls.VALIDATORS["properties"]
+
+        def properties_with_defaults(validator, properties, instance, schema):
+            if isinstance(instance, dict):
+                for key, sub in properties.items():
+                    if "default" in sub:
+                        instance.setdefault(key, copy.deepcopy(sub["default"]))
+            yield from check_properties(validator, properties, instance, schema)
+
+        cls = jsonschema.validators.extend(cls, {"properties": properties_with_defaults})
+    return cls(config_schema(schema_path), registry=registry)
+
+
+def fill_config_defaults(config: dict, schema_path: str | os.PathLike = CONFIG_SCHEMA) -> None:
+    """Validate ``config`` against the workflow's schema, filling its defaults in place.
+
+    Model entries get their backend's defaults. Call ``schema_problems`` first: this raises at
+    the first problem.
+    """
+    _validator(schema_path, fill_defaults=True).validate(config)
+
+
+def schema_problems(config: dict, schema_path: str | os.PathLike = CONFIG_SCHEMA) -> list[str]:
+    """Every place where ``config`` breaks the JSON Schema (the study schemas included), each as
+    ``key.path: what is wrong`` -- all of them, where a validator stops at the first."""
+    validator = _validator(schema_path)
     problems = []
     for error in sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.path))):
         message = error.message if len(error.message) < 300 else error.message[:300] + "..."
@@ -447,35 +474,11 @@ def model_signature(cfg: dict, study: str | None = None, requestset: str | None 
     return canonical_json(signature)
 
 
-def file_digest(path: str | os.PathLike, length: int = 16) -> str:
-    """Short content hash of a file, for params that must change when a template changes."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:length]
-
-
 def generate_resources(cfg: dict) -> dict:
-    """Resources the `generate` job for this model asks the scheduler for."""
-    if cfg["backend"] in ("hf", "vllm"):
-        res = dict(cfg.get("resources") or {})
-        out = {
-            "gpu": int(res.get("gpu", 0)),
-            "mem_mb": int(res.get("mem_mb", 4000)),
-            "runtime": int(res.get("runtime", 120)),
-        }
-        for key in ("constraint", "slurm_partition", "slurm_extra"):
-            if res.get(key):
-                out[key] = res[key]
-        # The SLURM plugin turns gpu_model into --gpus=MODEL:N; without a GPU count it would
-        # ask for MODEL:0, so a model only counts when GPUs are asked for.
-        if res.get("gpu_model") and out["gpu"] > 0:
-            out["gpu_model"] = res["gpu_model"]
-        return out
-    if cfg["backend"] == "openai":
-        return {
-            "api_calls": 1,
-            "mem_mb": 1000,
-            "runtime": int((cfg.get("resources") or {}).get("runtime", 240)),
-        }
-    return {"mem_mb": 1000, "runtime": 30}
+    """Resources the `generate` job for this model asks the scheduler for (its backend's)."""
+    machine_schema = raw_config_schema()["$defs"]["resources"]
+    machine = fill_schema_defaults(machine_schema, cfg.get("resources") or {})
+    return get_backend(cfg["backend"]).job_resources(cfg, machine)
 
 
 def sort_mappings_in_place(config: dict) -> None:
@@ -505,6 +508,5 @@ def put_first_on_pythonpath(folder: str, env: dict | None = None) -> None:
 
 
 def generate_threads(cfg: dict) -> int:
-    if cfg["backend"] in ("hf", "vllm"):
-        return int(cfg.get("threads") or 2)
-    return 1
+    """Cores the `generate` job for this model asks Snakemake for (its backend's)."""
+    return get_backend(cfg["backend"]).job_threads(cfg)

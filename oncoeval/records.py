@@ -19,6 +19,9 @@ from .io import iter_jsonl, iter_jsonl_lines, write_jsonl
 ROLES = {"system", "user", "assistant"}
 # Generation parameters a request may carry; anything else is a mistake worth stopping on.
 KNOWN_PARAMS = {"temperature", "max_new_tokens", "seed", "top_p", "top_k", "stop", "response_shape"}
+# The seed of a sampled request that names none (the local backends draw it alike). A request
+# parameter, not the config's `bootstrap.seed`.
+REQUEST_SEED_UNSET = 0
 
 
 @dataclass(frozen=True)

@@ -12,20 +12,27 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from .schema import top_level_defaults
+
+# The schema's `bootstrap` defaults: the settings' own defaults, so they are written once.
+_DEFAULTS = top_level_defaults("bootstrap")
+
 
 @dataclass(frozen=True)
 class BootstrapSettings:
-    n_resamples: int = 1000
-    ci: float = 0.95
-    seed: int = 0
+    n_resamples: int = _DEFAULTS["n_resamples"]
+    ci: float = _DEFAULTS["ci"]
+    seed: int = _DEFAULTS["seed"]
 
     @classmethod
     def from_config(cls, config: dict) -> BootstrapSettings:
+        """The config's `bootstrap` block (filled by the workflow; filled here when partial)."""
         block = (config or {}).get("bootstrap") or {}
+        block = {**_DEFAULTS, **block}
         return cls(
-            n_resamples=int(block.get("n_resamples", 1000)),
-            ci=float(block.get("ci", 0.95)),
-            seed=int(block.get("seed", 0)),
+            n_resamples=int(block["n_resamples"]),
+            ci=float(block["ci"]),
+            seed=int(block["seed"]),
         )
 
 

@@ -13,11 +13,10 @@ min_version("9.0")
 # Every problem of the config is reported at once, before any job: first what the schemas see
 # (shapes, types, unknown keys), then what they cannot (references between keys, data paths,
 # PHI routes, API key variables, hardware).
-_problems = oc.schema_problems(
-    config, Path(workflow.basedir) / "config/config.schema.yaml"
-)
+# The schema is config/config.schema.yaml with each backend's part (oncoeval.config.config_schema).
+_problems = oc.schema_problems(config)
 if not _problems:
-    validate(config, "../config/config.schema.yaml")
+    oc.fill_config_defaults(config)
     # Snakemake's default-filling validator does not follow the $ref into each study's schema, so
     # each study block is validated (and its defaults filled) against its own schema as well.
     for _study in oc.STUDIES:

@@ -5,17 +5,15 @@
 
 import re
 
-from oncoeval.backends import hf as hf_backend
+from oncoeval import backends
 
 
 rule generate:
     input:
         requests="results/{study}/requests/{requestset}.jsonl",
-        # Waits for the model's GGUF conversion (if any); ancient(): a re-written manifest
-        # reruns nothing.
-        checkpoint=lambda wc: ancient(
-            hf_backend.conversion_manifests(routed_model_cfg(wc))
-        ),
+        # What the model's backend needs first (an hf GGUF's conversion); ancient(): a
+        # re-written manifest reruns nothing.
+        checkpoint=lambda wc: ancient(backends.extra_inputs(routed_model_cfg(wc))),
     output:
         responses="results/{study}/responses/{model}/{requestset}.jsonl",
     log:
@@ -26,7 +24,7 @@ rule generate:
         "../envs/inference.yaml"
     threads: lambda wc: oc.generate_threads(model_cfg(wc.model))
     resources:
-        # Portable needs from the model's config entry (oncoeval.config.generate_resources):
+        # Portable needs from the model's backend (its job_resources, oncoeval.backends):
         # hf/vllm models ask for gpu/mem_mb/runtime and, when given, the SLURM plugin's
         # gpu_model (--gpus=MODEL:N), constraint (-C), slurm_partition (-p) and slurm_extra;
         # API models ask for one `api_calls` slot and no GPU; replay asks for nothing special.
@@ -48,12 +46,13 @@ rule generate:
         "../scripts/generate.py"
 
 
-# GGUF weights (the embedded SmolLM2) load slowly through transformers (25-30 s a job): convert
-# them once to a regular checkpoint in the model store (`model_store`), keyed by the GGUF's
-# sha256 and the transformers version, and shared by every run that points at that store. The
-# rule's output is a small manifest in this run's tree; a job finds an existing conversion and
-# only writes the manifest, so it never deletes a checkpoint other runs may be reading.
-CONVERSIONS = hf_backend.conversions({m: model_cfg(m) for m in oc.used_models(config)})
+# One-time conversions the backends ask for (oncoeval.backends.conversions). GGUF weights (the
+# embedded SmolLM2) load slowly through transformers (25-30 s a job): hf converts them once to a
+# regular checkpoint in the model store (`model_store`), keyed by the GGUF's sha256 and the
+# transformers version, and shared by every run that points at that store. The rule's output is
+# a small manifest in this run's tree; a job finds an existing conversion and only writes the
+# manifest, so it never deletes a checkpoint other runs may be reading.
+CONVERSIONS = backends.conversions({m: model_cfg(m) for m in oc.used_models(config)})
 
 
 rule convert_model:

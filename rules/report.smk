@@ -149,7 +149,7 @@ rule report_provenance:
         [
             m
             for mid in oc.used_models(config)
-            for m in hf_backend.conversion_manifests(model_cfg(mid))
+            for m in backends.extra_inputs(model_cfg(mid))
         ],
     output:
         json="results/provenance.json",

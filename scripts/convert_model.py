@@ -1,12 +1,11 @@
-"""Entry point of the `convert_model` rule: GGUF -> regular checkpoint (logic: oncoeval.backends.hf)."""
+"""Entry point of the `convert_model` rule: one conversion a backend asks for (logic:
+oncoeval.backends.convert, which hands it to the backend that converts such files)."""
 
 import torch
 
-from oncoeval.backends.hf import convert_and_describe
+from oncoeval.backends import convert
 from oncoeval.io import setup_script_logging
 
 setup_script_logging(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)
-convert_and_describe(
-    snakemake.input.gguf, snakemake.output.manifest, expected_name=snakemake.wildcards.checkpoint
-)
+convert(snakemake.input.gguf, snakemake.output.manifest, name=snakemake.wildcards.checkpoint)

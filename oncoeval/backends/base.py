@@ -5,10 +5,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..records import Request, Response
+from ..schema import fill_schema_defaults
 
 
 class BaseBackend:
     name = "base"
+
+    #: This backend's keys of a model entry (JSON Schema ``properties`` and ``required``). The
+    #: workflow's schema (oncoeval.config.config_schema) applies it to every entry whose
+    #: ``backend`` is this one; ``$ref: "#/$defs/..."`` points into config/config.schema.yaml.
+    CONFIG_SCHEMA: dict = {"properties": {}}
+
+    #: ``phi_safe`` of an entry that leaves it unset: True only for backends that keep the data
+    #: on the machine.
+    phi_safe_default = False
 
     #: model-config keys that never change a response (operational settings); everything else
     #: in the model's entry is identity.
@@ -29,6 +39,44 @@ class BaseBackend:
         """Digest of stored answers served for one job (replay); None for models."""
         return None
 
+    @classmethod
+    def filled(cls, cfg: dict) -> dict:
+        """The model entry with this backend's schema defaults filled in."""
+        return fill_schema_defaults(cls.CONFIG_SCHEMA, cfg)
+
+    @classmethod
+    def job_resources(cls, cfg: dict, machine: dict) -> dict:
+        """Scheduler resources of this model's `generate` jobs.
+
+        ``machine`` is the entry's ``resources`` block with the schema's defaults filled in (what
+        a backend that loads the model on the job's machine asks for). By default a light job.
+        """
+        return {"mem_mb": 1000, "runtime": 30}
+
+    @classmethod
+    def job_threads(cls, cfg: dict) -> int:
+        """Cores one `generate` job of this model asks Snakemake for."""
+        return 1
+
+    @classmethod
+    def extra_inputs(cls, cfg: dict) -> list[str]:
+        """Files a `generate` job of this model waits for besides its requests (rule outputs)."""
+        return []
+
+    @classmethod
+    def conversions(cls, cfg: dict) -> dict[str, str]:
+        """Name -> source file of each one-time conversion this model needs before its jobs
+        (the `convert_model` rule writes ``results/models/{name}.json`` for each)."""
+        return {}
+
+    #: Suffixes of the source files this backend converts in `convert_model` (e.g. ".gguf").
+    converts: tuple[str, ...] = ()
+
+    @classmethod
+    def convert(cls, source: str, manifest: str, name: str) -> dict:
+        """Do one conversion listed by ``conversions`` and write its manifest."""
+        raise NotImplementedError(f"backend {cls.name!r} converts nothing")
+
     #: False for backends whose answers are not model calls (replay): they bypass the cache.
     cacheable = True
 
@@ -43,3 +91,20 @@ class BaseBackend:
 
     def close(self) -> None:
         """Release the model or client; called once at the end of a job."""
+
+
+def machine_resources(machine: dict) -> dict:
+    """What a job that loads the model itself (hf, vllm) asks for, from the ``resources`` block."""
+    out = {
+        "gpu": int(machine["gpu"]),
+        "mem_mb": int(machine["mem_mb"]),
+        "runtime": int(machine["runtime"]),
+    }
+    for key in ("constraint", "slurm_partition", "slurm_extra"):
+        if machine.get(key):
+            out[key] = machine[key]
+    # The SLURM plugin turns gpu_model into --gpus=MODEL:N; without a GPU count it would
+    # ask for MODEL:0, so a model only counts when GPUs are asked for.
+    if machine.get("gpu_model") and out["gpu"] > 0:
+        out["gpu_model"] = machine["gpu_model"]
+    return out

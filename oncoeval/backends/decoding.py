@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 import torch
 from transformers.cache_utils import Cache, DynamicCache, DynamicLayer
 
+from ..records import REQUEST_SEED_UNSET
+
 log = logging.getLogger(__name__)
 
 
@@ -37,7 +39,7 @@ class DecodeParams:
     top_p: float | None = None
     top_k: int | None = None
     repetition_penalty: float | None = None
-    seed: int = 0
+    seed: int = REQUEST_SEED_UNSET
     stop: tuple[str, ...] = ()
 
     @property
@@ -57,7 +59,7 @@ class DecodeParams:
             repetition_penalty=(
                 float(params["repetition_penalty"]) if params.get("repetition_penalty") else None
             ),
-            seed=int(params.get("seed", 0) or 0),
+            seed=int(params.get("seed") or REQUEST_SEED_UNSET),
             stop=tuple(stop),
         )
 

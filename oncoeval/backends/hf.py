@@ -33,7 +33,8 @@ from pathlib import Path
 from .. import embedded
 from ..errors import ConfigError
 from ..records import Request, Response
-from .base import BaseBackend
+from ..schema import fill_schema_defaults
+from .base import BaseBackend, machine_resources
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +104,7 @@ def checkpoint_path(folder: str, gguf_file: str, store: Path | None = None) -> P
 
 def conversion_source(cfg: dict) -> tuple[str, str] | None:
     """(folder, gguf file) when this model's GGUF is to be converted to a checkpoint, else None."""
-    if cfg.get("backend") != "hf" or not cfg.get("convert_gguf", True):
+    if cfg.get("backend") != "hf" or not fill_schema_defaults(CONFIG_SCHEMA, cfg)["convert_gguf"]:
         return None
     folder, gguf_file = resolve_weights(cfg)
     if not gguf_file or not (Path(folder) / gguf_file).is_file():
@@ -226,10 +227,90 @@ def passive_openmp_threads() -> None:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
+DTYPES = ["auto", "float32", "bfloat16", "float16"]
+
+CONFIG_SCHEMA = {
+    "properties": {
+        "path": {
+            "description": "Local folder, hub id, or embedded:NAME (required, no default).",
+            "type": "string",
+        },
+        "gguf_file": {
+            "description": "GGUF file inside `path`.",
+            "type": ["string", "null"],
+            "default": None,
+        },
+        "revision": {
+            "description": "Hub revision (commit) pinned for reproducibility.",
+            "type": ["string", "null"],
+            "default": None,
+        },
+        "dtype": {"description": "Weights dtype.", "enum": DTYPES, "default": "auto"},
+        "quantization": {
+            "description": "bitsandbytes quantization; needs CUDA.",
+            "enum": ["none", "4bit", "8bit"],
+            "default": "none",
+        },
+        "batch_size": {
+            "description": "Requests per forward batch.",
+            "type": "integer",
+            "minimum": 1,
+            "default": 8,
+        },
+        "threads": {
+            "description": "CPU threads per job (the job asks Snakemake for this many cores).",
+            "type": "integer",
+            "minimum": 1,
+            "default": 2,
+        },
+        "convert_gguf": {
+            "description": "Convert GGUF weights once to a regular checkpoint for fast loads.",
+            "type": "boolean",
+            "default": True,
+        },
+        "engine": {
+            "description": (
+                "How requests are batched: auto (the fastest measured on the device), loop (the "
+                "backend's own), static (transformers.generate batches) or continuous "
+                "(transformers' continuous batching); sampled requests always run in the loop. "
+                "Not part of the cache key."
+            ),
+            "enum": ["auto", "loop", "static", "continuous"],
+            "default": "auto",
+        },
+        "resources": {"$ref": "#/$defs/resources"},
+    },
+    "required": ["path"],
+}
+
+
 class Backend(BaseBackend):
     name = "hf"
+    CONFIG_SCHEMA = CONFIG_SCHEMA
+    phi_safe_default = True  # the model runs on the job's machine
+    converts = (".gguf",)
     # ``engine`` changes how requests are batched, never their text (oncoeval.backends.engines).
     operational_keys = BaseBackend.operational_keys | {"batch_size", "convert_gguf", "engine"}
+
+    @classmethod
+    def job_resources(cls, cfg: dict, machine: dict) -> dict:
+        return machine_resources(machine)
+
+    @classmethod
+    def job_threads(cls, cfg: dict) -> int:
+        return int(cls.filled(cfg)["threads"])
+
+    @classmethod
+    def extra_inputs(cls, cfg: dict) -> list[str]:
+        return conversion_manifests(cfg)
+
+    @classmethod
+    def conversions(cls, cfg: dict) -> dict[str, str]:
+        return conversions({cfg["id"]: cfg})
+
+    @classmethod
+    def convert(cls, source: str, manifest: str, name: str) -> dict:
+        return convert_and_describe(source, manifest, expected_name=name)
 
     @classmethod
     def identity(cls, cfg: dict) -> dict:
@@ -248,7 +329,7 @@ class Backend(BaseBackend):
             ]
         from .engines import ENGINES
 
-        if cfg.get("engine", "auto") not in ENGINES:
+        if cls.filled(cfg)["engine"] not in ENGINES:
             return [
                 f"models[{cfg['id']}].engine: {cfg['engine']!r} is not one of {', '.join(ENGINES)}"
             ]
@@ -260,6 +341,7 @@ class Backend(BaseBackend):
         return []
 
     def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
+        cfg = self.filled(cfg)
         super().__init__(cfg, threads, context)
         passive_openmp_threads()
         import torch
@@ -301,10 +383,10 @@ class Backend(BaseBackend):
             self.model.to("cuda")
         self.model.eval()
         self.device = next(self.model.parameters()).device
-        self.batch_size = int(cfg.get("batch_size", 8))
+        self.batch_size = int(cfg["batch_size"])
         from .engines import choose
 
-        self.engine = choose(cfg.get("engine"), self.device.type)
+        self.engine = choose(cfg["engine"], self.device.type)
         self.last_stats: dict = {}
         log.info(
             "loaded %s in %.1f s on %s (%d threads, batch %d, engine %s)",

@@ -90,7 +90,7 @@ def request_kwargs(request: Request, cfg: dict) -> dict:
     OpenAI-compatible servers such as vLLM read.
     """
     params = dict(request.params)
-    reasoning = bool(cfg.get("reasoning", False))
+    reasoning = bool(cfg.get("reasoning"))
     kwargs: dict = {"model": cfg["model"], "messages": request.messages}
     extra: dict = {}
     max_new = params.pop("max_new_tokens", None)
@@ -197,8 +197,114 @@ def _bounded_client_class():
     return _BoundedHttpClient
 
 
+CONFIG_SCHEMA = {
+    "properties": {
+        "model": {
+            "description": (
+                "Model (or Azure deployment) name sent to the API (required, no default)."
+            ),
+            "type": "string",
+        },
+        "base_url": {
+            "description": (
+                "API base URL; null for OpenAI itself (e.g. http://127.0.0.1:8000/v1 for vLLM)."
+            ),
+            "type": ["string", "null"],
+            "default": None,
+        },
+        "api_key_env": {
+            "description": ("Name of the environment variable holding the key (never the key)."),
+            "type": "string",
+            "default": DEFAULT_KEY_ENV,
+        },
+        "azure": {
+            "description": "Azure OpenAI settings; null for other endpoints.",
+            "type": ["object", "null"],
+            "default": None,
+            # Under `then`, so that the default-filling validator only fills an object (it
+            # would call setdefault on the null default).
+            "if": {"type": "object"},
+            "then": {
+                "properties": {
+                    "endpoint_env": {
+                        "description": "Variable holding the Azure endpoint URL.",
+                        "type": "string",
+                        "default": DEFAULT_AZURE_ENDPOINT_ENV,
+                    },
+                    "api_version": {
+                        "description": "Azure API version.",
+                        "type": "string",
+                        "default": DEFAULT_AZURE_API_VERSION,
+                    },
+                }
+            },
+        },
+        "concurrency": {
+            "description": "Requests in flight at once.",
+            "type": "integer",
+            "minimum": 1,
+            "default": 8,
+        },
+        "timeout_s": {
+            "description": "Per-request timeout in seconds.",
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "default": 120,
+        },
+        "max_retries": {
+            "description": (
+                "Retries on 429, 5xx and timeouts (with backoff, honouring Retry-After)."
+            ),
+            "type": "integer",
+            "minimum": 0,
+            "default": 6,
+        },
+        "max_retry_after_s": {
+            "description": (
+                "Longest Retry-After (seconds) waited for; the openai client itself gives up on "
+                "waits over 120 s."
+            ),
+            "type": "number",
+            "minimum": 0,
+            "default": 900,
+        },
+        "reasoning": {
+            "description": "Reasoning model (no temperature; max_completion_tokens).",
+            "type": "boolean",
+            "default": False,
+        },
+        "price": {
+            "description": "USD per 1000 tokens, for cost accounting; null when unknown.",
+            "type": ["object", "null"],
+            "default": None,
+            "if": {"type": "object"},  # as for azure: defaults are filled only into an object
+            "then": {
+                "properties": {
+                    "prompt_per_1k": {
+                        "description": "USD per 1000 prompt tokens.",
+                        "type": "number",
+                        "minimum": 0,
+                        "default": 0,
+                    },
+                    "completion_per_1k": {
+                        "description": "USD per 1000 completion tokens.",
+                        "type": "number",
+                        "minimum": 0,
+                        "default": 0,
+                    },
+                }
+            },
+        },
+        "resources": {"$ref": "#/$defs/resources"},
+    },
+    "required": ["model"],
+}
+
+
 class Backend(BaseBackend):
     name = "openai"
+    CONFIG_SCHEMA = CONFIG_SCHEMA
+    phi_safe_default = False  # requests leave the machine for the API's servers
     operational_keys = BaseBackend.operational_keys | {
         "concurrency",
         "timeout_s",
@@ -212,6 +318,16 @@ class Backend(BaseBackend):
     #: Pool threads per concurrency slot. Above 1, a request sleeping before a retry leaves its
     #: slot to another request (the HTTP client enforces the bound); bench_api compares with 1.
     threads_per_slot = 2
+
+    @classmethod
+    def job_resources(cls, cfg: dict, machine: dict) -> dict:
+        # One `api_calls` slot (the profile bounds concurrent API jobs) and no GPU; a model
+        # without a resources block may wait out rate limits for longer than a local job runs.
+        return {
+            "api_calls": 1,
+            "mem_mb": 1000,
+            "runtime": int((cfg.get("resources") or {}).get("runtime", 240)),
+        }
 
     @classmethod
     def identity(cls, cfg: dict) -> dict:
@@ -246,6 +362,7 @@ class Backend(BaseBackend):
         return problems
 
     def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
+        cfg = self.filled(cfg)
         super().__init__(cfg, threads, context)
         import openai
 
@@ -253,12 +370,12 @@ class Backend(BaseBackend):
         if problems:
             raise ConfigError(problems[0])
         self._key = os.environ[key_env(cfg)]
-        self.concurrency = int(cfg.get("concurrency", 8))
+        self.concurrency = int(cfg["concurrency"])
         self.price = cfg.get("price")
-        self.max_retries = int(cfg.get("max_retries", 6))
-        self.max_retry_after_s = float(cfg.get("max_retry_after_s", 900))
+        self.max_retries = int(cfg["max_retries"])
+        self.max_retry_after_s = float(cfg["max_retry_after_s"])
         self._rejected: str | None = None  # set once the API refuses the key
-        timeout = float(cfg.get("timeout_s", 120))
+        timeout = float(cfg["timeout_s"])
         # The SDK's default connection pool (1000 connections, 100 kept alive) covers any slots.
         http_client = _bounded_client_class()(slots=self.concurrency)
         common = dict(

@@ -38,10 +38,35 @@ def _last_user_message(messages: list[dict]) -> str:
     return users[-1] if users else ""
 
 
+CONFIG_SCHEMA = {
+    "properties": {
+        "path": {
+            "description": (
+                "JSONL file of responses, or a folder of {requestset}.jsonl files (required, "
+                "no default)."
+            ),
+            "type": "string",
+        },
+        "match_by": {
+            "description": "How stored rows are found.",
+            "enum": ["request_id", "prompt"],
+            "default": "request_id",
+        },
+    },
+    "required": ["path"],
+}
+
+
 class Backend(BaseBackend):
     name = "replay"
+    CONFIG_SCHEMA = CONFIG_SCHEMA
+    phi_safe_default = True  # stored texts; nothing leaves the machine
     # Replay has no model to cache; each job's signature holds the digest of the file it reads.
     cacheable = False
+
+    @classmethod
+    def job_resources(cls, cfg: dict, machine: dict) -> dict:
+        return {"mem_mb": 1000, "runtime": 30}  # reads a file; no model
 
     @classmethod
     def config_problems(cls, cfg: dict, env=None) -> list[str]:
@@ -66,8 +91,9 @@ class Backend(BaseBackend):
         return "none" if source is None else _digest(source)
 
     def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
+        cfg = self.filled(cfg)
         super().__init__(cfg, threads)
-        self.match_by = cfg.get("match_by", "request_id")
+        self.match_by = cfg["match_by"]
         context = context or {}
         self.source = self._resolve(Path(cfg["path"]), context)
         self.by_id: dict[str, dict] = {}

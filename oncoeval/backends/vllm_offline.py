@@ -30,10 +30,14 @@ from collections.abc import Iterator
 
 from ..errors import ConfigError
 from ..judges.structured import shape_of, vllm_structured_kwargs
-from ..records import Request, Response
-from .base import BaseBackend
+from ..records import REQUEST_SEED_UNSET, Request, Response
+from .base import BaseBackend, machine_resources
 
 log = logging.getLogger(__name__)
+
+# vLLM's engine-wide seed (each sampled request also passes its own, so its draw does not depend
+# on the batch); fixed so that a rerun draws alike.
+ENGINE_SEED = 0
 
 
 def missing_vllm_message(model_id: str) -> str | None:
@@ -56,7 +60,7 @@ def sampling_kwargs(params: dict) -> dict:
         "temperature": temperature,
     }
     if temperature > 0:
-        kwargs["seed"] = int(params.get("seed", 0) or 0)
+        kwargs["seed"] = int(params.get("seed") or REQUEST_SEED_UNSET)
         if params.get("top_p") is not None:
             kwargs["top_p"] = float(params["top_p"])
         if params.get("top_k") is not None:
@@ -79,14 +83,72 @@ def structured_kwargs(params: dict) -> dict:
     return {"structured_outputs": StructuredOutputsParams(**vllm_structured_kwargs(shape))}
 
 
+CONFIG_SCHEMA = {
+    "properties": {
+        "path": {"description": "Local folder or hub id (required, no default).", "type": "string"},
+        "dtype": {
+            "description": "Weights dtype.",
+            "enum": ["auto", "float32", "bfloat16", "float16"],
+            "default": "auto",
+        },
+        "quantization": {
+            "description": "vLLM quantization method or none.",
+            "type": "string",
+            "default": "none",
+        },
+        "gpu_memory_utilization": {
+            "description": "Share of GPU memory vLLM may take.",
+            "type": "number",
+            "default": 0.9,
+        },
+        "max_model_len": {
+            "description": "Context length; null keeps the model's.",
+            "type": ["integer", "null"],
+            "default": None,
+        },
+        "tensor_parallel_size": {
+            "description": (
+                "GPUs one vLLM engine spreads the model over (ask for as many in resources.gpu)."
+            ),
+            "type": "integer",
+            "minimum": 1,
+            "default": 1,
+        },
+        "revision": {
+            "description": "Hub revision (commit) pinned for reproducibility.",
+            "type": ["string", "null"],
+            "default": None,
+        },
+        "threads": {
+            "description": "CPU threads per job.",
+            "type": "integer",
+            "minimum": 1,
+            "default": 2,
+        },
+        "resources": {"$ref": "#/$defs/resources"},
+    },
+    "required": ["path"],
+}
+
+
 class Backend(BaseBackend):
     name = "vllm"
+    CONFIG_SCHEMA = CONFIG_SCHEMA
+    phi_safe_default = True  # the model runs on the job's machine
     # Scheduling and memory settings change how fast, not what is answered.
     operational_keys = BaseBackend.operational_keys | {
         "gpu_memory_utilization",
         "max_model_len",
         "tensor_parallel_size",
     }
+
+    @classmethod
+    def job_resources(cls, cfg: dict, machine: dict) -> dict:
+        return machine_resources(machine)
+
+    @classmethod
+    def job_threads(cls, cfg: dict) -> int:
+        return int(cls.filled(cfg)["threads"])
 
     @classmethod
     def config_problems(cls, cfg: dict, env=None) -> list[str]:
@@ -97,6 +159,7 @@ class Backend(BaseBackend):
         return []
 
     def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
+        cfg = self.filled(cfg)
         super().__init__(cfg, threads, context)
         problem = missing_vllm_message(self.model_id)
         if problem:
@@ -109,9 +172,9 @@ class Backend(BaseBackend):
             "model": cfg["path"],
             "dtype": cfg.get("dtype") or "auto",
             "quantization": None if quant == "none" else quant,
-            "gpu_memory_utilization": float(cfg.get("gpu_memory_utilization", 0.9)),
-            "tensor_parallel_size": int(cfg.get("tensor_parallel_size", 1)),
-            "seed": 0,
+            "gpu_memory_utilization": float(cfg["gpu_memory_utilization"]),
+            "tensor_parallel_size": int(cfg["tensor_parallel_size"]),
+            "seed": ENGINE_SEED,
         }
         if cfg.get("max_model_len"):
             engine_kwargs["max_model_len"] = int(cfg["max_model_len"])

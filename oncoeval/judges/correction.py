@@ -28,17 +28,23 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import nnls
 
+from ..schema import top_level_defaults
 from ..stats import BootstrapSettings
+
+# The schema's `judge_correction` defaults, written once there.
+_DEFAULTS = top_level_defaults("judge_correction")
 
 
 @dataclass(frozen=True)
 class CorrectionSettings:
-    min_labels_per_class: int = 5
+    min_labels_per_class: int = _DEFAULTS["min_labels_per_class"]
 
     @classmethod
     def from_config(cls, config: dict) -> CorrectionSettings:
-        block = (config or {}).get("judge_correction") or {}
-        return cls(min_labels_per_class=int(block.get("min_labels_per_class", 5)))
+        """The config's `judge_correction` block (filled by the workflow; filled here when
+        partial)."""
+        block = {**_DEFAULTS, **((config or {}).get("judge_correction") or {})}
+        return cls(min_labels_per_class=int(block["min_labels_per_class"]))
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ USER_JUDGES = {"cancer_myth": {"judges": {"verifier": "m"}}}
 def resolve(config: dict) -> dict:
     """The config as rules/common.smk leaves it (schema defaults filled, study blocks too)."""
     config = copy.deepcopy(config)
-    validate(config, str(SCHEMA))
+    oc.fill_config_defaults(config)
     for study in oc.STUDIES:
         config["studies"].setdefault(study, {})
         validate(config["studies"][study], str(REPO / f"config/schemas/{study}.schema.yaml"))
