@@ -390,10 +390,7 @@ def make_matcher(method: str, settings: dict, synonyms_path=None, template_path=
     if method == "embedding":
         return EmbeddingMatcher(resolve_embedding_model(settings["model"]), settings["threshold"])
     if method == "llm":
-        return LLMMatcher(
-            read_template(template_path),
-            settings.get("judge_max_new_tokens", 400),
-        )
+        return LLMMatcher(read_template(template_path), settings["judge_max_new_tokens"])
     raise ValueError(f"unknown matcher {method!r}; known: {METHODS}")
 
 
