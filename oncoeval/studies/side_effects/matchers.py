@@ -253,10 +253,12 @@ class LLMMatcher:
 
     name = "llm"
 
-    def __init__(self, template: str, max_new_tokens: int = 400):
+    def __init__(self, template: str, max_new_tokens: int | None = None):
+        """``max_new_tokens``: the study block's ``matcher.judge_max_new_tokens``; only
+        :meth:`requests` needs it (reading answers does not)."""
         check_placeholders(template, ("{{LIST_A}}", "{{LIST_B}}"))
         self.template = template
-        self.max_new_tokens = int(max_new_tokens)
+        self.max_new_tokens = max_new_tokens
 
     def prompt(self, task: MatchTask) -> str:
         def numbered(prefix, items):
@@ -267,6 +269,8 @@ class LLMMatcher:
         )
 
     def requests(self, tasks: list[MatchTask], meta: dict | None = None) -> list[Request]:
+        if self.max_new_tokens is None:
+            raise ValueError("judge requests need max_new_tokens (matcher.judge_max_new_tokens)")
         return [
             Request(
                 task.key,
