@@ -1,7 +1,9 @@
 """Score stage, per model: match tasks -> matches (the configured matcher) -> scores and overlaps.
 
 Matching is the first half of scoring (the ``side_effects_match`` rule); the llm matcher's judge
-requests are written by the requests stage from the same match tasks. File schemas (JSONL one object per line, TSV with a header):
+requests are written by the requests stage from the same match tasks.
+
+File schemas (JSONL one object per line, TSV with a header):
 
 - ``parsed/{model}.jsonl``: request_id, profile_id, variant, regime, site, items, n_non_list_lines,
   n_duplicates, status (ok | empty | error), reason.
