@@ -1,4 +1,5 @@
-"""Aggregate stage: Tables 1-7 of the paper and two figures. Tables: one row per model, means with percentile bootstrap CIs over profiles.
+"""Aggregate stage: Tables 1-7 of the paper and two figures. Tables: one row per model, means
+with percentile bootstrap CIs over profiles.
 
 - Tables 1, 3, 4: P/R/F1 of the specified profiles under ``ff``, ``grounded``, ``grounded_lsc``;
   the same metrics of the base profiles (scored against the same site) as ``base_*`` columns.
