@@ -3,10 +3,8 @@
 
 from oncoeval.studies.side_effects import workflow as sew
 
-SE = sew.ROOT
-# Fill the study block's schema defaults once (validate() does not reach into $ref'd schemas).
-config.setdefault("studies", {})["side_effects"] = sew.block(config)
-SE_BLOCK = sew.block(config)
+# The study block, validated and with its schema defaults filled by common.smk.
+SE_BLOCK = sew.settings(config)
 if study_enabled("side_effects") and sew.config_problem(config):
     raise WorkflowError(f"config: {sew.config_problem(config)}")
 
@@ -15,94 +13,90 @@ localrules:
     side_effects_prepare,
     side_effects_requests,
     side_effects_parse,
-    side_effects_judge_requests,
-    side_effects_validation_requests,
+    side_effects_matcher_requests,
+    side_effects_matcher_validation_requests,
     side_effects_score,
-    side_effects_tables,
+    side_effects_aggregate,
 
 
 rule side_effects_prepare:
     input:
-        profiles=SE_BLOCK.get("profiles") or [],
-        reference=SE_BLOCK.get("reference") or [],
-        site_aliases=SE_BLOCK.get("site_aliases", []),
-        side_effect_aliases=SE_BLOCK.get("side_effect_aliases", []),
+        profiles=SE_BLOCK["profiles"] or [],
+        reference=SE_BLOCK["reference"] or [],
+        site_aliases=SE_BLOCK["site_aliases"],
+        side_effect_aliases=SE_BLOCK["side_effect_aliases"],
     output:
-        profiles=f"{SE}/prepared/profiles.jsonl",
-        reference=f"{SE}/prepared/reference.tsv",
-        vocabulary=f"{SE}/prepared/vocabulary.txt",
+        **sew.PREPARED,
     log:
-        "logs/side_effects/prepare.log",
+        sew.paths.log("prepare"),
     conda:
         "../envs/cpu.yaml"
     params:
-        form=SE_BLOCK.get("profiles_form"),
+        form=SE_BLOCK["profiles_form"],
         limit=ITEM_LIMIT,
-        site_assignment=SE_BLOCK.get("site_assignment"),
-        site_phrases=SE_BLOCK.get("site_phrases"),
-        specify_mentions=SE_BLOCK.get("specify_mentions"),
+        site_assignment=SE_BLOCK["site_assignment"],
+        site_phrases=SE_BLOCK["site_phrases"],
+        specify_mentions=SE_BLOCK["specify_mentions"],
     script:
         "../scripts/side_effects/prepare.py"
 
 
 rule side_effects_requests:
     input:
-        profiles=f"{SE}/prepared/profiles.jsonl",
-        vocabulary=f"{SE}/prepared/vocabulary.txt",
+        profiles=sew.PREPARED["profiles"],
+        vocabulary=sew.PREPARED["vocabulary"],
         templates=lambda wc: list(sew.templates(config).values()),
     output:
-        f"{SE}/requests/{sew.LISTS}.jsonl",
+        sew.paths.requests(sew.LISTS),
     log:
-        "logs/side_effects/requests.log",
+        sew.paths.log("requests"),
     conda:
         "../envs/cpu.yaml"
     params:
-        regimes=SE_BLOCK.get("regimes"),
-        list_size=SE_BLOCK.get("list_size"),
-        max_new_tokens=SE_BLOCK.get("max_new_tokens"),
+        regimes=SE_BLOCK["regimes"],
+        list_size=SE_BLOCK["list_size"],
+        max_new_tokens=SE_BLOCK["max_new_tokens"],
     script:
         "../scripts/side_effects/requests.py"
 
 
 rule side_effects_parse:
     input:
-        f"{SE}/responses/{{model}}/{sew.LISTS}.jsonl",
+        sew.paths.responses("{model}", sew.LISTS),
     output:
-        f"{SE}/parsed/{{model}}.jsonl",
+        sew.paths.parsed("{model}"),
     log:
-        "logs/side_effects/parse/{model}.log",
+        sew.paths.log("parse", "{model}"),
     conda:
         "../envs/cpu.yaml"
     script:
         "../scripts/side_effects/parse.py"
 
 
-rule side_effects_judge_requests:
+rule side_effects_matcher_requests:
     input:
-        parsed=f"{SE}/parsed/{{model}}.jsonl",
-        reference=f"{SE}/prepared/reference.tsv",
+        parsed=sew.paths.parsed("{model}"),
+        reference=sew.PREPARED["reference"],
         template=f"{sew.PROMPTS}/match_llm.txt",
     output:
-        f"{SE}/requests/match--{{model}}.jsonl",
+        sew.paths.requests("match--{model}"),
     log:
-        "logs/side_effects/judge_requests/{model}.log",
+        sew.paths.log("matcher_requests", "{model}"),
     conda:
         "../envs/cpu.yaml"
     params:
-        judge_max_new_tokens=lambda wc: sew.block(config)["matcher"][
-            "judge_max_new_tokens"
-        ],
+        judge_max_new_tokens=SE_BLOCK["matcher"]["judge_max_new_tokens"],
     script:
-        "../scripts/side_effects/judge_requests.py"
+        "../scripts/side_effects/matcher_requests.py"
 
 
 rule side_effects_match:
     input:
         unpack(lambda wc: sew.match_inputs(config, wc.model)),
     output:
-        f"{SE}/matches/{{model}}.jsonl",
+        sew.paths("matches", "{model}.jsonl"),
     log:
-        "logs/side_effects/match/{model}.log",
+        sew.paths.log("match", "{model}"),
     benchmark:
         "benchmarks/side_effects/match/{model}.tsv"
     conda:
@@ -118,87 +112,73 @@ rule side_effects_match:
 
 rule side_effects_score:
     input:
-        parsed=f"{SE}/parsed/{{model}}.jsonl",
-        matches=f"{SE}/matches/{{model}}.jsonl",
-        reference=f"{SE}/prepared/reference.tsv",
+        parsed=sew.paths.parsed("{model}"),
+        matches=sew.paths("matches", "{model}.jsonl"),
+        reference=sew.PREPARED["reference"],
     output:
-        scores=f"{SE}/scores/{{model}}.tsv",
-        overlap=f"{SE}/overlap/{{model}}.tsv",
+        **sew.OUTPUTS_SCORE,
     log:
-        "logs/side_effects/score/{model}.log",
+        sew.paths.log("score", "{model}"),
     conda:
         "../envs/cpu.yaml"
     script:
         "../scripts/side_effects/score.py"
 
 
-rule side_effects_tables:
+rule side_effects_aggregate:
     input:
         scores=lambda wc: expand(
-            f"{SE}/scores/{{model}}.tsv", model=evaluated_models("side_effects")
+            sew.OUTPUTS_SCORE["scores"], model=evaluated_models("side_effects")
         ),
         overlaps=lambda wc: expand(
-            f"{SE}/overlap/{{model}}.tsv", model=evaluated_models("side_effects")
+            sew.OUTPUTS_SCORE["overlap"], model=evaluated_models("side_effects")
         ),
     output:
-        tables=sew.table_paths("tsv"),
-        markdown=sew.table_paths("md"),
-        figures=sew.figure_paths(),
+        **sew.OUTPUTS_AGGREGATE,
     log:
-        "logs/side_effects/tables.log",
+        sew.paths.log("aggregate"),
     conda:
         "../envs/cpu.yaml"
     params:
         models=lambda wc: evaluated_models("side_effects"),
         bootstrap=config["bootstrap"],
     script:
-        "../scripts/side_effects/tables.py"
+        "../scripts/side_effects/aggregate.py"
 
 
-rule side_effects_validation_requests:
+rule side_effects_matcher_validation_requests:
     input:
-        validation=SE_BLOCK.get("validation", []),
+        validation=SE_BLOCK["validation"],
         template=f"{sew.PROMPTS}/match_llm.txt",
     output:
-        f"{SE}/requests/validation.jsonl",
+        sew.paths.requests("validation"),
     log:
-        "logs/side_effects/validation_requests.log",
+        sew.paths.log("matcher_validation_requests"),
     conda:
         "../envs/cpu.yaml"
     params:
-        judge_max_new_tokens=lambda wc: sew.block(config)["matcher"][
-            "judge_max_new_tokens"
-        ],
+        judge_max_new_tokens=SE_BLOCK["matcher"]["judge_max_new_tokens"],
     script:
-        "../scripts/side_effects/validation_requests.py"
+        "../scripts/side_effects/matcher_validation_requests.py"
 
 
 rule side_effects_matcher_validation:
     input:
         unpack(lambda wc: sew.validation_inputs(config)),
     output:
-        table=f"{SE}/tables/matcher_agreement.tsv",
-        markdown=f"{SE}/tables/matcher_agreement.md",
-        judge_agreement=f"{SE}/tables/judge_agreement.tsv",
-        judge_agreement_md=f"{SE}/tables/judge_agreement.md",
-        judge_confusion=f"{SE}/tables/judge_confusion.tsv",
-        judge_confusion_md=f"{SE}/tables/judge_confusion.md",
-        judge_per_class=f"{SE}/tables/judge_per_class.tsv",
-        judge_per_class_md=f"{SE}/tables/judge_per_class.md",
+        **sew.OUTPUTS_VALIDATION,
     log:
-        "logs/side_effects/matcher_validation.log",
+        sew.paths.log("matcher_validation"),
     benchmark:
         "benchmarks/side_effects/matcher_validation.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
         methods=lambda wc: sew.validation_methods(config),
-        matcher=lambda wc: sew.block(config)["matcher"],
+        matcher=SE_BLOCK["matcher"],
         bootstrap=config["bootstrap"],
     script:
         "../scripts/side_effects/matcher_validation.py"
 
 
-STUDY_TARGETS["side_effects"] = lambda: sew.final_targets(
-    evaluated_models("side_effects")
-)
+STUDY_TARGETS["side_effects"] = lambda: sew.final_targets(config)

@@ -127,8 +127,21 @@ def edit_jsonl(path: Path, line: int, change) -> Path:
 
 
 # ------------------------------------------------------------------------ the steps
+def se_prepare_settings() -> dict:
+    """prepare's settings from a default study block, filled as rules/common.smk fills it."""
+    from oncoeval import config as oc
+
+    block = oc.filled_study_block({}, "side_effects")
+    return {
+        "form": block["profiles_form"],
+        "site_assignment": block["site_assignment"],
+        "site_phrases": block["site_phrases"],
+        "mentions": block["specify_mentions"],
+    }
+
+
 def se_prepare(f: Inputs) -> None:
-    from oncoeval.studies.side_effects.stages import prepare
+    from oncoeval.studies.side_effects.prepare import prepare
 
     prepare(
         f / "profiles.csv",
@@ -138,6 +151,7 @@ def se_prepare(f: Inputs) -> None:
         f.out / "profiles.jsonl",
         f.out / "reference.tsv",
         f.out / "vocabulary.txt",
+        **se_prepare_settings(),
     )
 
 
@@ -145,7 +159,7 @@ SE_REGIMES = ("ff", "ff_lsc", "grounded", "grounded_lsc")
 
 
 def se_requests(f: Inputs) -> None:
-    from oncoeval.studies.side_effects.stages import write_list_requests
+    from oncoeval.studies.side_effects.requests import write_list_requests
 
     templates = {r: f / "prompts" / "side_effects" / f"{r}.txt" for r in SE_REGIMES}
     profiles = [{"profile_id": "p1", "base": "b radiation", "specified": "s", "site": "APBI"}]
@@ -244,7 +258,7 @@ def se_prepare_xlsx(name: str):
     """se_prepare with one of its sheets given as an .xlsx workbook."""
 
     def run(f: Inputs) -> None:
-        from oncoeval.studies.side_effects.stages import prepare
+        from oncoeval.studies.side_effects.prepare import prepare
 
         paths = {
             "profiles": f / "profiles.csv",
@@ -264,6 +278,7 @@ def se_prepare_xlsx(name: str):
             f.out / "profiles.jsonl",
             f.out / "reference.tsv",
             f.out / "vocabulary.txt",
+            **se_prepare_settings(),
         )
 
     return run

@@ -1,8 +1,8 @@
-"""Match stage: the configured matcher pairs predictions with reference items (and base with
-specified lists), one-to-one; the embedding model is loaded once for the whole job."""
+"""Score stage, first half: the configured matcher pairs predictions with reference items
+(and base with specified lists), one-to-one; the embedding model is loaded once per job."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.side_effects.stages import match_file
+from oncoeval.studies.side_effects.score import match_file
 
 setup_script_logging(snakemake.log[0])
 match_file(

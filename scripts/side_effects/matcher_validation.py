@@ -13,8 +13,8 @@ write_agreement(
     matcher=snakemake.params.matcher,
     synonyms_path=snakemake.input.synonyms,
     judged_path=snakemake.input.get("judged"),
-    out_tsv=out.table,
-    out_md=out.markdown,
+    out_tsv=out.matcher_agreement,
+    out_md=out.matcher_agreement_md,
     settings=BootstrapSettings.from_config({"bootstrap": snakemake.params.bootstrap}),
     judge_out={
         "summary": (out.judge_agreement, out.judge_agreement_md),

@@ -1,7 +1,7 @@
 """Prepare stage: profiles (either form) and the reference, validated, in canonical files."""
 
 from oncoeval.io import cap_jsonl, setup_script_logging
-from oncoeval.studies.side_effects.stages import prepare
+from oncoeval.studies.side_effects.prepare import prepare
 
 setup_script_logging(snakemake.log[0])
 prepare(

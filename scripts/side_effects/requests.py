@@ -1,7 +1,7 @@
 """Prompt stage: profiles x variants x regimes -> the `lists` request set."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.side_effects.stages import write_list_requests
+from oncoeval.studies.side_effects.requests import write_list_requests
 
 setup_script_logging(snakemake.log[0])
 write_list_requests(

@@ -1,7 +1,7 @@
 """Score stage: per-response P/R/F1, stratified recall, and base/specified overlap."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.side_effects.stages import score_files
+from oncoeval.studies.side_effects.score import score_files
 
 setup_script_logging(snakemake.log[0])
 score_files(

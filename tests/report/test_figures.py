@@ -147,7 +147,7 @@ def side_effect_scores(n_profiles):
 
 def test_side_effect_precision_recall_empty_and_identical(monkeypatch, tmp_path):
     from oncoeval.stats import BootstrapSettings
-    from oncoeval.studies.side_effects import tables
+    from oncoeval.studies.side_effects import aggregate as tables
 
     panels = inspect_saved(monkeypatch, tables, "save_figure")
     settings = BootstrapSettings(n_resamples=50)
@@ -161,7 +161,7 @@ def test_side_effect_precision_recall_empty_and_identical(monkeypatch, tmp_path)
 
 
 def test_side_effect_recall_strata_empty_and_identical(monkeypatch, tmp_path):
-    from oncoeval.studies.side_effects import tables
+    from oncoeval.studies.side_effects import aggregate as tables
 
     panels = inspect_saved(monkeypatch, tables, "save_figure")
     columns = [*tables.ONSET_COLUMNS, *tables.FREQUENCY_COLUMNS]

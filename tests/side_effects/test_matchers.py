@@ -177,12 +177,14 @@ def test_llm_unparseable_and_failed_answers_are_counted_not_dropped():
 
 def test_llm_prompt_numbers_both_lists():
     template = (REPO / "config/prompts/side_effects/match_llm.txt").read_text()
-    (request,) = LLMMatcher(template).requests(
+    (request,) = LLMMatcher(template, max_new_tokens=64).requests(
         [MatchTask("k", ["fatigue"], ["tiredness", "nausea"])]
     )
     prompt = request.messages[0]["content"]
     assert "A1. fatigue" in prompt and "B2. nausea" in prompt
-    assert request.params["temperature"] == 0.0
+    assert (request.params["temperature"], request.params["max_new_tokens"]) == (0.0, 64)
+    with pytest.raises(ValueError, match="judge_max_new_tokens"):
+        LLMMatcher(template).requests([MatchTask("k", ["fatigue"], ["nausea"])])
 
 
 VALIDATION = REPO / "resources/side_effects/matcher_validation.tsv"

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from oncoeval.stats import BootstrapSettings
-from oncoeval.studies.side_effects import pipeline, tables
+from oncoeval.studies.side_effects import aggregate, score
 from oncoeval.studies.side_effects.metrics import overlap_ratio, prf, score_response
 
 SITE = pd.DataFrame(
@@ -55,7 +55,7 @@ def test_tables_6_and_7_average_the_onset_frequency_cells_not_the_pooled_items()
     scores = pd.DataFrame([row, other]).assign(
         profile_id="p", variant="specified", regime=["ff", "grounded"]
     )
-    table6 = tables.strata_row("m", scores, tables.ONSET_COLUMNS, BootstrapSettings())
+    table6 = aggregate.strata_row("m", scores, aggregate.ONSET_COLUMNS, BootstrapSettings())
     assert table6["recall_short"] == pytest.approx((0.75 + 0.0) / 2)
     assert table6["recall_short_pooled"] == pytest.approx((2 / 3 + 0.0) / 2)
     assert table6["recall_long"] == pytest.approx((0.0 + 0.5) / 2)
@@ -73,19 +73,19 @@ def test_counts_say_how_many_profiles_a_mean_was_taken_over():
                         "profile_id": pid,
                         "variant": variant,
                         "regime": regime,
-                        **{m: float("nan") if unscored else 0.5 for m in tables.PRF},
+                        **{m: float("nan") if unscored else 0.5 for m in aggregate.PRF},
                         "recall_short": float("nan") if unscored else 0.5,
                         "recall_short_pooled": float("nan") if unscored else 0.5,
                     }
                 )
     scores = pd.DataFrame(rows)
     settings = BootstrapSettings(n_resamples=100)
-    table1 = tables.prf_row("m", scores, "ff", settings)
+    table1 = aggregate.prf_row("m", scores, "ff", settings)
     assert (table1["n_profiles"], table1["n_unscored"]) == (2, 1)
     assert (table1["base_n_profiles"], table1["base_n_unscored"]) == (3, 0)
-    table2 = tables.delta_row("m", scores, settings)
+    table2 = aggregate.delta_row("m", scores, settings)
     assert (table2["n_profiles"], table2["n_unscored"]) == (2, 1)
-    table6 = tables.strata_row("m", scores, ["recall_short"], settings)
+    table6 = aggregate.strata_row("m", scores, ["recall_short"], settings)
     assert (table6["n_profiles"], table6["n_unscored"]) == (3, 1)  # b still has ff_lsc
     overlap = pd.DataFrame(
         {
@@ -94,7 +94,7 @@ def test_counts_say_how_many_profiles_a_mean_was_taken_over():
             "overlap": [0.5, float("nan"), 0.4, 0.3],
         }
     )
-    table5 = tables.overlap_row("m", overlap, settings)
+    table5 = aggregate.overlap_row("m", overlap, settings)
     assert (table5["n_profiles_ff"], table5["n_profiles_ff_lsc"], table5["n_unscored"]) == (1, 2, 1)
 
 
@@ -140,7 +140,7 @@ def test_score_joins_parsed_lists_and_matches():
         {"key": "ref|p1|specified|ff", "pairs": [[0, 0], [1, 1]], "status": "ok", "reason": None},
         {"key": "ovl|p1|ff", "pairs": [[0, 0]], "status": "ok", "reason": None},
     ]
-    scores, overlap = pipeline.score(parsed, matches, SITE)
+    scores, overlap = score.score(parsed, matches, SITE)
     spec = scores[(scores.profile_id == "p1") & (scores.variant == "specified")].iloc[0]
     assert (spec.n_pred, spec.n_ref, spec.n_matched) == (3, 4, 2)
     assert spec.precision == pytest.approx(2 / 3) and spec.recall == 0.5
@@ -163,7 +163,7 @@ def test_recall_strata_are_averaged_over_regimes_per_profile_first():
             "recall_short_pooled": [0.2, 0.6, 1.0],
         }
     )
-    row = tables.strata_row("m", scores, ["recall_short"], BootstrapSettings(n_resamples=200))
+    row = aggregate.strata_row("m", scores, ["recall_short"], BootstrapSettings(n_resamples=200))
     # profile a: (0.2 + 0.6) / 2 = 0.4; profile b: 1.0; mean over profiles = 0.7 (not 0.6)
     assert row["recall_short"] == pytest.approx(0.7)
 
@@ -182,7 +182,7 @@ def test_table2_delta_is_paired_by_profile():
                     "f1": value,
                 }
             )
-    row = tables.delta_row("m", pd.DataFrame(rows), BootstrapSettings(n_resamples=500))
+    row = aggregate.delta_row("m", pd.DataFrame(rows), BootstrapSettings(n_resamples=500))
     assert row["delta_precision"] == pytest.approx(-(0.4 + 0.3 + 0.2) / 3)
     # differences are -0.4, -0.3, -0.2: a paired interval stays inside their range
     assert (
@@ -200,7 +200,7 @@ def test_bootstrap_interval_covers_the_true_mean_about_95_percent_of_the_time():
     for _ in range(trials):
         # per-profile recall-like values on [0, 1]
         sample = rng.beta(6, 4, size=40)
-        row = tables.strata_row(
+        row = aggregate.strata_row(
             "m",
             pd.DataFrame(
                 {
@@ -232,12 +232,12 @@ def test_unusable_judge_answers_are_unscored_and_a_dropped_pair_is_noted():
         {"key": "ref|p2|specified|ff", "pairs": [], "status": "truncated", "reason": "cut"},
         {"key": "ref|p3|specified|ff", "pairs": [[0, 0]], "status": "contradictory", "reason": "x"},
     ]
-    scores, _ = pipeline.score(parsed, matches, SITE)
+    scores, _ = score.score(parsed, matches, SITE)
     scores = scores.set_index("profile_id")
     assert scores.loc["p1", "status"] == "ok" and scores.loc["p1", "precision"] == 0.5
     assert scores.loc["p1", "reason"] == f"matcher: {note}"
     assert scores.loc["p2", "status"] == "match_truncated" and math.isnan(scores.loc["p2", "f1"])
     assert scores.loc["p3", "status"] == "match_contradictory"
     assert math.isnan(scores.loc["p3", "precision"])
-    table1 = tables.prf_row("m", scores.reset_index(), "ff", BootstrapSettings(n_resamples=50))
+    table1 = aggregate.prf_row("m", scores.reset_index(), "ff", BootstrapSettings(n_resamples=50))
     assert (table1["n_profiles"], table1["n_unscored"]) == (1, 2)

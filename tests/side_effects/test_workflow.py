@@ -112,7 +112,7 @@ def test_responses_equal_to_the_reference_score_one_everywhere(workdir, tmp_path
         "side_effects_parse": 1,
         "side_effects_match": 1,
         "side_effects_score": 1,
-        "side_effects_tables": 1,
+        "side_effects_aggregate": 1,
         "model_calls_table": 1,
         "all": 1,
     }

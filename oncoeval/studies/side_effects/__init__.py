@@ -1,6 +1,8 @@
 """Radiation side-effect stress test (Seah et al., CHIL 2026).
 
-Stages: ``profiles`` and ``reference`` (prepare), ``prompts`` (requests), ``parse`` (bullet
-lists), ``matchers`` (semantic matching), ``metrics`` (per-response scores), ``tables``
-(bootstrap aggregates and figures), ``validation`` (matcher agreement).
+The study contract (oncoeval.studies.contract): ``workflow`` (the rules' side), then one module
+per stage: ``prepare``, ``requests``, ``parse`` (bullet lists), ``score`` (matching and
+per-response scores), ``aggregate`` (bootstrap tables and figures). Helpers: ``profiles`` and
+``reference`` (loaders), ``aliases``, ``prompts``, ``matchers`` (semantic matching), ``metrics``,
+``validation`` (matcher agreement) and ``reference_replay``.
 """

@@ -253,10 +253,12 @@ class LLMMatcher:
 
     name = "llm"
 
-    def __init__(self, template: str, max_new_tokens: int = 400):
+    def __init__(self, template: str, max_new_tokens: int | None = None):
+        """``max_new_tokens``: the study block's ``matcher.judge_max_new_tokens``; only
+        :meth:`requests` needs it (reading answers does not)."""
         check_placeholders(template, ("{{LIST_A}}", "{{LIST_B}}"))
         self.template = template
-        self.max_new_tokens = int(max_new_tokens)
+        self.max_new_tokens = max_new_tokens
 
     def prompt(self, task: MatchTask) -> str:
         def numbered(prefix, items):
@@ -267,6 +269,8 @@ class LLMMatcher:
         )
 
     def requests(self, tasks: list[MatchTask], meta: dict | None = None) -> list[Request]:
+        if self.max_new_tokens is None:
+            raise ValueError("judge requests need max_new_tokens (matcher.judge_max_new_tokens)")
         return [
             Request(
                 task.key,
@@ -390,10 +394,7 @@ def make_matcher(method: str, settings: dict, synonyms_path=None, template_path=
     if method == "embedding":
         return EmbeddingMatcher(resolve_embedding_model(settings["model"]), settings["threshold"])
     if method == "llm":
-        return LLMMatcher(
-            read_template(template_path),
-            settings.get("judge_max_new_tokens", 400),
-        )
+        return LLMMatcher(read_template(template_path), settings["judge_max_new_tokens"])
     raise ValueError(f"unknown matcher {method!r}; known: {METHODS}")
 
 

@@ -1,4 +1,4 @@
-"""Model output -> a normalised list of side effects (§4.1-4.2).
+"""Parse stage: model output -> a normalised list of side effects (§4.1-4.2).
 
 Three answer shapes give their items:
 
@@ -17,10 +17,17 @@ empties are dropped. Every other non-empty line (a preamble, a heading, a line t
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import asdict, dataclass, field
 
+import pandas as pd
+
+from ...io import write_jsonl
 from ...parsing import too_long
+from ...records import Response, read_responses
+
+log = logging.getLogger(__name__)
 
 _BULLET = re.compile(
     r"^\s*(?:[•\-*–—·▪●◦‣+]\s*|\(?\d{1,3}[.)\]:]\s+|\(?[a-zA-Z][.)]\s+)(?P<item>.*)$"
@@ -116,3 +123,29 @@ def parse_list(text: str | None, error: str | None = None) -> ParsedList:
     if not out.items:
         out.status, out.reason = "empty", "no list items in the response"
     return out
+
+
+def parse_responses(responses: list[Response]) -> list[dict]:
+    rows = []
+    for resp in responses:
+        parsed = parse_list(resp.text, resp.error)
+        meta = resp.meta or {}
+        rows.append(
+            {
+                "request_id": resp.request_id,
+                "profile_id": meta.get("profile_id"),
+                "variant": meta.get("variant"),
+                "regime": meta.get("regime"),
+                "site": meta.get("site"),
+                **parsed.to_dict(),
+            }
+        )
+    return rows
+
+
+def parse_file(responses_path, out_path) -> dict:
+    rows = parse_responses(read_responses(responses_path))
+    write_jsonl(out_path, rows)
+    counts = pd.Series([r["status"] for r in rows], dtype=object).value_counts().to_dict()
+    log.info("parsed %d responses: %s", len(rows), counts)
+    return counts

@@ -253,7 +253,12 @@ def candidate_table(
     rows = []
     lexical = LexicalMatcher(AliasTable.read(synonyms_path)).run(val_tasks, vocab)
     rows.append(
-        {"matcher": "lexical", "method": "lexical", "rule": "assignment", "threshold": None}
+        {
+            "matcher": "lexical",
+            "method": LexicalMatcher.name,
+            "rule": "assignment",
+            "threshold": None,
+        }
     )
     rows[-1].update(evaluate(df, val_tasks, lexical, settings))
     if embedding_model is not None:
@@ -266,13 +271,15 @@ def candidate_table(
                 model.guard = rule == "assignment"
                 model.most_pairs_first = rule == "earlier"
                 name = f"embedding@{threshold:.2f}" + ("" if rule == "assignment" else " earlier")
-                row = {"matcher": name, "method": "embedding", "rule": rule}
+                row = {"matcher": name, "method": EmbeddingMatcher.name, "rule": rule}
                 row["threshold"] = float(threshold)
                 row.update(evaluate(df, val_tasks, model.run(val_tasks, vocab), settings))
                 rows.append(row)
     if judged_path is not None:
         results = LLMMatcher("").read(val_tasks, read_responses(judged_path), vocab)
-        rows.append({"matcher": "llm", "method": "llm", "rule": "assignment", "threshold": None})
+        rows.append(
+            {"matcher": "llm", "method": LLMMatcher.name, "rule": "assignment", "threshold": None}
+        )
         rows[-1].update(evaluate(df, val_tasks, results, settings))
     table = pd.DataFrame(rows)
     table["selected"] = select(table)

@@ -1,73 +1,76 @@
-"""Helpers for rules/side_effects.smk: paths, per-rule inputs and params, final targets.
+"""The rules' side of the study (rules/side_effects.smk): result paths, declared outputs, final
+targets and the per-rule inputs and params.
 
-Per-model helpers take only the study block, the model id and the judge: never the list of
-models, so adding a model reruns nothing old.
+Helpers read the study block that rules/common.smk validated and filled
+(``config["studies"]["side_effects"]``); per-model helpers take only that block's settings, the
+model id and the judge: never the list of models, so adding a model reruns nothing old.
 """
 
 from __future__ import annotations
 
-import copy
-import functools
-from pathlib import Path
+from ... import config as oc
+from ..contract import ResultPaths
 
-import yaml
-
-STUDY = "side_effects"
-ROOT = f"results/{STUDY}"
+paths = ResultPaths("side_effects")
+STUDY = paths.study
 PROMPTS = f"config/prompts/{STUDY}"
 LISTS = "lists"  # the request set every evaluated model answers
-TABLES = [f"table{i}" for i in range(1, 8)]
-FIGURES = ["precision_recall", "recall_strata"]
+MATCHER = "matcher"  # the judge role of the llm matcher
+
+# Written here once: the rules declare these outputs, the scripts write them by name.
+TABLES = tuple(f"table{i}" for i in range(1, 8))  # the paper's Tables 1-7
+FIGURES = ("precision_recall", "recall_strata")
+# The matcher-validation rule's tables: candidates, and the configured matchers as judges.
+VALIDATION_TABLES = ("matcher_agreement", "judge_agreement", "judge_confusion", "judge_per_class")
 
 
-SCHEMA = Path(__file__).resolve().parents[3] / "config" / "schemas" / f"{STUDY}.schema.yaml"
+def markdown_name(table: str) -> str:
+    """The output name of a table's Markdown copy."""
+    return f"{table}_md"
 
 
-def fill_defaults(schema: dict, value):
-    """``value`` with the schema's defaults filled in, recursively through object properties.
-
-    Snakemake's ``validate`` fills defaults of the top schema only, not of a ``$ref``'d one.
-    """
-    if value is None and "default" in schema:
-        value = copy.deepcopy(schema["default"])
-    if isinstance(value, dict) and "properties" in schema:
-        value = dict(value)
-        for key, sub in schema["properties"].items():
-            if key in value:
-                value[key] = fill_defaults(sub, value[key])
-            elif "default" in sub:
-                value[key] = fill_defaults(sub, copy.deepcopy(sub["default"]))
-    return value
+def _tables(names) -> dict[str, str]:
+    out = {}
+    for name in names:
+        out[name] = paths.table(name)
+        out[markdown_name(name)] = paths("tables", f"{name}.md")
+    return out
 
 
-@functools.cache
-def _schema() -> dict:
-    return yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
+PREPARED = {
+    "profiles": paths.prepared("profiles.jsonl"),
+    "reference": paths.prepared("reference.tsv"),
+    "vocabulary": paths.prepared("vocabulary.txt"),
+}
+OUTPUTS_SCORE = {"scores": paths.scores("{model}"), "overlap": paths("overlap", "{model}.tsv")}
+OUTPUTS_AGGREGATE = {**_tables(TABLES), **{name: paths.figure(name) for name in FIGURES}}
+OUTPUTS_VALIDATION = _tables(VALIDATION_TABLES)
+OUTPUTS = {**OUTPUTS_SCORE, **OUTPUTS_AGGREGATE, **OUTPUTS_VALIDATION}
 
 
-def block(config: dict) -> dict:
-    """The study block with every default of its schema filled in."""
-    return fill_defaults(_schema(), (config.get("studies") or {}).get(STUDY) or {})
+def settings(config: dict) -> dict:
+    """The study block, validated and with every schema default filled (rules/common.smk)."""
+    return config["studies"][STUDY]
 
 
 def judge(config: dict) -> str | None:
-    return (block(config).get("judges") or {}).get("matcher")
+    return settings(config)["judges"][MATCHER]
 
 
 def config_problem(config: dict) -> str | None:
     """A problem of the study block that the schema cannot see, or None."""
-    if block(config)["matcher"]["method"] == "llm" and not judge(config):
+    if settings(config)["matcher"]["method"] == "llm" and not judge(config):
         return f"studies.{STUDY}.matcher.method is llm, but judges.matcher names no judge model"
     return None
 
 
 def templates(config: dict) -> dict[str, str]:
-    return {regime: f"{PROMPTS}/{regime}.txt" for regime in block(config)["regimes"]}
+    return {regime: f"{PROMPTS}/{regime}.txt" for regime in settings(config)["regimes"]}
 
 
 def matcher_params(config: dict) -> dict:
     """What a model's matches depend on (the judge id only for the llm matcher)."""
-    cfg = dict(block(config)["matcher"])
+    cfg = settings(config)["matcher"]
     method = cfg["method"]
     out = {"method": method}
     if method == "embedding":
@@ -86,48 +89,30 @@ def validation_methods(config: dict) -> list[str]:
 
 
 def match_inputs(config: dict, model: str) -> dict:
-    inputs = {
-        "parsed": f"{ROOT}/parsed/{model}.jsonl",
-        "reference": f"{ROOT}/prepared/reference.tsv",
-    }
-    method = block(config)["matcher"]["method"]
+    inputs = {"parsed": paths.parsed(model), "reference": PREPARED["reference"]}
+    method = settings(config)["matcher"]["method"]
     if method == "lexical":
-        inputs["synonyms"] = block(config)["matcher"]["synonyms"]
+        inputs["synonyms"] = settings(config)["matcher"]["synonyms"]
     elif method == "llm":
         if not judge(config):
             raise ValueError(f"studies.{STUDY}.matcher.method is llm but judges.matcher is not set")
-        inputs["judged"] = f"{ROOT}/responses/{judge(config)}/match--{model}.jsonl"
+        inputs["judged"] = paths.responses(judge(config), f"match--{model}")
     return inputs
 
 
 def validation_inputs(config: dict) -> dict:
     inputs = {
-        "validation": block(config)["validation"],
-        "synonyms": block(config)["matcher"]["synonyms"],
+        "validation": settings(config)["validation"],
+        "synonyms": settings(config)["matcher"]["synonyms"],
     }
     if judge(config):
-        inputs["judged"] = f"{ROOT}/responses/{judge(config)}/validation.jsonl"
+        inputs["judged"] = paths.responses(judge(config), "validation")
     return inputs
 
 
-def table_paths(ext: str) -> list[str]:
-    return [f"{ROOT}/tables/{name}.{ext}" for name in TABLES]
-
-
-def figure_paths() -> list[str]:
-    return [f"{ROOT}/figures/{name}.png" for name in FIGURES]
-
-
-# The matcher-validation rule's tables: candidates, and the configured matchers as judges.
-VALIDATION_TABLES = ("matcher_agreement", "judge_agreement", "judge_confusion", "judge_per_class")
-
-
-def final_targets(models: list[str]) -> list[str]:
-    per_model = [f"{ROOT}/{kind}/{m}.tsv" for kind in ("scores", "overlap") for m in models]
-    return (
-        table_paths("tsv")
-        + table_paths("md")
-        + [f"{ROOT}/tables/{name}.{ext}" for name in VALIDATION_TABLES for ext in ("tsv", "md")]
-        + figure_paths()
-        + per_model
-    )
+def final_targets(config: dict) -> list[str]:
+    """The study's final targets: the tables and figures, and every evaluated model's scores."""
+    models = oc.study_evaluated_models(config, STUDY)
+    fixed = [path for path in OUTPUTS.values() if "{model}" not in path]
+    per_model = [path.format(model=m) for path in OUTPUTS_SCORE.values() for m in models]
+    return fixed + per_model

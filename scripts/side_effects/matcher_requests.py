@@ -1,7 +1,7 @@
-"""llm matcher, step 1: one judge request per list to match (reference and overlap)."""
+"""Judge requests of the llm matcher: one per list to match (reference and overlap)."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.side_effects.stages import write_judge_requests
+from oncoeval.studies.side_effects.requests import write_judge_requests
 
 setup_script_logging(snakemake.log[0])
 write_judge_requests(

@@ -2,15 +2,13 @@
 
 from oncoeval.io import setup_script_logging
 from oncoeval.stats import BootstrapSettings
-from oncoeval.studies.side_effects.stages import write_tables
+from oncoeval.studies.side_effects.aggregate import write_tables_and_figures
 
 setup_script_logging(snakemake.log[0])
-write_tables(
+write_tables_and_figures(
     models=snakemake.params.models,
     score_paths=snakemake.input.scores,
     overlap_paths=snakemake.input.overlaps,
-    table_paths=snakemake.output.tables,
-    markdown_paths=snakemake.output.markdown,
-    figure_paths=snakemake.output.figures,
+    outputs=dict(snakemake.output.items()),
     settings=BootstrapSettings.from_config({"bootstrap": snakemake.params.bootstrap}),
 )

@@ -1,4 +1,5 @@
-"""Tables 1-7 of the paper, one row per model, means with percentile bootstrap CIs over profiles.
+"""Aggregate stage: Tables 1-7 of the paper and two figures. Tables: one row per model, means
+with percentile bootstrap CIs over profiles.
 
 - Tables 1, 3, 4: P/R/F1 of the specified profiles under ``ff``, ``grounded``, ``grounded_lsc``;
   the same metrics of the base profiles (scored against the same site) as ``base_*`` columns.
@@ -25,9 +26,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ...io import read_tsv, write_table  # noqa: E402
 from ...report.figures import legend_outside, note_empty  # noqa: E402
 from ...report.figures import save as save_figure  # noqa: E402
 from ...stats import BootstrapSettings, bootstrap_mean_ci, paired_bootstrap_diff  # noqa: E402
+from .workflow import markdown_name, paths  # noqa: E402
 
 PRF = ("precision", "recall", "f1")
 ONSET_COLUMNS = ("recall_short", "recall_long")
@@ -157,7 +160,7 @@ def notes(settings: BootstrapSettings, n_resp_unscored: int, table: str = "") ->
         f"Means over profiles with {settings.ci:.0%} percentile bootstrap intervals "
         f"({settings.n_resamples} resamples of profiles, seed {settings.seed}).",
         f"Responses that could not be scored across all models: {n_resp_unscored} "
-        "(see the status column of results/side_effects/scores/{model}.tsv).",
+        f"(see the status column of {paths.scores('{model}')}).",
     ]
 
 
@@ -244,3 +247,24 @@ def plot_recall_strata(tables: dict[str, pd.DataFrame], path) -> None:
     fig.tight_layout()
     save_figure(fig, path)
     plt.close(fig)
+
+
+def write_tables_and_figures(
+    models, score_paths, overlap_paths, outputs, settings: BootstrapSettings
+) -> None:
+    """Tables 1-7 and the figures of the models' scores, each to its path in ``outputs``
+    (the aggregate rule's outputs, keyed as in ``workflow.OUTPUTS``)."""
+    scores = {m: read_tsv(p) for m, p in zip(models, score_paths, strict=True)}
+    overlaps = {m: read_tsv(p) for m, p in zip(models, overlap_paths, strict=True)}
+    built = build_tables(scores, overlaps, settings)
+    unscored = sum(int(s["precision"].isna().sum()) for s in scores.values())
+    for name, table in built.items():
+        write_table(
+            table,
+            outputs[name],
+            outputs[markdown_name(name)],
+            title=TITLES[name],
+            notes=notes(settings, unscored, name),
+        )
+    plot_precision_recall(scores, settings, outputs["precision_recall"])
+    plot_recall_strata(built, outputs["recall_strata"])

@@ -1,4 +1,7 @@
-"""The per-model stages, file to file: parse -> match tasks -> matches -> scores and overlaps.
+"""Score stage, per model: match tasks -> matches (the configured matcher) -> scores and overlaps.
+
+Matching is the first half of scoring (the ``side_effects_match`` rule); the llm matcher's judge
+requests are written by the requests stage from the same match tasks.
 
 File schemas (JSONL one object per line, TSV with a header):
 
@@ -18,9 +21,9 @@ import math
 
 import pandas as pd
 
-from ...io import write_jsonl
-from ...records import Response
-from .matchers import MatchResult, MatchTask
+from ...io import read_jsonl, write_jsonl, write_table
+from ...records import read_responses
+from .matchers import LLMMatcher, MatchResult, MatchTask, make_matcher
 from .metrics import (
     CELL_COLUMNS,
     POOLED_COLUMNS,
@@ -28,8 +31,7 @@ from .metrics import (
     overlap_ratio,
     score_response,
 )
-from .parse import parse_list
-from .reference import site_items
+from .reference import site_items, vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -61,24 +63,6 @@ OVERLAP_COLUMNS = [
     "status",
     "reason",
 ]
-
-
-def parse_responses(responses: list[Response]) -> list[dict]:
-    rows = []
-    for resp in responses:
-        parsed = parse_list(resp.text, resp.error)
-        meta = resp.meta or {}
-        rows.append(
-            {
-                "request_id": resp.request_id,
-                "profile_id": meta.get("profile_id"),
-                "variant": meta.get("variant"),
-                "regime": meta.get("regime"),
-                "site": meta.get("site"),
-                **parsed.to_dict(),
-            }
-        )
-    return rows
 
 
 def match_tasks(parsed: list[dict], reference: pd.DataFrame) -> list[tuple[dict, MatchTask]]:
@@ -218,3 +202,39 @@ def score(
 
 def read_reference(path) -> pd.DataFrame:
     return pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+
+
+def match_file(
+    parsed_path, reference_path, settings, out_path, synonyms_path=None, judged_path=None
+) -> None:
+    reference = read_reference(reference_path)
+    tasks = match_tasks(read_jsonl(parsed_path), reference)
+    # Two distinct terms of this vocabulary are never paired with each other.
+    vocab = vocabulary(reference)
+    method = settings["method"]
+    plain = [t for _, t in tasks]
+    if method == "llm":
+        asked = [t for t in plain if t.left and t.right]
+        results = LLMMatcher("").read(asked, read_responses(judged_path), vocab)
+        results.update({t.key: MatchResult() for t in plain if not (t.left and t.right)})
+    else:
+        matcher = make_matcher(method, settings, synonyms_path=synonyms_path)
+        results = matcher.run(plain, vocab)
+    write_matches(out_path, tasks, results, method)
+    bad = sum(r.status != "ok" for r in results.values())
+    log.info(
+        "%s matcher: %d tasks, %d not usable (unparseable, truncated, contradictory or failed "
+        "judge answers)",
+        method,
+        len(plain),
+        bad,
+    )
+
+
+def score_files(parsed_path, matches_path, reference_path, scores_path, overlap_path) -> None:
+    scores, overlap = score(
+        read_jsonl(parsed_path), read_jsonl(matches_path), read_reference(reference_path)
+    )
+    write_table(scores, scores_path)
+    write_table(overlap, overlap_path)
+    log.info("scores: %s", scores["status"].value_counts().to_dict())

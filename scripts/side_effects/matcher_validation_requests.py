@@ -1,4 +1,4 @@
-"""llm matcher on the validation pairs: one judge request per labelled pair."""
+"""Judge requests of the llm matcher on the validation pairs: one per labelled pair."""
 
 from oncoeval.io import setup_script_logging
 from oncoeval.studies.side_effects.validation import write_validation_requests
