@@ -59,11 +59,13 @@ FPR_GRID = np.linspace(0.0, 1.0, 101)
 
 @dataclass(frozen=True)
 class Settings:
-    C: float = 0.1
-    max_iter: int = 10000
-    train_fraction: float = 0.7
-    seed: int = 0
-    repeats: int = 1
+    """The meta_classifier block of the filled study settings (aggregate.settings_from)."""
+
+    C: float
+    max_iter: int
+    train_fraction: float
+    seed: int
+    repeats: int
 
 
 def build_rows(scores: pd.DataFrame, cross: pd.DataFrame, proxy: pd.DataFrame) -> pd.DataFrame:
