@@ -16,8 +16,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from oncoeval.config import filled_study_block
 from oncoeval.stats import BootstrapSettings
 from oncoeval.studies.guidelines import metaclf
+from oncoeval.studies.guidelines.aggregate import settings_from
+
+# The study's default meta-classifier settings (the schema's).
+SETTINGS = settings_from(filled_study_block({}, "guidelines"))
 
 
 def synthetic_rows(n_models: int = 8, n_patients: int = 121, seed: int = 0) -> pd.DataFrame:
@@ -48,7 +53,7 @@ def synthetic_rows(n_models: int = 8, n_patients: int = 121, seed: int = 0) -> p
 
 def _grid(rows, boot) -> tuple[float, list[dict]]:
     started = time.perf_counter()
-    table, curves, _ = metaclf.run_grid(rows, list(metaclf.FEATURE_SETS), metaclf.Settings(), boot)
+    table, curves, _ = metaclf.run_grid(rows, list(metaclf.FEATURE_SETS), SETTINGS, boot)
     for per_model in curves.values():
         metaclf.mean_roc(list(per_model.values()))
     return time.perf_counter() - started, table

@@ -7,6 +7,7 @@ first, then bootstraps over units.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,6 +66,36 @@ def bootstrap_mean_ci(values, settings: BootstrapSettings = BootstrapSettings())
         rng=np.random.default_rng(settings.seed),
     )
     return mean, float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def bootstrap_stat_ci(statistic, n_units: int, settings: BootstrapSettings, min_units: int = 4):
+    """(ci_low, ci_high): percentile CI of any statistic of resampled units.
+
+    ``statistic(indices)`` gets a (resamples x units) matrix of resampled unit indices and returns
+    one value per resample, NaN where the resample leaves it undefined (an AUROC of one class, a
+    rank correlation of constant values): those resamples are skipped. NaN with fewer than
+    ``min_units`` units, or when fewer than half the resamples give a value.
+    """
+    if n_units < min_units:
+        return float("nan"), float("nan")
+    with warnings.catch_warnings():
+        # scipy's own interval is NaN when a resample is undefined; the skipping is done below.
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        res = stats.bootstrap(
+            (np.arange(n_units),),
+            lambda indices, axis=-1: statistic(indices),
+            n_resamples=settings.n_resamples,
+            confidence_level=settings.ci,
+            method="percentile",
+            vectorized=True,
+            rng=np.random.default_rng(settings.seed),
+        )
+    values = np.asarray(res.bootstrap_distribution, dtype=float)
+    values = values[~np.isnan(values)]
+    if len(values) < settings.n_resamples // 2:
+        return float("nan"), float("nan")
+    alpha = (1 - settings.ci) / 2
+    return float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))
 
 
 def _mean_diff(a, b, axis=-1):

@@ -285,7 +285,7 @@ def se_prepare_xlsx(name: str):
 
 
 def gl_prepare(f: Inputs) -> None:
-    from oncoeval.studies.guidelines.stages import prepare
+    from oncoeval.studies.guidelines.prepare import prepare
 
     out = {
         k: f.out / name
@@ -301,13 +301,13 @@ def gl_prepare(f: Inputs) -> None:
 
 
 def gl_rollouts(f: Inputs) -> None:
-    from oncoeval.studies.guidelines.stages import rollouts_request_set
+    from oncoeval.studies.guidelines.requests import rollouts_request_set
 
     write(
         f / "notes.jsonl",
         json.dumps({"patient_id": "p1", "note": "text", "note_set": "labelled"}) + "\n",
     )
-    rollouts = {"k": 1, "temperature": 1.0, "max_new_tokens": 16, "seed": 0}
+    rollouts = {"k": 1, "temperature": 1.0, "top_p": None, "max_new_tokens": 16, "seed": 0}
     template = f / "prompts" / "guidelines" / "predict_path.txt"
     rollouts_request_set(
         f / "guideline.json", f / "notes.jsonl", template, rollouts, f.out / "r.jsonl"

@@ -1,9 +1,12 @@
-"""One model's rollouts: parse, trim and validate every path (logic: stages.parse_rollouts)."""
+"""One model's rollouts: parse, trim and validate every path (logic: parse.parse_rollouts)."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.guidelines.stages import parse_rollouts
+from oncoeval.studies.guidelines.parse import parse_rollouts
 
 setup_script_logging(snakemake.log[0])
 parse_rollouts(
-    snakemake.input.tree, snakemake.input.responses, snakemake.params.trim, snakemake.output[0]
+    snakemake.input.tree,
+    snakemake.input.responses,
+    snakemake.params.trim,
+    snakemake.output.rollouts,
 )

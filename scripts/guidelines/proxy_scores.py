@@ -1,8 +1,8 @@
-"""One model's self-consistency and synthetic proxy scores (logic: stages.proxy_scores_model)."""
+"""One model's self-consistency and synthetic proxy scores (logic: score.proxy_scores_model)."""
 
 from oncoeval.io import setup_script_logging
 from oncoeval.stats import BootstrapSettings
-from oncoeval.studies.guidelines.stages import proxy_scores_model
+from oncoeval.studies.guidelines.score import proxy_scores_model
 
 setup_script_logging(snakemake.log[0])
 inp = snakemake.input
@@ -16,5 +16,5 @@ proxy_scores_model(
     delta=snakemake.params.delta,
     trim=snakemake.params.trim,
     boot=BootstrapSettings.from_config({"bootstrap": snakemake.params.bootstrap}),
-    out=snakemake.output[0],
+    out=snakemake.output.proxy,
 )

@@ -1,7 +1,7 @@
-"""One model's per-note scores and self-consistency (logic: stages.score_model)."""
+"""One model's per-note scores and self-consistency (logic: score.score_model)."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.guidelines.stages import score_model
+from oncoeval.studies.guidelines.score import score_model
 
 setup_script_logging(snakemake.log[0])
-score_model(snakemake.input.notes, snakemake.input.rollouts, snakemake.output[0])
+score_model(snakemake.input.notes, snakemake.input.rollouts, snakemake.output.scores)

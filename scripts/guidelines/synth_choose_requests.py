@@ -1,7 +1,7 @@
-"""Chooser requests (both orders) where the generator missed the target (logic: stages)."""
+"""Chooser requests (both orders) where the generator missed the target (logic: requests)."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.guidelines.stages import synth_choose
+from oncoeval.studies.guidelines.requests import synth_choose
 
 setup_script_logging(snakemake.log[0])
 synth_choose(

@@ -1,7 +1,7 @@
-"""Collect the synthetic notes; write the synth_predict request set (logic: stages)."""
+"""Collect the synthetic notes; write the synth_predict request set (logic: requests)."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.guidelines.stages import synth_collect
+from oncoeval.studies.guidelines.requests import synth_collect
 
 setup_script_logging(snakemake.log[0])
 synth_collect(

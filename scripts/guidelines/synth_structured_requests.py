@@ -1,7 +1,7 @@
-"""Structured synthetic notes: requests from the generator's records (logic: stages)."""
+"""Structured synthetic notes: requests from the generator's records (logic: requests)."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.guidelines.stages import synth_structured_notes
+from oncoeval.studies.guidelines.requests import synth_structured_notes
 
 setup_script_logging(snakemake.log[0])
 synth_structured_notes(

@@ -1,7 +1,7 @@
-"""Sample target paths; request structured records and unstructured notes (logic: stages)."""
+"""Sample target paths; request structured records and unstructured notes (logic: requests)."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.guidelines.stages import synth_targets
+from oncoeval.studies.guidelines.requests import synth_targets
 
 setup_script_logging(snakemake.log[0])
 synth_targets(

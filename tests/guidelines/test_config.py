@@ -5,7 +5,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from oncoeval.studies.guidelines.rules_support import settings
+from oncoeval.config import filled_study_block
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = REPO / "config" / "schemas" / "guidelines.schema.yaml"
@@ -19,7 +19,7 @@ def test_default_and_paper_blocks_are_valid():
 
 
 def test_schema_defaults_fill_missing_keys():
-    block = settings({"studies": {"guidelines": {"rollouts": {"k": 3}}}}, SCHEMA)
+    block = filled_study_block({"studies": {"guidelines": {"rollouts": {"k": 3}}}}, "guidelines")
     assert block["rollouts"] == {
         "k": 3,
         "temperature": 1.0,
@@ -37,7 +37,9 @@ def test_the_paper_config_predicts_with_the_study_prompt_and_the_whole_tree_as_j
     from oncoeval.studies.guidelines.prompts import read_template, rollout_requests
     from oncoeval.studies.guidelines.tree import load_tree
 
-    block = settings(yaml.safe_load((REPO / "config/paper/guidelines.yaml").read_text()), SCHEMA)
+    block = filled_study_block(
+        yaml.safe_load((REPO / "config/paper/guidelines.yaml").read_text()), "guidelines"
+    )
     template = read_template(REPO / block["prompts"]["predict"])
     tree = load_tree(REPO / "resources/demo/guidelines/guideline.json")
     note = {"patient_id": "p1", "note": "A note.", "note_set": "labelled"}
@@ -59,5 +61,7 @@ def test_the_paper_config_predicts_with_the_study_prompt_and_the_whole_tree_as_j
     ):
         assert phrase in prompt
     # the demo keeps its short prompt for the embedded model
-    demo = settings(yaml.safe_load((REPO / "config/config.yaml").read_text()), SCHEMA)
+    demo = filled_study_block(
+        yaml.safe_load((REPO / "config/config.yaml").read_text()), "guidelines"
+    )
     assert demo["prompts"]["predict"].endswith("predict_path.txt")

@@ -16,19 +16,19 @@ A, B, C = ("N-1-1", "N-2-1"), ("N-1-1", "N-3-1"), ("N-1-1", "N-4-1")
 
 
 def test_two_agreeing_models_give_a_label():
-    assert consensus({"m1": A, "m2": A, "m3": B}) == (A, 2, "ok")
+    assert consensus({"m1": A, "m2": A, "m3": B}, min_agree=2) == (A, 2, "ok")
 
 
 def test_three_of_four_models_agreeing_on_a_path_give_the_label():
     # the public script only takes a path voted exactly twice and drops this note; the paper
     # ("two or more models converge") keeps it
-    assert consensus({"m1": A, "m2": A, "m3": A, "m4": C}) == (A, 3, "ok")
+    assert consensus({"m1": A, "m2": A, "m3": A, "m4": C}, min_agree=2) == (A, 3, "ok")
 
 
 def test_no_agreement_excludes_the_note():
-    label, n, status = consensus({"m1": A, "m2": B, "m3": C})
+    label, n, status = consensus({"m1": A, "m2": B, "m3": C}, min_agree=2)
     assert (label, n) == (None, 1) and "fewer than 2" in status
-    assert consensus({"m1": None, "m2": None})[2] == "no votes"  # unparseable abstains
+    assert consensus({"m1": None, "m2": None}, min_agree=2)[2] == "no votes"  # unparseable abstains
 
 
 def test_a_tie_is_broken_by_summed_jaccard_to_the_other_voted_paths():
@@ -36,13 +36,17 @@ def test_a_tie_is_broken_by_summed_jaccard_to_the_other_voted_paths():
     # Jaccard(P, R) = |{a,b}| / |{a,b,c,f}| = 2/4 = 0.5; Jaccard(Q, R) = |{a}| / |{a,b,d,e,f}| = 1/5
     P, Q, R = ("a", "b", "c"), ("a", "d", "e"), ("a", "b", "f")
     votes = {"m1": Q, "m2": Q, "m3": P, "m4": P, "m5": R}
-    assert consensus(votes) == (P, 2, "tie between 2 paths broken")
+    assert consensus(votes, min_agree=2) == (P, 2, "tie between 2 paths broken")
 
 
 def test_a_tie_with_nothing_else_voted_goes_to_the_longer_then_the_first_path():
     assert break_tie([A, ("N-1-1", "N-2-1", "N-2-2")], [A, A]) == ("N-1-1", "N-2-1", "N-2-2")
     # equal Jaccard and length: the lexicographically first "A -> B" string
-    assert consensus({"m1": B, "m2": B, "m3": A, "m4": A}) == (A, 2, "tie between 2 paths broken")
+    assert consensus({"m1": B, "m2": B, "m3": A, "m4": A}, min_agree=2) == (
+        A,
+        2,
+        "tie between 2 paths broken",
+    )
 
 
 def modal_frame(rows):
@@ -91,7 +95,7 @@ def test_the_treatment_variant_still_needs_the_same_full_path():
             ("m2", "p1", "N-1-1 -> N-3-1 -> N-5-1", "N-5-1", 1.0, 1.0),
         ]
     )
-    labels = consensus_labels(modal, delta=0.9)
+    labels = consensus_labels(modal, min_agree=2, delta=0.9)
     assert labels["treatment_label"].iloc[0] == ""
 
 

@@ -4,11 +4,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from oncoeval.config import filled_study_block
 from oncoeval.stats import BootstrapSettings
 from oncoeval.studies.guidelines import metaclf
+from oncoeval.studies.guidelines.aggregate import settings_from
 from oncoeval.studies.guidelines.metaclf import (
     FPR_GRID,
-    Settings,
     held_out_split,
     interpolated_roc,
     mean_roc,
@@ -16,6 +17,8 @@ from oncoeval.studies.guidelines.metaclf import (
 )
 
 BOOT = BootstrapSettings(n_resamples=200, seed=0)
+# The schema defaults (C 0.1, 70% of patients in training, one split, seed 0).
+SETTINGS = settings_from(filled_study_block({}, "guidelines"))
 
 
 def constructed_rows(n_models=4, n_patients=40, seed=0):
@@ -52,7 +55,7 @@ def test_split_is_model_and_patient_disjoint():
 
 def test_separable_data_gives_auroc_one_for_every_held_out_model():
     rows = constructed_rows()
-    table, curves, preds = metaclf.run_grid(rows, ["base"], Settings(), BOOT)
+    table, curves, preds = metaclf.run_grid(rows, ["base"], SETTINGS, BOOT)
     assert [t["auroc"] for t in table] == [1.0] * 4
     assert all(t["accuracy"] == 1.0 and t["f1"] == 1.0 for t in table)
     assert np.allclose(mean_roc(list(curves["base"].values()))[1:], 1.0)
@@ -64,7 +67,7 @@ def test_uninformative_feature_gives_chance_auroc_on_average():
     rng = np.random.default_rng(1)
     rows["self_path_overlap"] = rng.uniform(size=len(rows))
     rows["self_treatment_share"] = rng.uniform(size=len(rows))
-    table, _, _ = metaclf.run_grid(rows, ["base"], Settings(), BOOT)
+    table, _, _ = metaclf.run_grid(rows, ["base"], SETTINGS, BOOT)
     assert abs(np.mean([t["auroc"] for t in table]) - 0.5) < 0.15
 
 
@@ -84,7 +87,7 @@ def test_roc_is_interpolated_on_the_common_grid():
 
 def test_one_model_gives_a_clear_row_not_a_crash():
     rows = constructed_rows(n_models=1)
-    table, curves, _ = metaclf.run_grid(rows, ["base", "aggregated"], Settings(), BOOT)
+    table, curves, _ = metaclf.run_grid(rows, ["base", "aggregated"], SETTINGS, BOOT)
     assert {t["status"] for t in table} == {"needs >= 2 models"}
 
 

@@ -5,7 +5,9 @@ import json
 import pandas as pd
 import pytest
 
-from oncoeval.studies.guidelines.stages import parse_rollouts, prepare, score_model
+from oncoeval.studies.guidelines.parse import parse_rollouts
+from oncoeval.studies.guidelines.prepare import prepare
+from oncoeval.studies.guidelines.score import score_model
 
 from .conftest import DEMO
 

@@ -85,7 +85,10 @@ def test_pair_kept_when_regenerated_or_chosen_in_both_orders(tree):
         "s3|unstructured|target_first": r("", "unsure"),
         "s3|unstructured|target_second": r("", '{"choice": "B"}'),
     }
-    rows = {x["item_id"]: x for x in benchmark_rows(tree, notes, preds, choices)}
+    rows = {
+        x["item_id"]: x
+        for x in benchmark_rows(tree, notes, preds, choices, partial_to_chooser=False)
+    }
     assert rows["s0|unstructured"]["decision"] == "regenerated" and rows["s0|unstructured"]["kept"]
     assert (
         rows["s1|unstructured"]["decision"] == "chosen_both_orders"
@@ -128,8 +131,10 @@ def test_failed_generator_prediction_and_contradicting_record_are_dropped_with_r
         "s2|structured": tuple(T.split(" -> ")),
         "s2|unstructured": ("LUNG-1-1", "LUNG-9-9"),
     }
-    assert choose_requests(tree, notes, preds, "{path_a} {path_b}", {}) == []
-    rows = benchmark_rows(tree, notes, preds, {})
+    assert (
+        choose_requests(tree, notes, preds, "{path_a} {path_b}", {}, partial_to_chooser=False) == []
+    )
+    rows = benchmark_rows(tree, notes, preds, {}, partial_to_chooser=False)
     decisions = Counter(x["decision"] for x in rows)
     assert decisions == {
         "record_path_mismatch": 1,
@@ -145,7 +150,9 @@ def test_partial_match_goes_to_the_chooser_only_with_the_option(tree):
     raw = {"s0|unstructured": trimmed + ("LUNG-6-1",)}  # only a surveillance tail differs
     preds = {"s0|unstructured": trimmed}
     notes = [note_row(0)]
-    assert choose_requests(tree, notes, preds, "{path_a}", {}, raw=raw) == []
+    assert (
+        choose_requests(tree, notes, preds, "{path_a}", {}, raw=raw, partial_to_chooser=False) == []
+    )
     asked = choose_requests(tree, notes, preds, "{path_a}", {}, raw=raw, partial_to_chooser=True)
     assert [q.messages[0]["content"] for q in asked] == [T, T + " -> LUNG-6-1"]
     choices = {

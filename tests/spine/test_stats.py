@@ -11,6 +11,7 @@ from oncoeval.stats import (
     BootstrapSettings,
     bootstrap_mean_ci,
     bootstrap_mean_cis,
+    bootstrap_stat_ci,
     paired_bootstrap_diff,
 )
 
@@ -70,3 +71,35 @@ def test_matrix_bootstrap_covers_the_true_mean_about_95_percent_of_the_time():
     coverage = np.mean((low <= true_mean) & (true_mean <= high))
     # Percentile intervals under-cover slightly at n=60; 400 trials give a standard error of 1.1%.
     assert 0.90 <= coverage <= 0.98, coverage
+
+
+def test_any_statistic_gets_the_same_percentile_bootstrap_as_the_mean():
+    x = np.array([0.1, 0.4, 0.4, 0.9, 1.0, 0.3])
+    settings = BootstrapSettings(n_resamples=400, seed=2)
+    _, low, high = bootstrap_mean_ci(x, settings)
+    assert bootstrap_stat_ci(lambda i: x[i].mean(axis=1), len(x), settings) == pytest.approx(
+        (low, high)
+    )
+
+
+def test_undefined_resamples_are_skipped_and_too_few_give_no_interval():
+    x = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
+    settings = BootstrapSettings(n_resamples=200, ci=0.9, seed=7)
+
+    def mean_unless_unit_0_twice(indices):  # undefined where a resample drew unit 0 twice
+        return np.where((indices == 0).sum(axis=1) >= 2, np.nan, x[indices].mean(axis=1))
+
+    # the same resamples by hand: rows of unit indices from the seeded generator
+    drawn = np.random.default_rng(7).integers(0, 5, (200, 5))
+    kept = [x[row].mean() for row in drawn if (row == 0).sum() < 2]
+    assert 100 <= len(kept) < 200  # P(kept) = 0.8^5 + 5 * 0.2 * 0.8^4 = 0.74
+    assert bootstrap_stat_ci(mean_unless_unit_0_twice, 5, settings) == pytest.approx(
+        tuple(np.quantile(kept, [0.05, 0.95]))
+    )
+
+    # fewer than half the resamples defined (P(unit 0 drawn twice) = 0.26), or too few units
+    def only_if_unit_0_twice(indices):
+        return np.where((indices == 0).sum(axis=1) >= 2, 1.0, np.nan)
+
+    assert all(map(math.isnan, bootstrap_stat_ci(only_if_unit_0_twice, 5, settings)))
+    assert all(map(math.isnan, bootstrap_stat_ci(lambda i: i.mean(axis=1), 3, settings)))

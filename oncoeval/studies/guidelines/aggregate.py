@@ -17,15 +17,15 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from ...io import write_table  # noqa: E402
+from ...io import read_jsonl, write_table  # noqa: E402
 from ...report.figures import legend_outside, note_empty, series_style  # noqa: E402
 from ...report.figures import save as save_figure  # noqa: E402
 from ...stats import bootstrap_mean_ci  # noqa: E402
 from . import compliance, divergence, metaclf, proxies  # noqa: E402
 from .consensus import agreement_features, consensus_labels  # noqa: E402
 from .metrics import against_label, path_overlap, treatment_match  # noqa: E402
-from .parse import INVALID_KINDS  # noqa: E402
-from .stages import paths_by_patient, read_scores  # noqa: E402
+from .parse import INVALID_KINDS, paths_by_patient, read_rollouts  # noqa: E402
+from .score import read_scores  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -278,7 +278,7 @@ def _plot_accuracy_by_consistency(bdf, figure):
 
 
 # ---------------------------------------------------------------- cross-model consistency
-def cross_model(scores, rollouts: dict, pool: list[str], min_agree, boot, out: dict, delta=0.9):
+def cross_model(scores, rollouts: dict, pool: list[str], min_agree, boot, out: dict, delta):
     """Consensus labels, per-row agreement features, and the two cross-model proxy scores."""
     modal = scores[
         [
@@ -538,7 +538,7 @@ def clustering(rows, seed, boot, out, out_md):
 
 
 # ---------------------------------------------------------------- Appendix D
-def error_analysis(scores, rollouts: dict, top_n, boot, out: dict, gamma: int = 1):
+def error_analysis(scores, rollouts: dict, top_n, boot, out: dict, gamma: int):
     summaries, long, flagged_all = [], [], []
     pair_summaries, pair_rows = [], []
     lab = _labelled(scores)
@@ -639,11 +639,107 @@ def _tuple(value):
 
 
 def settings_from(block: dict) -> metaclf.Settings:
-    mc = block.get("meta_classifier") or {}
+    """The meta-classifier settings of the filled study block."""
+    mc = block["meta_classifier"]
     return metaclf.Settings(
-        C=float(mc.get("C", 0.1)),
-        max_iter=int(mc.get("max_iter", 10000)),
-        train_fraction=float(mc.get("train_fraction", 0.7)),
-        seed=int(mc.get("seed", 0)),
-        repeats=int(mc.get("repeats", 1)),
+        C=float(mc["C"]),
+        max_iter=int(mc["max_iter"]),
+        train_fraction=float(mc["train_fraction"]),
+        seed=int(mc["seed"]),
+        repeats=int(mc["repeats"]),
+    )
+
+
+# ---------------------------------------------------------------- the aggregate stage
+def aggregate(
+    notes_path, score_paths: dict, rollout_paths: dict, proxy_paths: list, block, boot, out
+):
+    """Every table and figure of the study, in dependency order (workflow.OUTPUTS_AGGREGATE
+    names the outputs in ``out``; ``out["roc"]``: one figure per feature set).
+
+    ``score_paths`` and ``rollout_paths``: model -> file; ``block``: the filled study block.
+    """
+    scores = load_scores(score_paths)
+    rollouts = {m: read_rollouts(p) for m, p in rollout_paths.items()}
+    cons = block["consistency"]
+    cross_model(
+        scores,
+        rollouts,
+        pool=cons["pool"],
+        min_agree=int(cons["min_agree"]),
+        delta=float(cons["delta"]),
+        boot=boot,
+        out={
+            "labels": out["cross_labels"],
+            "features": out["cross_features"],
+            "scores": out["cross_scores"],
+        },
+    )
+    table1_expert(scores, rollouts, boot, out["table1_expert"], out["table1_expert_md"])
+    annotator_table(read_jsonl(notes_path), rollouts, out["annotators"], out["annotators_md"])
+    consistency_accuracy(
+        scores,
+        boot,
+        int(block["accuracy_bins"]),
+        out["consistency_accuracy"],
+        out["consistency_accuracy_md"],
+        out["accuracy_by_consistency"],
+        out["accuracy_by_consistency_md"],
+        out["accuracy_by_consistency_figure"],
+    )
+    proxy_agreement(
+        list(proxy_paths),
+        out["cross_scores"],
+        out["table1_expert"],
+        boot,
+        {
+            "scores": out["proxy_scores"],
+            "scores_md": out["proxy_scores_md"],
+            "agreement": out["proxy_agreement"],
+            "agreement_md": out["proxy_agreement_md"],
+            "compliance": out["compliance"],
+            "compliance_md": out["compliance_md"],
+            "heatmap": out["proxy_heatmap"],
+        },
+    )
+    sets = list(block["meta_classifier"]["feature_sets"])
+    figures = dict(zip(sets, out["roc"], strict=True))
+    figures["feature_sets"] = out["roc_feature_sets"]
+    meta_classifier(
+        scores,
+        pd.read_csv(out["cross_features"], sep="\t", dtype={"patient_id": str}),
+        pd.read_csv(out["proxy_scores"], sep="\t"),
+        settings_from(block),
+        sets,
+        boot,
+        {
+            "table": out["meta_classifier"],
+            "table_md": out["meta_classifier_md"],
+            "predictions": out["meta_predictions"],
+            "rows": out["meta_rows"],
+        },
+        figures,
+    )
+    clustering(
+        pd.read_csv(out["meta_rows"], sep="\t", dtype={"patient_id": str}),
+        int(block["meta_classifier"]["seed"]),
+        boot,
+        out["clustering"],
+        out["clustering_md"],
+    )
+    error_analysis(
+        scores,
+        rollouts,
+        int(block["error_top_n"]),
+        boot,
+        {
+            "table": out["error_analysis"],
+            "table_md": out["error_analysis_md"],
+            "points": out["divergence_points"],
+            "pairs": out["divergence_pairs"],
+            "pair_agreement": out["divergence_agreement"],
+            "pair_agreement_md": out["divergence_agreement_md"],
+            "pair_figure": out["divergence_pairs_figure"],
+        },
+        gamma=int(block["error_gamma"]),
     )

@@ -37,7 +37,7 @@ def break_tie(tied: list[tuple], voted: list[tuple]) -> tuple:
     return min(tied, key=rank)
 
 
-def consensus(votes: dict, min_agree: int = 2) -> tuple[object | None, int, str]:
+def consensus(votes: dict, min_agree: int) -> tuple[object | None, int, str]:
     """(label, number of models agreeing, status) from {model: path}; None votes abstain."""
     voted = [v for v in votes.values() if v]
     counts = Counter(voted)
@@ -56,7 +56,7 @@ def passes(value, delta: float) -> bool:
     return value is not None and value == value and float(value) >= delta - 1e-12
 
 
-def consensus_labels(modal: pd.DataFrame, min_agree: int = 2, delta: float = 0.0) -> pd.DataFrame:
+def consensus_labels(modal: pd.DataFrame, min_agree: int, delta: float) -> pd.DataFrame:
     """One row per note from a (model, patient_id, modal_path, self_path_overlap,
     self_treatment_share) frame: for each variant the consensus path (``path_label``,
     ``treatment_label``), the models that voted, how many agree, and the status."""

@@ -18,7 +18,6 @@ from collections import Counter
 from itertools import combinations
 
 import numpy as np
-import pandas as pd
 from scipy import stats
 from sklearn.metrics import r2_score
 
@@ -114,10 +113,6 @@ def pooled_row(flagged_all: list[float], summaries: list[dict], top_n, settings)
         "n_rollout_divergences": int(np.sum([s["n_rollout_divergences"] for s in summaries])),
         f"top{top_n}_rollout_points": "",
     }
-
-
-def summary_frame(rows: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------------- Figure 6: divergence pairs

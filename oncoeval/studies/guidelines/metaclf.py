@@ -31,7 +31,7 @@ from sklearn.metrics import (
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from ...stats import BootstrapSettings
+from ...stats import BootstrapSettings, bootstrap_stat_ci
 
 SELF = ["self_path_overlap", "self_treatment_share"]
 CROSS = ["cross_path_agreement", "cross_treatment_agreement"]
@@ -59,11 +59,13 @@ FPR_GRID = np.linspace(0.0, 1.0, 101)
 
 @dataclass(frozen=True)
 class Settings:
-    C: float = 0.1
-    max_iter: int = 10000
-    train_fraction: float = 0.7
-    seed: int = 0
-    repeats: int = 1
+    """The meta_classifier block of the filled study settings (aggregate.settings_from)."""
+
+    C: float
+    max_iter: int
+    train_fraction: float
+    seed: int
+    repeats: int
 
 
 def build_rows(scores: pd.DataFrame, cross: pd.DataFrame, proxy: pd.DataFrame) -> pd.DataFrame:
@@ -156,49 +158,38 @@ def auroc(y, p) -> float:
     return float(roc_auc_score(y, p)) if len(set(y.tolist())) == 2 else float("nan")
 
 
-def _percentile_ci(values: np.ndarray, settings: BootstrapSettings, total: int):
-    values = values[~np.isnan(values)]
-    if len(values) < total // 2:
-        return float("nan"), float("nan")
-    alpha = (1 - settings.ci) / 2
-    return float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))
+def _auroc_rows(y, p, indices) -> np.ndarray:
+    """AUROC of every resample (row of ``indices``) at once: Mann-Whitney U / (n1 n0) from
+    average ranks (ties count half); NaN for a resample holding a single class."""
+    yb, pb = y[indices], p[indices]
+    ranks = stats.rankdata(pb, axis=1)
+    n1 = yb.sum(axis=1)
+    n0 = indices.shape[1] - n1
+    u = (ranks * yb).sum(axis=1) - n1 * (n1 + 1) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((n1 > 0) & (n0 > 0), u / (n1 * n0), np.nan)
+
+
+def _f1_rows(y, pred, indices) -> np.ndarray:
+    """F1 of every resample at once (0 where undefined, as f1_score's zero_division=0)."""
+    yb, pb = y[indices], pred[indices]
+    tp = (yb & pb).sum(axis=1)
+    denom = 2 * tp + ((1 - yb) & pb).sum(axis=1) + (yb & (1 - pb)).sum(axis=1)
+    return np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0).astype(float)
 
 
 def auroc_bootstrap_ci(y, p, settings: BootstrapSettings, min_units: int = 4):
-    """Percentile CI of the AUROC over resampled rows, all resamples at once.
-
-    AUROC = Mann-Whitney U / (n1 n0) from average ranks (ties count half), computed for a
-    (resamples x n) matrix in one go; resamples holding a single class are skipped.
-    """
+    """Percentile CI of the AUROC over resampled rows (resamples of one class are skipped)."""
     y, p = np.asarray(y, int), np.asarray(p, float)
-    n = len(y)
-    if n < min_units or len(set(y.tolist())) < 2:
+    if len(set(y.tolist())) < 2:
         return float("nan"), float("nan")
-    rng = np.random.default_rng(settings.seed)
-    idx = rng.integers(0, n, (settings.n_resamples, n))
-    yb, pb = y[idx], p[idx]
-    ranks = stats.rankdata(pb, axis=1)
-    n1 = yb.sum(axis=1)
-    n0 = n - n1
-    u = (ranks * yb).sum(axis=1) - n1 * (n1 + 1) / 2
-    with np.errstate(invalid="ignore", divide="ignore"):
-        values = np.where((n1 > 0) & (n0 > 0), u / (n1 * n0), np.nan)
-    return _percentile_ci(values, settings, settings.n_resamples)
+    return bootstrap_stat_ci(lambda idx: _auroc_rows(y, p, idx), len(y), settings, min_units)
 
 
 def f1_bootstrap_ci(y, pred, settings: BootstrapSettings, min_units: int = 4):
-    """Percentile CI of F1 over resampled rows (vectorised; F1 is 0 when undefined)."""
+    """Percentile CI of F1 over resampled rows (F1 is 0 when undefined)."""
     y, pred = np.asarray(y, int), np.asarray(pred, int)
-    n = len(y)
-    if n < min_units:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(settings.seed)
-    idx = rng.integers(0, n, (settings.n_resamples, n))
-    yb, pb = y[idx], pred[idx]
-    tp = (yb & pb).sum(axis=1)
-    denom = 2 * tp + ((1 - yb) & pb).sum(axis=1) + (yb & (1 - pb)).sum(axis=1)
-    values = np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
-    return _percentile_ci(values.astype(float), settings, settings.n_resamples)
+    return bootstrap_stat_ci(lambda idx: _f1_rows(y, pred, idx), len(y), settings, min_units)
 
 
 def classification_metrics(y, p, settings: BootstrapSettings) -> dict:

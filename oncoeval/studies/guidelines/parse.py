@@ -5,16 +5,27 @@ dropped, a JSON object (bare or in a code fence) is read for ``final_path``, and
 the longest chain of node ids joined by arrows (``->``, ``>``, ``→``, ``=>``) is taken. The
 answer ``NOT_GUIDELINE_COMPLIANT`` is a valid one-node path. :func:`check_path` validates a path
 against the tree and names what is wrong. Every failure is a reason string, never an exception.
+
+The parse stage (:func:`parse_rollouts`) turns one model's responses into its rollouts table:
+one row per rollout with the parsed path, its validity and why it is invalid.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
+
+from ...io import write_table
 from ...parsing import bracket_spans, too_long
-from .tree import NOT_COMPLIANT, GuidelineTree
+from ...records import Response, read_responses
+from .tree import NOT_COMPLIANT, GuidelineTree, load_prepared_tree
+
+log = logging.getLogger(__name__)
 
 # Kinds of invalid predictions, counted in the tables (order = order of the checks).
 INVALID_KINDS = (
@@ -190,3 +201,73 @@ def check_path(tree: GuidelineTree, path: tuple[str, ...]) -> str | None:
 
 def format_path(path) -> str:
     return "" if not path else " -> ".join(path)
+
+
+# ---------------------------------------------------------------- the parse stage
+ROLLOUT_COLUMNS = [
+    "patient_id",
+    "rollout",
+    "path",
+    "valid",
+    "invalid_reason",
+    "note_set",
+    "answer",
+    "parse_method",
+]
+
+
+def parse_response(tree, resp: Response, trim: bool) -> dict:
+    """One rollout row: the parsed (and trimmed) path, its validity and why it is invalid."""
+    if resp.error:
+        return {"path": "", "valid": False, "invalid_reason": "generation_error", "answer": "none"}
+    parsed = parse_answer(resp.text)
+    if not parsed.ok:
+        return {"path": "", "valid": False, "invalid_reason": parsed.reason, "answer": "none"}
+    path = trim_surveillance(tree, parsed.path) if trim else parsed.path
+    problem = check_path(tree, path)
+    return {
+        "path": format_path(path),
+        "valid": problem is None,
+        "invalid_reason": problem or "",
+        "answer": "not_compliant" if path == (NOT_COMPLIANT,) else "path",
+        "parse_method": parsed.method,
+    }
+
+
+def parse_rollouts(tree_path, responses_path, trim: bool, out) -> pd.DataFrame:
+    tree = load_prepared_tree(tree_path)
+    rows = []
+    for resp in read_responses(responses_path):
+        meta = resp.meta or {}
+        row = {
+            "patient_id": meta.get("patient_id", resp.request_id.rsplit("#r", 1)[0]),
+            "rollout": int(meta.get("rollout", resp.request_id.rsplit("#r", 1)[-1])),
+            "note_set": meta.get("note_set", ""),
+            "parse_method": "",
+        }
+        row.update(parse_response(tree, resp, trim))
+        rows.append(row)
+    df = pd.DataFrame(rows, columns=ROLLOUT_COLUMNS)
+    write_table(df, out)
+    counts = df.loc[~df["valid"], "invalid_reason"].value_counts().to_dict()
+    log.info("%d rollouts, %d valid; invalid by kind: %s", len(df), int(df["valid"].sum()), counts)
+    return df
+
+
+def _path(value):
+    if value is None or (isinstance(value, float) and np.isnan(value)) or value == "":
+        return None
+    return tuple(p.strip() for p in str(value).split("->"))
+
+
+def paths_by_patient(rollouts: pd.DataFrame) -> dict[str, list]:
+    """Each patient's rollout paths; failed calls are no prediction and are left out (unscored)."""
+    out: dict[str, list] = {}
+    answered = rollouts[rollouts["invalid_reason"].astype(str) != "generation_error"]
+    for row in answered.sort_values(["patient_id", "rollout"]).itertuples():
+        out.setdefault(str(row.patient_id), []).append(_path(row.path))
+    return out
+
+
+def read_rollouts(path) -> pd.DataFrame:
+    return pd.read_csv(path, sep="\t", dtype={"patient_id": str}, keep_default_na=False)

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ...stats import BootstrapSettings, bootstrap_mean_ci
+from ...stats import BootstrapSettings, bootstrap_mean_ci, bootstrap_stat_ci
 from . import compliance
 from .metrics import path_overlap, treatment_match
 
@@ -51,14 +51,6 @@ def _as_path(value):
     if value is None or (isinstance(value, float) and np.isnan(value)) or value == "":
         return None
     return tuple(p.strip() for p in str(value).split("->"))
-
-
-def rollout_paths(rollouts: pd.DataFrame) -> dict[str, list]:
-    """patient_id -> list of rollout paths (None for unparseable ones), in rollout order."""
-    out: dict[str, list] = {}
-    for row in rollouts.sort_values(["patient_id", "rollout"]).itertuples():
-        out.setdefault(str(row.patient_id), []).append(_as_path(row.path))
-    return out
 
 
 def _rows(
@@ -209,7 +201,9 @@ def agreement(proxy_scores: pd.DataFrame, expert: pd.DataFrame, settings: Bootst
             else:
                 row["spearman"] = float(stats.spearmanr(x, y).statistic)
                 lo, hi = bootstrap_stat_ci(
-                    lambda idx, x=x, y=y: _spearman(x[idx], y[idx]), len(x), settings
+                    lambda idx, x=x, y=y: np.array([_spearman(x[i], y[i]) for i in idx]),
+                    len(x),
+                    settings,
                 )
                 row["spearman_ci_low"], row["spearman_ci_high"] = lo, hi
             rows.append(row)
@@ -220,20 +214,3 @@ def _spearman(x, y) -> float:
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         return float("nan")
     return float(stats.spearmanr(x, y).statistic)
-
-
-def bootstrap_stat_ci(stat, n: int, settings: BootstrapSettings, min_units: int = 4):
-    """Percentile CI of ``stat(indices)`` over resampled units; resamples where the statistic is
-    undefined (NaN, e.g. an AUROC on one class) are skipped. NaN below ``min_units`` units."""
-    if n < min_units:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(settings.seed)
-    values = []
-    for _ in range(settings.n_resamples):
-        v = stat(rng.integers(0, n, n))
-        if v == v:  # not NaN
-            values.append(v)
-    if len(values) < settings.n_resamples // 2:
-        return float("nan"), float("nan")
-    alpha = (1 - settings.ci) / 2
-    return float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))

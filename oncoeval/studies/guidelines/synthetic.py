@@ -23,7 +23,7 @@ import random
 import re
 
 from ...parsing import too_long
-from ...records import Request, Response
+from ...records import Request, Response, read_responses
 from .parse import check_path, format_path, parse_answer, trim_surveillance
 from .prompts import describe_path, fill, guideline_fields
 from .tree import GuidelineTree
@@ -203,7 +203,7 @@ def predicted_path(tree: GuidelineTree, resp: Response | None, trim: bool):
     return trim_surveillance(tree, parsed.path) if trim else parsed.path
 
 
-def generator_decision(tree, target: str, pred, raw=None, partial_to_chooser=False) -> str:
+def generator_decision(tree, target: str, pred, raw, partial_to_chooser: bool) -> str:
     """What the generator's prediction on its own note decides: ``regenerated`` (kept),
     ``to_chooser``, or a counted refusal (``generator_unparseable``, ``generator_unknown_node``).
     ``raw``: the untrimmed prediction, for ``partial_to_chooser``."""
@@ -219,7 +219,7 @@ def generator_decision(tree, target: str, pred, raw=None, partial_to_chooser=Fal
 
 
 def choose_requests(
-    tree, notes, predictions: dict, template, params, raw=None, partial_to_chooser=False
+    tree, notes, predictions: dict, template, params, *, raw=None, partial_to_chooser: bool
 ) -> list[Request]:
     """Both orders for every usable note whose generator prediction goes to the chooser."""
     guideline = guideline_fields(tree)
@@ -272,7 +272,13 @@ def parse_choice(text: str | None) -> str | None:
 
 
 def benchmark_rows(
-    tree, notes, predictions: dict, choices: dict[str, Response], raw=None, partial_to_chooser=False
+    tree,
+    notes,
+    predictions: dict,
+    choices: dict[str, Response],
+    *,
+    raw=None,
+    partial_to_chooser: bool,
 ) -> list[dict]:
     """Keep/drop decision for every synthetic note (see the module docstring)."""
     raw = raw or {}
@@ -305,3 +311,25 @@ def benchmark_rows(
 
 def _text(resp: Response | None) -> str | None:
     return None if resp is None or resp.error else resp.text
+
+
+# ---------------------------------------------------------------- response files
+def responses_by_id(path) -> dict[str, Response]:
+    """request_id -> response of a responses file; empty without a file (no judge)."""
+    return {r.request_id: r for r in read_responses(path)} if path else {}
+
+
+def read_predictions(tree, responses_path, trim) -> dict[str, list]:
+    """item_id -> list of predicted paths (None when unparseable), one per rollout."""
+    out: dict[str, list] = {}
+    for resp in read_responses(responses_path):
+        item = resp.request_id.rsplit("#r", 1)[0]
+        out.setdefault(item, []).append(predicted_path(tree, resp, trim))
+    return out
+
+
+def generator_predictions(tree, path, trim):
+    """(trimmed, untrimmed) first prediction per synthetic note of the generator."""
+    trimmed = {k: v[0] for k, v in read_predictions(tree, path, trim).items()}
+    raw = {k: v[0] for k, v in read_predictions(tree, path, False).items()}
+    return trimmed, raw

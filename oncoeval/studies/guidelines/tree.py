@@ -142,6 +142,11 @@ def load_tree(path: str | os.PathLike) -> GuidelineTree:
     return tree_from_dict(read_json(path, "guideline tree"), path)
 
 
+def load_prepared_tree(path: str | os.PathLike) -> GuidelineTree:
+    """The canonical tree the prepare stage wrote (``prepared/tree.json``)."""
+    return tree_from_dict(json.loads(Path(path).read_text(encoding="utf-8")), path)
+
+
 def tree_from_dict(data: dict, path: str | os.PathLike = "<tree>") -> GuidelineTree:
     """Build and validate a tree; raise InputError for the first problem found."""
     errors = sorted(

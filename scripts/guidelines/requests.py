@@ -1,7 +1,7 @@
-"""k seeded path-prediction requests per note (logic: stages.rollouts_request_set)."""
+"""k seeded path-prediction requests per note (logic: requests.rollouts_request_set)."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.guidelines.stages import rollouts_request_set
+from oncoeval.studies.guidelines.requests import rollouts_request_set
 
 setup_script_logging(snakemake.log[0])
 rollouts_request_set(
@@ -9,5 +9,5 @@ rollouts_request_set(
     snakemake.input.notes,
     snakemake.input.template,
     snakemake.params.rollouts,
-    snakemake.output[0],
+    snakemake.output.rollouts,
 )
