@@ -1,15 +1,16 @@
 # Cancer-Myth: zero-shot answers scored -1/0/1 by a verifier (Figure 13), PCS/PCR tables, judge
 # validation; and, with `construct: true`, the generator / responder / verifier construction loop.
-# Logic: oncoeval/studies/cancer_myth/.
+# Logic: oncoeval/studies/cancer_myth/ (the rules' side: workflow.py). The verifier's request sets
+# are named by their step: verify (answers), validate (human-scored answers), retry.
 
 import re
 
 from oncoeval.errors import OncoEvalError
 from oncoeval.studies.cancer_myth import workflow as cm
 
-CM = cm.settings(config)
-CM_R = cm.R
+CM = config["studies"]["cancer_myth"]
 CM_P = cm.PROMPTS
+cm.check_settings(CM)
 CM_JURY = cm.jurors(CM)  # the verifier: one model, or a jury of several
 CM_VERIFIER = CM_JURY[0] if CM_JURY else "NO_VERIFIER"
 CM_JUROR_PATTERN = "|".join(re.escape(m) for m in CM_JURY) or "NO_JURORS"
@@ -25,12 +26,13 @@ if study_enabled("cancer_myth") and CM["construct"]:
 
 localrules:
     cancer_myth_prepare,
-    cancer_myth_answer_requests,
+    cancer_myth_requests,
     cancer_myth_verify_requests,
     cancer_myth_retry_requests,
+    cancer_myth_parse,
     cancer_myth_score,
-    cancer_myth_tables,
-    cancer_myth_validation_requests,
+    cancer_myth_aggregate,
+    cancer_myth_validate_requests,
     cancer_myth_judge_agreement,
     cancer_myth_adjudication_sheet,
     cancer_myth_construct_myths,
@@ -51,9 +53,9 @@ rule cancer_myth_prepare:
     input:
         CM["questions"] or [],
     output:
-        f"{CM_R}/items.jsonl",
+        cm.ITEMS,
     log:
-        "logs/cancer_myth/prepare.log",
+        cm.paths.log("prepare"),
     conda:
         "../envs/cpu.yaml"
     params:
@@ -62,33 +64,33 @@ rule cancer_myth_prepare:
         "../scripts/cancer_myth/prepare.py"
 
 
-rule cancer_myth_answer_requests:
+rule cancer_myth_requests:
     input:
-        questions=f"{CM_R}/items.jsonl",
+        questions=cm.ITEMS,
     output:
-        f"{CM_R}/requests/answer.jsonl",
+        cm.paths.requests("answer"),
     log:
-        "logs/cancer_myth/answer_requests.log",
+        cm.paths.log("requests"),
     conda:
         "../envs/cpu.yaml"
     params:
         system_prompt=CM["system_prompt"],
         max_new_tokens=CM["answer_max_new_tokens"],
     script:
-        "../scripts/cancer_myth/answer_requests.py"
+        "../scripts/cancer_myth/requests.py"
 
 
 rule cancer_myth_verify_requests:
     input:
-        questions=f"{CM_R}/items.jsonl",
-        answers=f"{CM_R}/responses/{{model}}/answer.jsonl",
+        questions=cm.ITEMS,
+        answers=cm.paths.responses("{model}", "answer"),
         template=f"{CM_P}/verifier.txt",
         example_template=f"{CM_P}/verifier_example.txt",
         examples=CM["verifier_examples"],
     output:
-        f"{CM_R}/requests/verify--{{model}}.jsonl",
+        cm.paths.requests("verify--{model}"),
     log:
-        "logs/cancer_myth/verify_requests/{model}.log",
+        cm.paths.log("verify_requests", "{model}"),
     conda:
         "../envs/cpu.yaml"
     params:
@@ -98,35 +100,37 @@ rule cancer_myth_verify_requests:
         "../scripts/cancer_myth/verify_requests.py"
 
 
-rule cancer_myth_validation_requests:
+rule cancer_myth_validate_requests:
     input:
         human=CM["human_scores"] or [],
         template=f"{CM_P}/verifier.txt",
         example_template=f"{CM_P}/verifier_example.txt",
         examples=CM["verifier_examples"],
     output:
-        f"{CM_R}/requests/validate.jsonl",
+        cm.paths.requests("validate"),
     log:
-        "logs/cancer_myth/validation_requests.log",
+        cm.paths.log("validate_requests"),
     conda:
         "../envs/cpu.yaml"
     params:
         max_new_tokens=CM["verifier_max_new_tokens"],
         structured=CM["structured_verdicts"],
     script:
-        "../scripts/cancer_myth/validation_requests.py"
+        "../scripts/cancer_myth/validate_requests.py"
 
 
 rule cancer_myth_retry_requests:
     input:
-        requests=f"{CM_R}/requests/{{stage}}{{rest}}.jsonl",
+        requests=cm.paths.requests("{stage}{rest}"),
         # A jury's retries are per juror ({stage}-retry-by-{juror}{rest}): each quotes its own reply.
-        responses=lambda wc: f"{CM_R}/responses/{wc.by.removeprefix('-by-') or CM_VERIFIER}/{wc.stage}{wc.rest}.jsonl",
+        responses=lambda wc: cm.paths.responses(
+            wc.by.removeprefix("-by-") or CM_VERIFIER, f"{wc.stage}{wc.rest}"
+        ),
         reminder=f"{CM_P}/verifier_reminder.txt",
     output:
-        f"{CM_R}/requests/{{stage}}-retry{{by}}{{rest}}.jsonl",
+        cm.paths.requests("{stage}-retry{by}{rest}"),
     log:
-        "logs/cancer_myth/retry_requests/{stage}{by}{rest}.log",
+        cm.paths.log("retry_requests", "{stage}{by}{rest}"),
     wildcard_constraints:
         # Evaluation (verify--{model}), judge validation, and each construction step's verdicts.
         stage=rf"verify|validate|construct-({CM_GENERATOR_PATTERN})-m\d+-verify",
@@ -139,17 +143,32 @@ rule cancer_myth_retry_requests:
         "../scripts/cancer_myth/retry_requests.py"
 
 
-rule cancer_myth_score:
+rule cancer_myth_parse:
     input:
-        questions=f"{CM_R}/items.jsonl",
-        answers=f"{CM_R}/responses/{{model}}/answer.jsonl",
+        questions=cm.ITEMS,
+        answers=cm.paths.responses("{model}", "answer"),
         first=lambda wc: cm.verdict_files(CM_JURY, "verify", f"--{wc.model}")["first"],
         retry=lambda wc: cm.verdict_files(CM_JURY, "verify", f"--{wc.model}")["retry"],
     output:
-        scores=f"{CM_R}/scores/{{model}}.tsv",
-        judged=f"{CM_R}/judged/{{model}}.jsonl",
+        **cm.OUTPUTS_PARSE,
     log:
-        "logs/cancer_myth/score/{model}.log",
+        cm.paths.log("parse", "{model}"),
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        verifier=CM_JURY,
+        combine=CM["jury_combine"],
+    script:
+        "../scripts/cancer_myth/parse.py"
+
+
+rule cancer_myth_score:
+    input:
+        judged=cm.OUTPUTS_PARSE["judged"],
+    output:
+        **cm.OUTPUTS_SCORE,
+    log:
+        cm.paths.log("score", "{model}"),
     conda:
         "../envs/cpu.yaml"
     params:
@@ -159,36 +178,25 @@ rule cancer_myth_score:
         "../scripts/cancer_myth/score.py"
 
 
-rule cancer_myth_tables:
+rule cancer_myth_aggregate:
     input:
-        scores=expand(
-            f"{CM_R}/scores/{{model}}.tsv", model=evaluated_models("cancer_myth")
+        scores=expand(cm.OUTPUTS_SCORE["scores"], model=evaluated_models("cancer_myth")),
+        validation=(
+            cm.OUTPUTS_JUDGE_AGREEMENT["verifier_pairs"] if CM["human_scores"] else []
         ),
-        validation=f"{CM_R}/validation/verifier_pairs.tsv" if CM["human_scores"] else [],
     output:
-        pcs_pcr=f"{CM_R}/tables/pcs_pcr.tsv",
-        pcs_pcr_md=f"{CM_R}/tables/pcs_pcr.md",
-        by_category=f"{CM_R}/tables/pcs_by_category.tsv",
-        by_category_md=f"{CM_R}/tables/pcs_by_category.md",
-        by_generator=f"{CM_R}/tables/pcs_by_generator.tsv",
-        by_generator_md=f"{CM_R}/tables/pcs_by_generator.md",
-        pairwise=f"{CM_R}/tables/pairwise.tsv",
-        pairwise_md=f"{CM_R}/tables/pairwise.md",
-        jury=f"{CM_R}/tables/jury_agreement.tsv",
-        jury_md=f"{CM_R}/tables/jury_agreement.md",
-        fig_overall=f"{CM_R}/figures/pcs_pcr.png",
-        fig_category=f"{CM_R}/figures/pcs_by_category.png",
-        fig_generator=f"{CM_R}/figures/pcs_by_generator.png",
+        **cm.OUTPUTS_AGGREGATE,
     log:
-        "logs/cancer_myth/tables.log",
+        cm.paths.log("aggregate"),
     conda:
         "../envs/cpu.yaml"
     params:
+        models=evaluated_models("cancer_myth"),
         correction=CM["multiple_testing"],
         bootstrap=config["bootstrap"],
         judge_correction=config.get("judge_correction", {}),
     script:
-        "../scripts/cancer_myth/tables.py"
+        "../scripts/cancer_myth/aggregate.py"
 
 
 rule cancer_myth_judge_agreement:
@@ -197,27 +205,20 @@ rule cancer_myth_judge_agreement:
         # A filled adjudication sheet adds labels; the verdicts come from the judged answers.
         adjudicated=CM["adjudicated"] or [],
         judged=(
-            expand(
-                f"{CM_R}/judged/{{model}}.jsonl", model=evaluated_models("cancer_myth")
-            )
+            expand(cm.OUTPUTS_PARSE["judged"], model=evaluated_models("cancer_myth"))
             if CM["adjudicated"]
             else []
         ),
         first=cm.verdict_files(CM_JURY, "validate", "")["first"],
         retry=cm.verdict_files(CM_JURY, "validate", "")["retry"],
     output:
-        tsv=f"{CM_R}/tables/judge_agreement.tsv",
-        md=f"{CM_R}/tables/judge_agreement.md",
-        confusion=f"{CM_R}/tables/judge_confusion.tsv",
-        confusion_md=f"{CM_R}/tables/judge_confusion.md",
-        pairs=f"{CM_R}/validation/verifier_pairs.tsv",
-        per_class=f"{CM_R}/tables/judge_per_class.tsv",
-        per_class_md=f"{CM_R}/tables/judge_per_class.md",
+        **cm.OUTPUTS_JUDGE_AGREEMENT,
     log:
-        "logs/cancer_myth/judge_agreement.log",
+        cm.paths.log("judge_agreement"),
     conda:
         "../envs/cpu.yaml"
     params:
+        models=evaluated_models("cancer_myth") if CM["adjudicated"] else [],
         verifier=CM_JURY,
         combine=CM["jury_combine"],
         bootstrap=config["bootstrap"],
@@ -227,17 +228,15 @@ rule cancer_myth_judge_agreement:
 
 rule cancer_myth_adjudication_sheet:
     input:
-        judged=expand(
-            f"{CM_R}/judged/{{model}}.jsonl", model=evaluated_models("cancer_myth")
-        ),
+        judged=expand(cm.OUTPUTS_PARSE["judged"], model=evaluated_models("cancer_myth")),
     output:
-        sheet=f"{CM_R}/adjudication/sheet.tsv",
-        key=f"{CM_R}/adjudication/key.tsv",
+        **cm.OUTPUTS_ADJUDICATION,
     log:
-        "logs/cancer_myth/adjudication_sheet.log",
+        cm.paths.log("adjudication_sheet"),
     conda:
         "../envs/cpu.yaml"
     params:
+        models=evaluated_models("cancer_myth"),
         max_items=CM["adjudication"]["max_items"],
         seed=CM["adjudication"]["seed"],
     script:
@@ -254,9 +253,9 @@ rule cancer_myth_construct_myths:
     input:
         CM["construction"]["myths"] or [],
     output:
-        f"{CM_R}/construction/myths.jsonl",
+        cm.MYTHS,
     log:
-        "logs/cancer_myth/construct/myths.log",
+        cm.paths.log("construct", "myths"),
     conda:
         "../envs/cpu.yaml"
     params:
@@ -270,9 +269,9 @@ rule cancer_myth_construct_init:
         valid=CM["construction"]["initial_valid"],
         invalid=CM["construction"]["initial_invalid"],
     output:
-        f"{CM_R}/construction/{{generator}}/pools/init.json",
+        cm.pools("{generator}", "init"),
     log:
-        "logs/cancer_myth/construct/{generator}/init.log",
+        cm.paths.log("construct", "{generator}", "init"),
     wildcard_constraints:
         generator=CM_GENERATOR_PATTERN,
     conda:
@@ -284,12 +283,12 @@ rule cancer_myth_construct_init:
 rule cancer_myth_construct_generate_requests:
     input:
         pools=lambda wc: cm.pools_before(wc.generator, wc.index),
-        myths=f"{CM_R}/construction/myths.jsonl",
+        myths=cm.MYTHS,
         template=f"{CM_P}/generator.txt",
     output:
-        f"{CM_R}/requests/construct-{{generator}}-m{{index}}-generate.jsonl",
+        cm.paths.requests(cm.construct_set("{generator}", "{index}", "generate")),
     log:
-        "logs/cancer_myth/construct/{generator}/m{index}-generate.log",
+        cm.paths.log("construct", "{generator}", "m{index}-generate"),
     wildcard_constraints:
         generator=CM_GENERATOR_PATTERN,
         index=r"\d+",
@@ -303,11 +302,13 @@ rule cancer_myth_construct_generate_requests:
 
 rule cancer_myth_construct_respond_requests:
     input:
-        generated=f"{CM_R}/responses/{{generator}}/construct-{{generator}}-m{{index}}-generate.jsonl",
+        generated=cm.paths.responses(
+            "{generator}", cm.construct_set("{generator}", "{index}", "generate")
+        ),
     output:
-        f"{CM_R}/requests/construct-{{generator}}-m{{index}}-respond.jsonl",
+        cm.paths.requests(cm.construct_set("{generator}", "{index}", "respond")),
     log:
-        "logs/cancer_myth/construct/{generator}/m{index}-respond.log",
+        cm.paths.log("construct", "{generator}", "m{index}-respond"),
     wildcard_constraints:
         generator=CM_GENERATOR_PATTERN,
         index=r"\d+",
@@ -323,14 +324,17 @@ rule cancer_myth_construct_respond_requests:
 
 rule cancer_myth_construct_verify_requests:
     input:
-        answers=lambda wc: f"{CM_R}/responses/{cm.responder_of(CM, wc.generator)}/construct-{wc.generator}-m{wc.index}-respond.jsonl",
+        answers=lambda wc: cm.paths.responses(
+            cm.responder_of(CM, wc.generator),
+            cm.construct_set(wc.generator, wc.index, "respond"),
+        ),
         template=f"{CM_P}/verifier.txt",
         example_template=f"{CM_P}/verifier_example.txt",
         examples=CM["verifier_examples"],
     output:
-        f"{CM_R}/requests/construct-{{generator}}-m{{index}}-verify.jsonl",
+        cm.paths.requests(cm.construct_set("{generator}", "{index}", "verify")),
     log:
-        "logs/cancer_myth/construct/{generator}/m{index}-verify.log",
+        cm.paths.log("construct", "{generator}", "m{index}-verify"),
     wildcard_constraints:
         generator=CM_GENERATOR_PATTERN,
         index=r"\d+",
@@ -346,16 +350,25 @@ rule cancer_myth_construct_verify_requests:
 rule cancer_myth_construct_update:
     input:
         pools=lambda wc: cm.pools_before(wc.generator, wc.index),
-        myths=f"{CM_R}/construction/myths.jsonl",
-        generated=f"{CM_R}/responses/{{generator}}/construct-{{generator}}-m{{index}}-generate.jsonl",
-        answers=lambda wc: f"{CM_R}/responses/{cm.responder_of(CM, wc.generator)}/construct-{wc.generator}-m{wc.index}-respond.jsonl",
-        verdicts=f"{CM_R}/responses/{CM_VERIFIER}/construct-{{generator}}-m{{index}}-verify.jsonl",
-        retry=f"{CM_R}/responses/{CM_VERIFIER}/construct-{{generator}}-m{{index}}-verify-retry.jsonl",
+        myths=cm.MYTHS,
+        generated=cm.paths.responses(
+            "{generator}", cm.construct_set("{generator}", "{index}", "generate")
+        ),
+        answers=lambda wc: cm.paths.responses(
+            cm.responder_of(CM, wc.generator),
+            cm.construct_set(wc.generator, wc.index, "respond"),
+        ),
+        verdicts=cm.paths.responses(
+            CM_VERIFIER, cm.construct_set("{generator}", "{index}", "verify")
+        ),
+        retry=cm.paths.responses(
+            CM_VERIFIER, cm.construct_set("{generator}", "{index}", "verify-retry")
+        ),
     output:
-        pools=f"{CM_R}/construction/{{generator}}/pools/m{{index}}.json",
-        steps=f"{CM_R}/construction/{{generator}}/steps/m{{index}}.jsonl",
+        pools=cm.pools("{generator}", "m{index}"),
+        steps=cm.steps("{generator}", "{index}"),
     log:
-        "logs/cancer_myth/construct/{generator}/m{index}-update.log",
+        cm.paths.log("construct", "{generator}", "m{index}-update"),
     wildcard_constraints:
         generator=CM_GENERATOR_PATTERN,
         index=r"\d+",
@@ -374,10 +387,10 @@ rule cancer_myth_construct_collect:
         steps=lambda wc: cm.final_steps(CM),
         pools=lambda wc: cm.final_pools(CM),
     output:
-        generated=f"{CM_R}/construction/generated.jsonl",
-        candidates=f"{CM_R}/construction/candidates.jsonl",
+        generated=cm.OUTPUTS_CONSTRUCTION["generated"],
+        candidates=cm.OUTPUTS_CONSTRUCTION["candidates"],
     log:
-        "logs/cancer_myth/construct/collect.log",
+        cm.paths.log("construct", "collect"),
     conda:
         "../envs/cpu.yaml"
     script:
@@ -386,14 +399,14 @@ rule cancer_myth_construct_collect:
 
 rule cancer_myth_construct_categorize_requests:
     input:
-        candidates=f"{CM_R}/construction/candidates.jsonl",
+        candidates=cm.OUTPUTS_CONSTRUCTION["candidates"],
         template=f"{CM_P}/classifier.txt",
         example_template=f"{CM_P}/classifier_example.txt",
         examples=CM["construction"]["classifier_examples"],
     output:
-        f"{CM_R}/requests/construct-categorize.jsonl",
+        cm.paths.requests("construct-categorize"),
     log:
-        "logs/cancer_myth/construct/categorize_requests.log",
+        cm.paths.log("construct", "categorize_requests"),
     conda:
         "../envs/cpu.yaml"
     params:
@@ -404,14 +417,14 @@ rule cancer_myth_construct_categorize_requests:
 
 rule cancer_myth_construct_dataset:
     input:
-        candidates=f"{CM_R}/construction/candidates.jsonl",
-        classified=f"{CM_R}/responses/{CM_CLASSIFIER}/construct-categorize.jsonl",
+        candidates=cm.OUTPUTS_CONSTRUCTION["candidates"],
+        classified=cm.paths.responses(CM_CLASSIFIER, "construct-categorize"),
     output:
-        categories=f"{CM_R}/construction/categories.jsonl",
-        dataset=f"{CM_R}/construction/dataset.json",
-        balance=f"{CM_R}/construction/balance.tsv",
+        categories=cm.OUTPUTS_CONSTRUCTION["categories"],
+        dataset=cm.OUTPUTS_CONSTRUCTION["dataset"],
+        balance=cm.OUTPUTS_CONSTRUCTION["balance"],
     log:
-        "logs/cancer_myth/construct/dataset.log",
+        cm.paths.log("construct", "dataset"),
     conda:
         "../envs/cpu.yaml"
     params:
@@ -423,19 +436,4 @@ rule cancer_myth_construct_dataset:
         "../scripts/cancer_myth/construct_dataset.py"
 
 
-STUDY_TARGETS["cancer_myth"] = lambda: (
-    expand(f"{CM_R}/scores/{{model}}.tsv", model=evaluated_models("cancer_myth"))
-    + [f"{CM_R}/tables/{t}.{ext}" for t in cm.TABLES for ext in ("tsv", "md")]
-    + [f"{CM_R}/figures/{f}.png" for f in cm.FIGURES]
-    + [f"{CM_R}/adjudication/sheet.tsv"]
-    + (
-        [
-            f"{CM_R}/tables/judge_{t}.{ext}"
-            for t in ("agreement", "confusion", "per_class")
-            for ext in ("tsv", "md")
-        ]
-        if CM["human_scores"]
-        else []
-    )
-    + (cm.construction_targets(CM) if CM["construct"] else [])
-)
+STUDY_TARGETS["cancer_myth"] = lambda: cm.final_targets(config)

@@ -182,7 +182,7 @@ def se_judge(f: Inputs) -> None:
 
 
 def cm_prepare(f: Inputs) -> None:
-    from oncoeval.studies.cancer_myth.steps import prepare
+    from oncoeval.studies.cancer_myth.prepare import prepare
 
     prepare(f / "questions.json", f.out / "items.jsonl")
 
@@ -194,8 +194,7 @@ def cm_myths(f: Inputs) -> None:
 
 
 def cm_human(f: Inputs) -> None:
-    from oncoeval.studies.cancer_myth.steps import validation_requests
-    from oncoeval.studies.cancer_myth.verify import VerifierPrompt
+    from oncoeval.studies.cancer_myth.requests import VerifierPrompt, validate_requests
 
     prompt = VerifierPrompt.from_files(
         f / "prompts" / "cancer_myth" / "verifier.txt",
@@ -203,7 +202,7 @@ def cm_human(f: Inputs) -> None:
         f / "verifier_examples.json",
         64,
     )
-    validation_requests(f / "human_scores.json", f.out / "validation.jsonl", prompt)
+    validate_requests(f / "human_scores.json", f.out / "validation.jsonl", prompt)
 
 
 def cm_initial(f: Inputs) -> None:

@@ -1,15 +1,13 @@
 """Judged answers of every evaluated model -> the blinded adjudication sheet and its key."""
 
-from pathlib import Path
-
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.cancer_myth import steps
+from oncoeval.studies.cancer_myth import aggregate
 
 setup_script_logging(snakemake.log[0])
-steps.adjudication_sheet(
-    {Path(p).stem: p for p in snakemake.input.judged},
-    snakemake.output.sheet,
-    snakemake.output.key,
+aggregate.adjudication_sheet(
+    dict(zip(snakemake.params.models, snakemake.input.judged, strict=True)),
+    snakemake.output.adjudication_sheet,
+    snakemake.output.adjudication_key,
     snakemake.params.max_items,
     snakemake.params.seed,
 )

@@ -1,10 +1,10 @@
 """Candidates -> the classifier's request set (Figure 14 style, JSON output)."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.cancer_myth import steps
+from oncoeval.studies.cancer_myth import construct_steps
 
 setup_script_logging(snakemake.log[0])
-steps.construct_categorize_requests(
+construct_steps.construct_categorize_requests(
     snakemake.input.candidates,
     snakemake.input.template,
     snakemake.input.example_template,

@@ -1,10 +1,10 @@
 """Classifier replies -> categories, Algorithm 1 balancing, dataset in the published format."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.cancer_myth import steps
+from oncoeval.studies.cancer_myth import construct_steps
 
 setup_script_logging(snakemake.log[0])
-steps.construct_dataset(
+construct_steps.construct_dataset(
     snakemake.input.candidates,
     snakemake.input.classified,
     snakemake.params.classifier,

@@ -1,10 +1,10 @@
 """Pools after myth i-1 + myth i -> the generator's request (Figure 12)."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.cancer_myth import steps
+from oncoeval.studies.cancer_myth import construct_steps
 
 setup_script_logging(snakemake.log[0])
-steps.construct_generate_requests(
+construct_steps.construct_generate_requests(
     snakemake.input.pools,
     snakemake.input.myths,
     snakemake.input.template,

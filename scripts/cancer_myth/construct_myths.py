@@ -1,7 +1,7 @@
 """Myth file (JSONL or concatenated JSON objects) -> canonical myths of the construction run."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.cancer_myth import steps
+from oncoeval.studies.cancer_myth import construct_steps
 
 setup_script_logging(snakemake.log[0])
-steps.construct_myths(snakemake.input[0], snakemake.output[0], snakemake.params.max_myths)
+construct_steps.construct_myths(snakemake.input[0], snakemake.output[0], snakemake.params.max_myths)

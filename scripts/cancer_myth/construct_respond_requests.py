@@ -1,10 +1,10 @@
 """Generated questions of myth i -> the responder's request set."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.cancer_myth import steps
+from oncoeval.studies.cancer_myth import construct_steps
 
 setup_script_logging(snakemake.log[0])
-steps.construct_respond_requests(
+construct_steps.construct_respond_requests(
     snakemake.input.generated,
     int(snakemake.wildcards.index),
     snakemake.params.construction,

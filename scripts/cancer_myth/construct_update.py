@@ -1,10 +1,10 @@
 """Pools after myth i-1 + verdicts (and retries) of myth i -> pools after myth i and its records."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.cancer_myth import steps
+from oncoeval.studies.cancer_myth import construct_steps
 
 setup_script_logging(snakemake.log[0])
-steps.construct_update(
+construct_steps.construct_update(
     snakemake.input.pools,
     snakemake.input.myths,
     snakemake.input.generated,

@@ -1,8 +1,8 @@
 """Responder answers of myth i -> the verifier's request set."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.cancer_myth import steps
-from oncoeval.studies.cancer_myth.verify import VerifierPrompt
+from oncoeval.studies.cancer_myth import construct_steps
+from oncoeval.studies.cancer_myth.requests import VerifierPrompt
 
 setup_script_logging(snakemake.log[0])
 prompt = VerifierPrompt.from_files(
@@ -12,4 +12,4 @@ prompt = VerifierPrompt.from_files(
     snakemake.params.max_new_tokens,
     structured=snakemake.params.structured,
 )
-steps.construct_verify_requests(snakemake.input.answers, prompt, snakemake.output[0])
+construct_steps.construct_verify_requests(snakemake.input.answers, prompt, snakemake.output[0])

@@ -1,10 +1,10 @@
 """Unreadable verifier replies -> a second request set with a format reminder."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.cancer_myth import steps
+from oncoeval.studies.cancer_myth import requests
 
 setup_script_logging(snakemake.log[0])
-steps.retry_requests(
+requests.retry_requests(
     snakemake.input.requests,
     snakemake.input.responses,
     snakemake.input.reminder,

@@ -1,16 +1,12 @@
-"""Answers + verifier replies (first and retry) -> per-question scores and judged records."""
+"""One model's judged records -> its per-question scores."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.cancer_myth import steps
+from oncoeval.studies.cancer_myth import score
 
 setup_script_logging(snakemake.log[0])
-steps.score(
-    snakemake.input.questions,
-    snakemake.input.answers,
-    snakemake.input.first,
-    snakemake.input.retry,
+score.score(
+    snakemake.input.judged,
     snakemake.params.verifier,
-    snakemake.output.scores,
-    snakemake.output.judged,
     snakemake.params.combine,
+    snakemake.output.scores,
 )

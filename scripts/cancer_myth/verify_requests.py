@@ -1,17 +1,16 @@
 """One model's answers -> the verifier's request set (Figure 13)."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.cancer_myth import steps
-from oncoeval.studies.cancer_myth.verify import VerifierPrompt
+from oncoeval.studies.cancer_myth import requests
 
 setup_script_logging(snakemake.log[0])
-prompt = VerifierPrompt.from_files(
+prompt = requests.VerifierPrompt.from_files(
     snakemake.input.template,
     snakemake.input.example_template,
     snakemake.input.examples,
     snakemake.params.max_new_tokens,
     structured=snakemake.params.structured,
 )
-steps.verify_requests(
+requests.verify_requests(
     snakemake.input.questions, snakemake.input.answers, snakemake.output[0], prompt
 )

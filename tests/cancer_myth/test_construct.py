@@ -19,7 +19,9 @@ from oncoeval.studies.cancer_myth.construct import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-SETTINGS = ConstructSettings(m=3, k_hard=6, k_easy=2, k_invalid=4, seed=0, temperature=0.7)
+SETTINGS = ConstructSettings(
+    m=3, k_hard=6, k_easy=2, k_invalid=4, seed=0, temperature=0.7, max_new_tokens=1000
+)
 MYTH = {
     "cancer": "Bladder cancer",
     "myth": "Always removal.",

@@ -116,7 +116,7 @@ def test_jury_majority_ties_fleiss_kappa_and_corrected_rates(workdir):
 
 def test_a_jury_mean_is_rounded_to_a_score_for_agreement(tmp_path):
     from oncoeval.stats import BootstrapSettings
-    from oncoeval.studies.cancer_myth import steps
+    from oncoeval.studies.cancer_myth import aggregate
 
     human = [
         {
@@ -145,7 +145,7 @@ def test_a_jury_mean_is_rounded_to_a_score_for_agreement(tmp_path):
         firsts.append(first)
         retries.append(retry)
     out = {k: tmp_path / f"{k}.tsv" for k in ("summary", "confusion", "pairs", "per_class")}
-    steps.judge_validation(
+    aggregate.judge_validation(
         tmp_path / "human.json",
         firsts,
         retries,

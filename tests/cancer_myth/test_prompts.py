@@ -4,7 +4,7 @@ from pathlib import Path
 
 from oncoeval.records import Response
 from oncoeval.studies.cancer_myth.prompts import fill, read_template
-from oncoeval.studies.cancer_myth.verify import VerifierPrompt, build_retry_requests
+from oncoeval.studies.cancer_myth.requests import VerifierPrompt, build_retry_requests
 
 PROMPTS = Path(__file__).parents[2] / "config/prompts/cancer_myth"
 DEMO = Path(__file__).parents[2] / "resources/method/cancer_myth"

@@ -225,7 +225,7 @@ def test_cancer_myth_verdict_shape_fits_the_token_limit_and_the_parser():
     from fake_openai_server import schema_instance
 
     from oncoeval.studies.cancer_myth.parse import parse_verifier
-    from oncoeval.studies.cancer_myth.verify import VerifierPrompt
+    from oncoeval.studies.cancer_myth.requests import VerifierPrompt
 
     prompt = VerifierPrompt("[Examples] [Question to Evaluate]", "", [], 64, structured=True)
     params = prompt.request("q1", "question", "information", "answer").params

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from oncoeval.records import Response, verdict_problem
-from oncoeval.studies.cancer_myth.verify import judge
+from oncoeval.studies.cancer_myth.parse import judge
 from oncoeval.studies.side_effects.matchers import LLMMatcher, MatchTask
 
 

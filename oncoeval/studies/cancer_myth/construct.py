@@ -16,31 +16,32 @@ from dataclasses import dataclass
 from ...errors import InputError
 from ...records import Request, Response
 from .data import load_myths, normalize_category, read_records
-from .parse import parse_generated
+from .parse import judge, parse_generated
 from .prompts import render_generator
-from .verify import judge, load_verifier_examples
+from .requests import load_verifier_examples
 
 
 @dataclass(frozen=True)
 class ConstructSettings:
-    m: int = 3
-    k_hard: int = 6
-    k_easy: int = 2
-    k_invalid: int = 4
-    seed: int = 0
-    temperature: float = 0.7
-    max_new_tokens: int = 1000
+    m: int
+    k_hard: int
+    k_easy: int
+    k_invalid: int
+    seed: int
+    temperature: float
+    max_new_tokens: int
 
     @classmethod
     def from_block(cls, block: dict) -> ConstructSettings:
+        """From the filled construction block (or construction_params of it)."""
         return cls(
-            m=int(block.get("m", 3)),
-            k_hard=int(block.get("k_hard", 6)),
-            k_easy=int(block.get("k_easy", 2)),
-            k_invalid=int(block.get("k_invalid", 4)),
-            seed=int(block.get("seed", 0)),
-            temperature=float(block.get("generator_temperature", 0.7)),
-            max_new_tokens=int(block.get("generator_max_new_tokens", 1000)),
+            m=int(block["m"]),
+            k_hard=int(block["k_hard"]),
+            k_easy=int(block["k_easy"]),
+            k_invalid=int(block["k_invalid"]),
+            seed=int(block["seed"]),
+            temperature=float(block["generator_temperature"]),
+            max_new_tokens=int(block["generator_max_new_tokens"]),
         )
 
 

@@ -1,7 +1,7 @@
 """Cancer-Myth with a jury of verifiers: per-juror readings, combined verdicts, Fleiss' κ.
 
 Each juror's reply is read exactly as a single verifier's is (oncoeval.studies.cancer_myth.
-verify.judge: strict parse, one retry with its own reply quoted); the readable scores then
+parse.judge: strict parse, one retry with its own reply quoted); the readable scores then
 combine by ``jury_combine`` (oncoeval.judges.jury). ``votes`` keeps every juror's score.
 """
 
@@ -12,7 +12,7 @@ import json
 import pandas as pd
 
 from ...judges.jury import combine, fleiss_kappa
-from .verify import SCORE_COLUMNS, judge
+from .parse import judge
 
 SCORES = (-1, 0, 1)
 
@@ -32,39 +32,6 @@ def jury_reading(rid, answer, firsts: list[dict], retries: list[dict], how: str)
         "retried": any(x["retried"] for x in readings),
         "jurors": readings,
     }
-
-
-def jury_score_items(items, answers, firsts, retries, jury: list[str], how: str):
-    """Judged records and the scores table, as score_items gives for one verifier."""
-    judged, rows = [], []
-    for it in items:
-        qid = it["question_id"]
-        rec = jury_reading(qid, answers.get(qid), firsts, retries, how)
-        base = {k: it[k] for k in ("question_id", "category", "from_model")}
-        judged.append(
-            {
-                **base,
-                "question": it["question"],
-                "correction": it["correction"],
-                "verifier": "+".join(jury),
-                **rec,
-            }
-        )
-        rows.append(
-            {
-                **base,
-                "score": rec["score"],
-                "parse_error": rec["parse_error"],
-                "verifier": "+".join(jury),
-                "retried": rec["retried"],
-                "reason": "",
-                "votes": json.dumps(rec["votes"]),
-            }
-        )
-    df = pd.DataFrame(rows, columns=SCORE_COLUMNS + ["retried", "reason", "votes"])
-    if how == "majority":
-        df["score"] = df["score"].astype("Int64")
-    return judged, df
 
 
 def jury_agreement_table(scores_by_model: dict[str, pd.DataFrame]) -> pd.DataFrame:

@@ -1,4 +1,5 @@
-"""Parsers for model output: verifier scores, classifier categories, generated questions.
+"""Parse: model output read into values. Verifier scores (and each answer's final reading from
+its verifier replies, first and retry), classifier categories, generated questions.
 
 Each parser returns a value or a reason it failed; the reason is recorded per item and counted,
 never guessed around. JSON is read from code fences or from prose around it; a score is only
@@ -11,8 +12,10 @@ import json
 import re
 from dataclasses import dataclass
 
+from ...io import write_jsonl
 from ...parsing import json_spans, too_long
-from .data import normalize_category
+from ...records import Response, read_responses, verdict_problem
+from .data import normalize_category, read_items
 
 SCORE_KEYS = ("sharpness", "score")
 VALID_SCORES = (-1, 0, 1)
@@ -161,3 +164,94 @@ def parse_generated(text: str | None, limit: int) -> tuple[list[dict], str]:
     if len(records) > limit:
         note = "; ".join(filter(None, [note, f"{len(records) - limit} extra question(s) dropped"]))
     return records[:limit], note
+
+
+# --- verdicts: each answer's final reading ---------------------------------------------------
+
+
+def responses_by_id(path) -> dict[str, Response]:
+    return {r.request_id: r for r in read_responses(path)}
+
+
+def answer_problem(resp: Response | None) -> str:
+    """Why an answer cannot be verified ('' when it can)."""
+    if resp is None:
+        return "no response"
+    if resp.error:
+        return f"responder error: {resp.error}"
+    if not (resp.text or "").strip():
+        return "empty answer"
+    return ""
+
+
+def _reading(resp: Response | None):
+    problem = verdict_problem(resp)
+    if problem is not None:
+        return None, "", f"verifier {problem}"
+    result = parse_verifier(resp.text)
+    return result.score, result.reason, result.error
+
+
+def judge(rid: str, answer: Response | None, first: Response | None, retry: Response | None):
+    """The final reading of one item: score or parse_error, with the raw verifier texts."""
+    problem = answer_problem(answer)
+    record = {
+        "answer": None if answer is None else answer.text,
+        "verifier_text": None if first is None else first.text,
+        "verifier_retry_text": None if retry is None else retry.text,
+        "retried": retry is not None,
+        "score": None,
+        "reason": "",
+        "parse_error": "",
+    }
+    if problem:
+        record["parse_error"] = problem
+        return record
+    score, reason, error = _reading(first)
+    if score is None and retry is not None:
+        score, reason, error2 = _reading(retry)
+        error = f"{error}; after retry: {error2}" if score is None else ""
+    record.update(score=score, reason=reason, parse_error=error if score is None else "")
+    return record
+
+
+def judged_records(items, answers, firsts, retries, jury: list[str], combine: str) -> list[dict]:
+    """Per item: the question, the answer and its verdict (everything needed to audit).
+
+    ``firsts``/``retries``: each juror's replies by request id; one juror is a single verifier,
+    several a jury whose readable scores combine by ``combine`` (oncoeval.judges.jury).
+    """
+    judged = []
+    for it in items:
+        qid = it["question_id"]
+        if len(jury) == 1:
+            rec = judge(qid, answers.get(qid), firsts[0].get(qid), retries[0].get(qid))
+        else:
+            from .jury import jury_reading
+
+            rec = jury_reading(qid, answers.get(qid), firsts, retries, combine)
+        judged.append(
+            {
+                "question_id": qid,
+                "category": it["category"],
+                "from_model": it["from_model"],
+                "question": it["question"],
+                "correction": it["correction"],
+                "verifier": "+".join(jury),
+                **rec,
+            }
+        )
+    return judged
+
+
+def parse(items_path, answers_path, first_paths, retry_paths, jury, combine, judged_path):
+    """One model's answers and the verifier's (or each juror's) replies -> judged records."""
+    judged = judged_records(
+        read_items(items_path),
+        responses_by_id(answers_path),
+        [responses_by_id(p) for p in first_paths],
+        [responses_by_id(p) for p in retry_paths],
+        list(jury),
+        combine,
+    )
+    write_jsonl(judged_path, judged)

@@ -1,77 +1,98 @@
-"""Helpers for rules/cancer_myth.smk: settings with defaults, paths, and the construction chain."""
+"""The rules' side of rules/cancer_myth.smk: result paths, declared outputs, final targets, and
+the input/param helpers (the verifier or jury, the construction chain).
+
+Every function takes the study block as common.smk filled it (``config["studies"]["cancer_myth"]``).
+"""
 
 from __future__ import annotations
 
 from functools import cache
 
+from ... import config as oc
 from ...errors import ConfigError
+from ..contract import ResultPaths
 from .construct import check_inputs
 from .data import load_myths
 
-R = "results/cancer_myth"
-
-DEFAULTS = {
-    "questions": None,
-    "system_prompt": None,
-    "answer_max_new_tokens": 1000,
-    "verifier_examples": "resources/method/cancer_myth/verifier_examples.json",
-    "verifier_max_new_tokens": 256,
-    "structured_verdicts": True,
-    "jury_combine": "majority",
-    "adjudication": {"max_items": 50, "seed": 0},
-    "adjudicated": None,
-    "human_scores": None,
-    "multiple_testing": "holm",
-    "construct": False,
-}
-CONSTRUCTION_DEFAULTS = {
-    "myths": None,
-    "max_myths": None,
-    "generators": [],
-    "responder": None,
-    "initial_valid": "resources/method/cancer_myth/initial_valid.json",
-    "initial_invalid": "resources/method/cancer_myth/initial_invalid.json",
-    "m": 3,
-    "k_hard": 6,
-    "k_easy": 2,
-    "k_invalid": 4,
-    "seed": 0,
-    "generator_temperature": 0.7,
-    "generator_max_new_tokens": 1000,
-    "classifier_examples": "resources/method/cancer_myth/classifier_examples.json",
-    "classifier_max_new_tokens": 128,
-    "select_per_model": 300,
-    "select_per_category": 50,
-}
+paths = ResultPaths("cancer_myth")
 PROMPTS = "config/prompts/cancer_myth"
+
+ITEMS = paths("items.jsonl")
+MYTHS = paths("construction", "myths.jsonl")
 TABLES = ("pcs_pcr", "pcs_by_category", "pcs_by_generator", "pairwise", "jury_agreement")
 FIGURES = ("pcs_pcr", "pcs_by_category", "pcs_by_generator")
+JUDGE_TABLES = ("judge_agreement", "judge_confusion", "judge_per_class")
 
 
-def settings(config: dict) -> dict:
-    """The study block with every default filled in (construction block included)."""
-    block = dict((config.get("studies") or {}).get("cancer_myth") or {})
-    for key, value in DEFAULTS.items():
-        block.setdefault(key, value)
-    construction = dict(CONSTRUCTION_DEFAULTS)
-    construction.update(block.get("construction") or {})
-    block["construction"] = construction
-    if block.get("adjudicated") and not block.get("human_scores"):
+def _tables(names) -> dict[str, str]:
+    """Each table as TSV (``name``) and Markdown (``name_md``)."""
+    out = {}
+    for name in names:
+        out[name] = paths.table(name)
+        out[f"{name}_md"] = paths("tables", f"{name}.md")
+    return out
+
+
+# Outputs by rule: each rule declares `output: **OUTPUTS_<RULE>` and its script writes
+# `snakemake.output[name]`, so a file's name is written here only.
+OUTPUTS_PARSE = {"judged": paths("judged", "{model}.jsonl")}
+OUTPUTS_SCORE = {"scores": paths.scores("{model}")}
+OUTPUTS_AGGREGATE = _tables(TABLES) | {f"{name}_figure": paths.figure(name) for name in FIGURES}
+OUTPUTS_JUDGE_AGREEMENT = _tables(JUDGE_TABLES) | {
+    "verifier_pairs": paths("validation", "verifier_pairs.tsv")
+}
+OUTPUTS_ADJUDICATION = {
+    "adjudication_sheet": paths("adjudication", "sheet.tsv"),
+    "adjudication_key": paths("adjudication", "key.tsv"),
+}
+OUTPUTS = (
+    OUTPUTS_PARSE
+    | OUTPUTS_SCORE
+    | OUTPUTS_AGGREGATE
+    | OUTPUTS_JUDGE_AGREEMENT
+    | OUTPUTS_ADJUDICATION
+)
+# The construction's (opt-in, `construct: true`) outputs, kept apart from the evaluation's.
+OUTPUTS_CONSTRUCTION = {
+    "generated": paths("construction", "generated.jsonl"),
+    "candidates": paths("construction", "candidates.jsonl"),
+    "categories": paths("construction", "categories.jsonl"),
+    "dataset": paths("construction", "dataset.json"),
+    "balance": paths("construction", "balance.tsv"),
+}
+
+
+def final_targets(config: dict) -> list[str]:
+    """Scores of every evaluated model, the tables and figures, the adjudication sheet; the
+    judge validation with human scores; the constructed dataset with ``construct``."""
+    block = config["studies"]["cancer_myth"]
+    targets = [paths.scores(m) for m in oc.study_evaluated_models(config, "cancer_myth")]
+    targets += list(OUTPUTS_AGGREGATE.values()) + list(OUTPUTS_ADJUDICATION.values())
+    if block["human_scores"]:
+        targets += list(OUTPUTS_JUDGE_AGREEMENT.values())
+    if block["construct"]:
+        targets += [
+            OUTPUTS_CONSTRUCTION[k] for k in ("generated", "categories", "dataset", "balance")
+        ]
+    return targets
+
+
+def check_settings(block: dict) -> None:
+    """What the schema cannot say about the block."""
+    if block["adjudicated"] and not block["human_scores"]:
         raise ConfigError(
             "studies.cancer_myth.adjudicated: adjudicated labels join human_scores, which is "
             "not set; set human_scores too"
         )
-    return block
 
 
 def jurors(block: dict) -> list[str]:
     """The verifier's model ids: one, or a jury."""
-    value = (block.get("judges") or {}).get("verifier")
-    ids = [value] if isinstance(value, str) else list(value or [])
-    classifier = (block.get("judges") or {}).get("classifier")
-    if isinstance(classifier, list):
+    judges = block["judges"]
+    ids = oc.judge_ids(judges["verifier"])
+    if isinstance(judges["classifier"], list):
         raise ConfigError("studies.cancer_myth.judges.classifier: name one model, not a list")
-    if len(ids) > 1 and block.get("construct"):
+    if len(ids) > 1 and block["construct"]:
         raise ConfigError(
             "studies.cancer_myth.judges.verifier: the construction loop routes each question by "
             "one verifier's score; name a single verifier when construct is true"
@@ -89,8 +110,8 @@ def retry_set(stage: str, rest: str, juror: str, jury: list[str]) -> str:
 def verdict_files(jury: list[str], stage: str, rest: str) -> dict:
     """Each juror's first and retry response files of one request set."""
     return {
-        "first": [f"{R}/responses/{j}/{stage}{rest}.jsonl" for j in jury],
-        "retry": [f"{R}/responses/{j}/{retry_set(stage, rest, j, jury)}.jsonl" for j in jury],
+        "first": [paths.responses(j, f"{stage}{rest}") for j in jury],
+        "retry": [paths.responses(j, retry_set(stage, rest, j, jury)) for j in jury],
     }
 
 
@@ -119,50 +140,49 @@ def myth_count(block: dict) -> int:
 def check_construction_inputs(block: dict) -> dict:
     """Every construction input loaded and checked when the workflow starts (see check_inputs)."""
     c = block["construction"]
-    paths = {
+    files = {
         "construction.myths": c["myths"],
         "construction.initial_valid": c["initial_valid"],
         "construction.initial_invalid": c["initial_invalid"],
         "verifier_examples": block["verifier_examples"],
         "construction.classifier_examples": c["classifier_examples"],
     }
-    unset = [key for key, path in paths.items() if not path]
+    unset = [key for key, path in files.items() if not path]
     if unset:
         raise ConfigError(f"studies.cancer_myth.{unset[0]} must name a file for the construction")
-    return _checked(*paths.values())
+    return _checked(*files.values())
 
 
 @cache
-def _checked(*paths) -> dict:
-    return check_inputs(*paths)
+def _checked(*files) -> dict:
+    return check_inputs(*files)
+
+
+def pools(generator: str, name: str) -> str:
+    return paths("construction", generator, "pools", f"{name}.json")
+
+
+def steps(generator: str, index) -> str:
+    """The records of one construction step (myth ``index`` of one generator)."""
+    return paths("construction", generator, "steps", f"m{index}.jsonl")
 
 
 def pools_before(generator: str, index: int) -> str:
     if int(index) == 0:
-        return f"{R}/construction/{generator}/pools/init.json"
-    return f"{R}/construction/{generator}/pools/m{int(index) - 1}.json"
+        return pools(generator, "init")
+    return pools(generator, f"m{int(index) - 1}")
 
 
-def construction_targets(block: dict) -> list[str]:
-    return [
-        f"{R}/construction/generated.jsonl",
-        f"{R}/construction/categories.jsonl",
-        f"{R}/construction/dataset.json",
-        f"{R}/construction/balance.tsv",
-    ]
+def construct_set(generator, index, step: str) -> str:
+    """A construction step's request set: construct-{generator}-m{index}-{step}."""
+    return f"construct-{generator}-m{index}-{step}"
 
 
 def final_steps(block: dict) -> list[str]:
     n = myth_count(block)
-    return [
-        f"{R}/construction/{g}/steps/m{i}.jsonl"
-        for g in block["construction"]["generators"]
-        for i in range(n)
-    ]
+    return [steps(g, i) for g in block["construction"]["generators"] for i in range(n)]
 
 
 def final_pools(block: dict) -> list[str]:
     n = myth_count(block)
-    return [
-        f"{R}/construction/{g}/pools/m{n - 1}.json" for g in block["construction"]["generators"]
-    ]
+    return [pools(g, f"m{n - 1}") for g in block["construction"]["generators"]]

@@ -1,10 +1,10 @@
 """Items -> the responders' request set (zero-shot, question as the only user message)."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.studies.cancer_myth import steps
+from oncoeval.studies.cancer_myth import requests
 
 setup_script_logging(snakemake.log[0])
-steps.answer_requests(
+requests.answer_requests(
     snakemake.input.questions,
     snakemake.output[0],
     snakemake.params.system_prompt,
