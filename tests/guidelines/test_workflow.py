@@ -10,7 +10,14 @@ from oncoeval.studies.guidelines.demo import answer
 from oncoeval.studies.guidelines.notes import load_labelled
 from oncoeval.studies.guidelines.synthetic import sample_targets
 from oncoeval.studies.guidelines.tree import load_tree
-from tests.conftest import REPO, WORKFLOW_PARTS, dry_run_jobs, run_snakemake, write_config
+from tests.conftest import (
+    REPO,
+    WORKFLOW_PARTS,
+    dry_run_jobs,
+    other_studies_off,
+    run_snakemake,
+    write_config,
+)
 
 from .conftest import DEMO
 
@@ -112,7 +119,7 @@ def config(oracle, other, extra_models=()):
         "evaluate": [m["id"] for m in models],
         "studies": {
             # Only this study: the default config enables the others.
-            **{s: {"enabled": False} for s in ("side_effects", "cancer_myth", "coral")},
+            **other_studies_off("guidelines"),
             "guidelines": {
                 "enabled": True,
                 "evaluate": [m["id"] for m in models],
