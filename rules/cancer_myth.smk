@@ -121,7 +121,7 @@ rule cancer_myth_retry_requests:
     input:
         requests=f"{CM_R}/requests/{{stage}}{{rest}}.jsonl",
         # A jury's retries are per juror ({stage}-retry-by-{juror}{rest}): each quotes its own reply.
-        responses=lambda wc: f"{CM_R}/responses/{wc.by.removeprefix('-by-') or CM_VERIFIER}/{wc.stage}{wc.rest}.jsonl",
+        responses=lambda wc: f"{CM_R}/responses/{wc.by.removeprefix('-by-') or cm.verifier_of_set(CM, CM_VERIFIER, wc.stage, wc.rest)}/{wc.stage}{wc.rest}.jsonl",
         reminder=f"{CM_P}/verifier_reminder.txt",
     output:
         f"{CM_R}/requests/{{stage}}-retry{{by}}{{rest}}.jsonl",
@@ -143,8 +143,9 @@ rule cancer_myth_score:
     input:
         questions=f"{CM_R}/items.jsonl",
         answers=f"{CM_R}/responses/{{model}}/answer.jsonl",
-        first=lambda wc: cm.verdict_files(CM_JURY, "verify", f"--{wc.model}")["first"],
-        retry=lambda wc: cm.verdict_files(CM_JURY, "verify", f"--{wc.model}")["retry"],
+        # A model's own verifier (verifier_for) where the config names one, else the study's.
+        first=lambda wc: cm.answer_verdict_files(CM, CM_JURY, wc.model)["first"],
+        retry=lambda wc: cm.answer_verdict_files(CM, CM_JURY, wc.model)["retry"],
     output:
         scores=f"{CM_R}/scores/{{model}}.tsv",
         judged=f"{CM_R}/judged/{{model}}.jsonl",
@@ -153,7 +154,7 @@ rule cancer_myth_score:
     conda:
         "../envs/cpu.yaml"
     params:
-        verifier=CM_JURY,
+        verifier=lambda wc: cm.jury_for(CM, CM_JURY, wc.model),
         combine=CM["jury_combine"],
     script:
         "../scripts/cancer_myth/score.py"
@@ -185,6 +186,8 @@ rule cancer_myth_tables:
         "../envs/cpu.yaml"
     params:
         correction=CM["multiple_testing"],
+        # Rows judged by their own verifier (verifier_for): the validation does not correct them.
+        own_verifier=CM["verifier_for"],
         bootstrap=config["bootstrap"],
         judge_correction=config.get("judge_correction", {}),
     script:

@@ -15,4 +15,5 @@ steps.tables(
     snakemake.params.correction,
     snakemake.input.validation or None,
     CorrectionSettings.from_config({"judge_correction": snakemake.params.judge_correction}),
+    own_verifier=snakemake.params.own_verifier,
 )
