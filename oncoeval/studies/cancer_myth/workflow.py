@@ -18,7 +18,6 @@ DEFAULTS = {
     "verifier_max_new_tokens": 256,
     "structured_verdicts": True,
     "jury_combine": "majority",
-    "verifier_for": {},
     "adjudication": {"max_items": 50, "seed": 0},
     "adjudicated": None,
     "human_scores": None,
