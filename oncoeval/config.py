@@ -138,6 +138,8 @@ def _block(config: dict, study: str) -> dict:
 def _ids(value) -> list[str]:
     if value is None:
         return []
+    if isinstance(value, dict):  # {evaluated id: model id} (cancer_myth.verifier_for)
+        return [v for v in value.values() if v]
     return [v for v in value if v] if isinstance(value, list) else [value]
 
 
@@ -169,7 +171,7 @@ def _used_role_keys(study: str, block: dict) -> list[tuple[str, str]]:
         # The matcher judge answers the llm matcher and, whenever set, the matcher validation.
         return [("judges.matcher", "matcher judge")]
     if study == "cancer_myth":
-        keys = [("judges.verifier", "verifier")]
+        keys = [("judges.verifier", "verifier"), ("verifier_for", "verifier of one model")]
         if block.get("construct"):
             keys += [
                 ("judges.classifier", "construction classifier"),
@@ -251,6 +253,8 @@ def config_problems(config: dict, env: dict | None = None, cuda_available=None) 
         for dotted in STUDY_MODEL_KEYS[study]:
             for mid in _ids(_get(block, dotted)):
                 unknown(f"studies.{study}.{dotted}", mid)
+        for mid in block.get("verifier_for") or {}:  # its keys name evaluated ids
+            unknown(f"studies.{study}.verifier_for", mid)
         if not study_evaluated_models(config, study):
             problems.append(f"studies.{study}: enabled, but no model is evaluated (evaluate: [])")
         for dotted, why in _required_roles(study, block):

@@ -124,7 +124,9 @@ rule cancer_myth_retry_requests:
         requests=cm.paths.requests("{stage}{rest}"),
         # A jury's retries are per juror ({stage}-retry-by-{juror}{rest}): each quotes its own reply.
         responses=lambda wc: cm.paths.responses(
-            wc.by.removeprefix("-by-") or CM_VERIFIER, f"{wc.stage}{wc.rest}"
+            wc.by.removeprefix("-by-")
+            or cm.verifier_of_set(CM, CM_VERIFIER, wc.stage, wc.rest),
+            f"{wc.stage}{wc.rest}",
         ),
         reminder=f"{CM_P}/verifier_reminder.txt",
     output:
@@ -147,8 +149,9 @@ rule cancer_myth_parse:
     input:
         questions=cm.ITEMS,
         answers=cm.paths.responses("{model}", "answer"),
-        first=lambda wc: cm.verdict_files(CM_JURY, "verify", f"--{wc.model}")["first"],
-        retry=lambda wc: cm.verdict_files(CM_JURY, "verify", f"--{wc.model}")["retry"],
+        # A model's own verifier (verifier_for) where the config names one, else the study's.
+        first=lambda wc: cm.answer_verdict_files(CM, CM_JURY, wc.model)["first"],
+        retry=lambda wc: cm.answer_verdict_files(CM, CM_JURY, wc.model)["retry"],
     output:
         **cm.OUTPUTS_PARSE,
     log:
@@ -156,7 +159,7 @@ rule cancer_myth_parse:
     conda:
         "../envs/cpu.yaml"
     params:
-        verifier=CM_JURY,
+        verifier=lambda wc: cm.jury_for(CM, CM_JURY, wc.model),
         combine=CM["jury_combine"],
     script:
         "../scripts/cancer_myth/parse.py"
@@ -172,7 +175,7 @@ rule cancer_myth_score:
     conda:
         "../envs/cpu.yaml"
     params:
-        verifier=CM_JURY,
+        verifier=lambda wc: cm.jury_for(CM, CM_JURY, wc.model),
         combine=CM["jury_combine"],
     script:
         "../scripts/cancer_myth/score.py"
@@ -193,6 +196,8 @@ rule cancer_myth_aggregate:
     params:
         models=evaluated_models("cancer_myth"),
         correction=CM["multiple_testing"],
+        # Rows judged by their own verifier (verifier_for): the validation does not correct them.
+        own_verifier=CM["verifier_for"],
         bootstrap=config["bootstrap"],
         judge_correction=config.get("judge_correction", {}),
     script:

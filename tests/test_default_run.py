@@ -75,3 +75,22 @@ def test_report_bundles_the_results(default_run):
     # A rerun of the finished default run has nothing to do and calls no model.
     proc = run_snakemake(default_run, "-n")
     assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_cancer_myth_reference_answers_are_the_ceiling_row(default_run):
+    # Stored answers judged by their stored verdicts (verifier_for) beside SmolLM2's answers
+    # judged by SmolLM2; SmolLM2's validation does not correct the stored verdicts' row.
+    table = pd.read_csv(default_run / "results/cancer_myth/tables/pcs_pcr.tsv", sep="\t")
+    rows = table.set_index("model")
+    assert set(rows.index) == {"smollm2", "cancer-myth-reference-replay"}
+    reference = rows.loc["cancer-myth-reference-replay"]
+    assert (reference["n"], reference["n_unscored"]) == (21, 0)
+    assert float(reference["pcs"]) == 1.0 and float(reference["pcr"]) == 1.0
+    reason = "judged by cancer-myth-reference-verdicts, not the validated verifier"
+    assert reference["pcs_corrected"] == reason
+    scores = _tsv(default_run / "results/cancer_myth/scores/cancer-myth-reference-replay.tsv")
+    assert set(scores["verifier"]) == {"cancer-myth-reference-verdicts"}
+    smollm2 = _tsv(default_run / "results/cancer_myth/scores/smollm2.tsv")
+    assert set(smollm2["verifier"]) == {"smollm2"}

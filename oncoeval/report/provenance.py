@@ -21,7 +21,7 @@ from . import tables
 
 LIBRARIES = (
     "snakemake", "pandas", "numpy", "scipy", "scikit-learn", "torch", "transformers",
-    "openai", "vllm", "sacrebleu", "rouge-score", "matplotlib",
+    "tokenizers", "gguf", "openai", "vllm", "sacrebleu", "rouge-score", "matplotlib",
 )  # fmt: skip
 DECODING_KEYS = ("max_new_tokens", "generation", "dtype", "quantization", "batch_size", "reasoning")
 
@@ -90,18 +90,33 @@ def input_files(config, root: Path) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
+def text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def chat_template_hash(folder) -> str | None:
-    """sha256 of the chat template of a local tokenizer folder, None if it has none."""
+    """sha256 of the chat template text of a local tokenizer folder, None if it has none."""
     folder = Path(folder)
     jinja = folder / "chat_template.jinja"
     if jinja.is_file():
-        return hashlib.sha256(jinja.read_bytes()).hexdigest()
+        return text_sha256(jinja.read_bytes().decode("utf-8"))
     config = folder / "tokenizer_config.json"
     if config.is_file():
         template = json.loads(config.read_text(encoding="utf-8")).get("chat_template")
-        if template:
-            return hashlib.sha256(json.dumps(template).encode()).hexdigest()
+        if isinstance(template, str) and template:
+            return text_sha256(template)
     return None
+
+
+def gguf_chat_template_hash(path) -> str | None:
+    """sha256 of the chat template stored in a GGUF's metadata (what transformers loads from
+    it), None if it has none: the hash is known before any conversion has run."""
+    from gguf import GGUFReader
+
+    field = GGUFReader(path).fields.get("tokenizer.chat_template")
+    if field is None or not field.data:
+        return None
+    return text_sha256(bytes(field.parts[field.data[0]]).decode("utf-8"))
 
 
 def model_record(cfg: dict, root: Path) -> dict:
@@ -122,9 +137,10 @@ def model_record(cfg: dict, root: Path) -> dict:
         source = hf_backend.conversion_source(cfg)
         if source is not None:
             template_dirs.append(hf_backend.checkpoint_path(*source))
-        record["chat_template_sha256"] = next(
-            (h for h in map(chat_template_hash, template_dirs) if h), None
-        )
+        template_hash = next((h for h in map(chat_template_hash, template_dirs) if h), None)
+        if template_hash is None and weights is not None and weights.is_file():
+            template_hash = gguf_chat_template_hash(weights)
+        record["chat_template_sha256"] = template_hash
     elif backend == "replay":
         record["replayed_files"] = input_files({"path": cfg["path"]}, root)
         record["note"] = "stored answers replayed, not a model"

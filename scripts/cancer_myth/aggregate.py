@@ -13,4 +13,5 @@ aggregate.aggregate(
     snakemake.params.correction,
     snakemake.input.validation or None,
     CorrectionSettings.from_config({"judge_correction": snakemake.params.judge_correction}),
+    own_verifier=snakemake.params.own_verifier,
 )

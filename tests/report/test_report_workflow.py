@@ -16,8 +16,9 @@ from conftest import link_workflow, other_studies_off, run_snakemake, workflow_e
 
 from oncoeval.report import catalog
 
-# Three studies, answered by stored answers only: the side-effects and CORAL reference sets and
-# the guidelines demo's two replays (no synthetic supervision, which needs a generator model).
+# Four studies, answered by stored answers only: the side-effects, Cancer-Myth and CORAL reference
+# sets and the guidelines demo's two replays (no synthetic supervision, which needs a generator
+# model). The Cancer-Myth set is judged by its stored verdicts, as in the demo (verifier_for).
 CONFIG = {
     "evaluate": [],
     "studies": {
@@ -27,7 +28,12 @@ CONFIG = {
             "evaluate": ["side-effects-reference-replay"],
             "matcher": {"method": "lexical"},
         },
-        "cancer_myth": {"enabled": False},
+        "cancer_myth": {
+            "enabled": True,
+            "evaluate": ["cancer-myth-reference-replay"],
+            "judges": {"verifier": "cancer-myth-reference-verdicts", "classifier": None},
+            "human_scores": None,
+        },
         "coral": {"enabled": True, "evaluate": ["coral-reference-replay"]},
         "guidelines": {
             "enabled": True,
@@ -36,7 +42,7 @@ CONFIG = {
         },
     },
 }
-STUDIES = ("side_effects", "coral", "guidelines")
+STUDIES = ("side_effects", "cancer_myth", "coral", "guidelines")
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +67,9 @@ def report_index(html: str) -> tuple[dict, dict]:
 
 def test_summary_has_each_study_and_model_with_cis(run):
     workdir, _, log = run
-    headline = pd.read_csv(workdir / "results" / "summary.tsv", sep="\t")
+    cells = pd.read_csv(workdir / "results" / "summary.tsv", sep="\t")
+    # A corrected rate's cell holds the reason where no correction can be made.
+    headline = cells.assign(value=pd.to_numeric(cells["value"], errors="coerce"))
     assert set(headline["study"]) == set(STUDIES)
     f1 = headline[headline["measure"] == "F1, free-form (ff)"].iloc[0]
     # The stored reference answers list exactly the reference: F1 1 in every profile.
@@ -77,6 +85,17 @@ def test_summary_has_each_study_and_model_with_cis(run):
         4,
         0,
     )
+    # The stored answers that correct each false presupposition, with their stored verdicts:
+    # PCS and PCR 1 over the 21 demo questions, none unscored.
+    myth = headline[headline["study"] == "cancer_myth"].set_index("measure")
+    for measure in ("PCS (raw judge verdicts)", "PCR (raw judge verdicts)"):
+        row = myth.loc[measure]
+        assert (row["model"], row["value"], row["ci_low"], row["ci_high"]) == (
+            "cancer-myth-reference-replay", 1.0, 1.0, 1.0,
+        )  # fmt: skip
+        assert (row["n"], row["n_unscored"]) == (21, 0)
+    corrected = cells[cells["measure"] == "PCS (corrected for judge error)"]["value"]
+    assert corrected.tolist() == ["no judge validation (human_scores not set)"]
     overlap = headline[headline["measure"] == "path overlap"].set_index("model")["value"]
     assert overlap["demo-oracle-replay"] == 1.0 and overlap["demo-noisy-replay"] < 1.0
     md = (workdir / "results" / "summary.md").read_text()
@@ -113,6 +132,8 @@ def test_every_table_and_figure_the_run_writes_is_in_the_report_once(run):
     # Replayed answers are named as stored answers, never passed off as a model.
     caption = results["results/report/coral/tables/overall.html"]["caption"]
     assert "coral-reference-replay: replayed stored answers (not a model)" in caption
+    caption = results["results/report/cancer_myth/tables/pcs_pcr.html"]["caption"]
+    assert "cancer-myth-reference-replay: replayed stored answers (not a model)" in caption
     figure = results["results/report/side_effects/figures/precision_recall.png"]["caption"]
     assert "side-effects-reference-replay: replayed stored answers (not a model)" in figure
     items = results["results/report/guidelines/drilldown/demo-oracle-replay.html"]

@@ -34,11 +34,13 @@ def aggregate(
     correction: str,
     validation_path=None,
     judge_correction: CorrectionSettings = DEFAULT_CORRECTION,
+    own_verifier: dict | None = None,
 ) -> None:
     """pcs_pcr, pcs_by_category, pcs_by_generator, pairwise (TSV + MD) and the three figures.
 
     With ``validation_path`` (the verifier's readable verdicts on human-scored answers), the
-    PCS/PCR tables show the corrected rates next to the raw ones.
+    PCS/PCR tables show the corrected rates next to the raw ones, except for the models judged
+    by a verifier of their own (``own_verifier``: model -> verifier).
     """
     scores = {model: read_scores(path) for model, path in score_paths.items()}
     validation = read_validation_pairs(validation_path) if validation_path else None
@@ -48,7 +50,11 @@ def aggregate(
         f"Bootstrap {settings.ci:.0%} CI over questions ({settings.n_resamples} resamples, "
         f"seed {settings.seed})."
     )
-    correct = {"validation": validation, "correction": judge_correction}
+    correct = {
+        "validation": validation,
+        "correction": judge_correction,
+        "own_verifier": own_verifier,
+    }
     notes = [note, correction_note(validation, judge_correction)]
     overall = metrics.overall_table(scores, settings, **correct)
     write_table(overall, out["pcs_pcr"], out["pcs_pcr_md"], "Cancer-Myth: PCS and PCR", notes)

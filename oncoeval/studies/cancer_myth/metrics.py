@@ -65,6 +65,9 @@ def corrected_pcs_pcr(scored, validation, settings, correction) -> dict:
     A cell holds the reason instead of a number where the validation set cannot support the
     correction; the CI cells are then empty.
     """
+    if isinstance(validation, str):  # why this row is not corrected
+        pcs = pcr = Corrected(None, None, None, validation)
+        return _corrected_cells(pcs, pcr)
     human, verifier = (None, None) if validation is None else validation
     if validation is None:
         pcs = pcr = Corrected(None, None, None, NO_VALIDATION)
@@ -82,6 +85,10 @@ def corrected_pcs_pcr(scored, validation, settings, correction) -> dict:
             correction,
             functional=lambda shares: float(shares @ np.array(SCORES)),
         )
+    return _corrected_cells(pcs, pcr)
+
+
+def _corrected_cells(pcs: Corrected, pcr: Corrected) -> dict:
     return {
         "pcs_corrected": pcs.cell,
         "pcs_corrected_ci_low": pcs.ci_low,
@@ -92,9 +99,19 @@ def corrected_pcs_pcr(scored, validation, settings, correction) -> dict:
     }
 
 
+def for_model(model: str, validation=None, correction=DEFAULT_CORRECTION, own_verifier=None):
+    """The correction arguments of one model's rows: a model judged by its own verifier
+    (``own_verifier``: model -> verifier, cancer_myth.verifier_for) is not corrected by the
+    study verifier's validation; its cells say why."""
+    own = (own_verifier or {}).get(model)
+    if own and validation is not None:
+        validation = f"judged by {own}, not the validated verifier"
+    return {"validation": validation, "correction": correction}
+
+
 def overall_table(scores_by_model: dict[str, pd.DataFrame], settings, **correct) -> pd.DataFrame:
     rows = [
-        {"model": m, **pcs_pcr(df["score"], settings, **correct)}
+        {"model": m, **pcs_pcr(df["score"], settings, **for_model(m, **correct))}
         for m, df in scores_by_model.items()
     ]
     return pd.DataFrame(rows, columns=["model"] + list(pcs_pcr([], settings)))
@@ -106,7 +123,8 @@ def _grouped(scores_by_model, settings, column, values, label, **correct) -> pd.
         for value in values:
             part = df.loc[df[column] == value, "score"]
             if len(part):
-                rows.append({"model": model, label: value, **pcs_pcr(part, settings, **correct)})
+                own = for_model(model, **correct)
+                rows.append({"model": model, label: value, **pcs_pcr(part, settings, **own)})
     return pd.DataFrame(rows, columns=["model", label] + list(pcs_pcr([], settings)))
 
 

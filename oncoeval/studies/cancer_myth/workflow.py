@@ -100,6 +100,21 @@ def jurors(block: dict) -> list[str]:
     return ids
 
 
+def jury_for(block: dict, jury: list[str], model: str) -> list[str]:
+    """The verifier of one evaluated id's answers: ``verifier_for`` (e.g. stored verdicts that
+    judge a replayed reference set) where it names one, else the study's verifier or jury."""
+    own = (block.get("verifier_for") or {}).get(model)
+    return [own] if own else list(jury)
+
+
+def verifier_of_set(block: dict, verifier: str, stage: str, rest: str) -> str:
+    """Who answered a verifier request set: ``verify--{model}`` goes to that model's own
+    verifier (``jury_for``); every other set to the study's single verifier."""
+    if stage == "verify":
+        return jury_for(block, [verifier], rest.removeprefix("--"))[0]
+    return verifier
+
+
 def retry_set(stage: str, rest: str, juror: str, jury: list[str]) -> str:
     """Name of a juror's retry request set: ``{stage}-retry{rest}`` for a single verifier, and
     ``{stage}-retry-by-{juror}{rest}`` in a jury (each juror's retry quotes its own reply)."""
@@ -113,6 +128,11 @@ def verdict_files(jury: list[str], stage: str, rest: str) -> dict:
         "first": [paths.responses(j, f"{stage}{rest}") for j in jury],
         "retry": [paths.responses(j, retry_set(stage, rest, j, jury)) for j in jury],
     }
+
+
+def answer_verdict_files(block: dict, jury: list[str], model: str) -> dict:
+    """The verdict files of one evaluated id's answers, from its own verifier (``jury_for``)."""
+    return verdict_files(jury_for(block, jury, model), "verify", f"--{model}")
 
 
 def construction_params(block: dict) -> dict:
