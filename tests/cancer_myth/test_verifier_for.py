@@ -22,8 +22,8 @@ def test_a_model_named_in_verifier_for_is_judged_by_its_own_verifier():
     assert cm.jury_for(BLOCK, ["judge"], "reference") == ["stored-verdicts"]
     assert cm.jury_for(BLOCK, ["a", "b"], "model") == ["a", "b"]  # the study's jury
     assert cm.answer_verdict_files(BLOCK, ["a", "b"], "reference") == {
-        "first": [f"{cm.R}/responses/stored-verdicts/verify--reference.jsonl"],
-        "retry": [f"{cm.R}/responses/stored-verdicts/verify-retry--reference.jsonl"],
+        "first": [cm.paths.responses("stored-verdicts", "verify--reference")],
+        "retry": [cm.paths.responses("stored-verdicts", "verify-retry--reference")],
     }
     # Retry sets quote the reply of whoever answered the first set.
     assert cm.verifier_of_set(BLOCK, "judge", "verify", "--reference") == "stored-verdicts"
