@@ -197,7 +197,7 @@ rule cancer_myth_aggregate:
         models=evaluated_models("cancer_myth"),
         correction=CM["multiple_testing"],
         # Rows judged by their own verifier (verifier_for): the validation does not correct them.
-        own_verifier=CM["verifier_for"],
+        own_verifier=CM["verifier_for"] or {},
         bootstrap=config["bootstrap"],
         judge_correction=config.get("judge_correction", {}),
     script:

@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import (
     dry_run_jobs,
+    other_studies_off,
     run_snakemake,
     without_report,
     workflow_env,
@@ -122,6 +123,9 @@ def _evaluation_config(wd, evaluate=("resp_a", "resp_b")):
         "studies": {
             "cancer_myth": {
                 "enabled": True,
+                # The demo's own list and verifier_for name its stored reference set.
+                "evaluate": list(evaluate),
+                "verifier_for": None,
                 "judges": {"verifier": "judge", "classifier": None},
                 "questions": str(wd / "q.json"),
                 "human_scores": str(wd / "human.json"),
@@ -299,6 +303,8 @@ def _construction_inputs(wd):
         "studies": {
             "cancer_myth": {
                 "enabled": True,
+                "evaluate": ["gen"],
+                "verifier_for": None,
                 "judges": {"verifier": "judge", "classifier": "judge"},
                 "human_scores": None,
                 "construct": True,
@@ -320,8 +326,7 @@ def _construction_inputs(wd):
 
 def _only_cancer_myth(cfg):
     """The default config.yaml is merged under a test config: switch the other studies off."""
-    for study in ("side_effects", "coral", "guidelines"):
-        cfg["studies"][study] = {"enabled": False}
+    cfg["studies"].update(other_studies_off("cancer_myth"))
     return cfg
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from oncoeval.studies.guidelines.demo import answer
 from oncoeval.studies.guidelines.notes import load_labelled
+from oncoeval.studies.guidelines.score import SCORE_COLUMNS
 from oncoeval.studies.guidelines.synthetic import sample_targets
 from oncoeval.studies.guidelines.tree import load_tree
 from tests.conftest import (
@@ -169,15 +170,7 @@ def test_oracle_scores_one_and_shuffled_scores_less(finished):
     ]
     assert len(rollouts) == (11 + 3) * K and rollouts["valid"].all()
     scores = tsv(res / "scores" / "shuffled.tsv")
-    assert list(scores.columns[:7]) == [
-        "patient_id",
-        "path_overlap",
-        "treatment_match",
-        "self_path_overlap",
-        "self_treatment_share",
-        "modal_path",
-        "modal_treatment",
-    ]
+    assert list(scores.columns) == SCORE_COLUMNS  # as declared by the score stage
     excluded = tsv(res / "prepared" / "excluded_labels.tsv")
     assert excluded["patient_id"].tolist() == ["p12"]
     # p02 carries a second annotator's label (the same path): agreement 1 between them
