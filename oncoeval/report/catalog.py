@@ -21,35 +21,20 @@ from ..studies import STUDIES
 
 def study_declares(study: str, name: str, default=None):
     """What a study's ``workflow.py`` declares for the report (``REPORT_TITLE``,
-    ``RESAMPLING_UNIT``, ``HEADLINES``), else ``default``: a new study brings its own."""
+    ``RESAMPLING_UNIT``, ``HEADLINES``), else ``default``."""
     module = importlib.import_module(f"oncoeval.studies.{study}.workflow")
     return getattr(module, name, default)
 
 
-_TITLES = {
-    "side_effects": "Side effects (radiation side-effect lists)",
-    "cancer_myth": "Cancer-Myth (false-presupposition questions)",
-    "coral": "CORAL (oncology note extraction)",
-    "guidelines": "CancerGUIDE (guideline path tracing)",
-}
 # Report categories; the report lists them alphabetically, so numbers keep the summary first
 # and the studies in registry order.
 SUMMARY_CATEGORY = "1 Summary"
 STUDY_TITLES = {
-    s: f"{i} {_TITLES.get(s) or study_declares(s, 'REPORT_TITLE', s)}"
-    for i, s in enumerate(STUDIES, start=2)
+    s: f"{i} {study_declares(s, 'REPORT_TITLE', s)}" for i, s in enumerate(STUDIES, start=2)
 }
 RUN_CATEGORY = f"{len(STUDIES) + 2} Run"
-_UNITS = {
-    "side_effects": "patient profile",
-    "cancer_myth": "question",
-    "coral": "note",
-    "guidelines": "patient note",
-}
 # The unit each study's bootstrap resamples; a table may name its own below.
-RESAMPLING_UNITS = {
-    s: _UNITS.get(s) or study_declares(s, "RESAMPLING_UNIT", "item") for s in STUDIES
-}
+RESAMPLING_UNITS = {s: study_declares(s, "RESAMPLING_UNIT", "item") for s in STUDIES}
 # What the known tables show; anything else gets a caption built from its name.
 DESCRIPTIONS = {
     ("side_effects", "table1"): "Precision, recall and F1 of free-form side-effect lists (ff).",

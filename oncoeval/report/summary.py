@@ -20,33 +20,6 @@ from ..studies import STUDIES
 from ..studies.contract import Headline
 from . import catalog, tables
 
-HEADLINES = (
-    Headline("side_effects", "tables/table1.tsv", "F1, free-form (ff)", "f1"),
-    Headline("side_effects", "tables/table3.tsv", "F1, grounded", "f1"),
-    Headline("side_effects", "tables/table4.tsv", "F1, grounded + list size", "f1"),
-    # Raw and corrected for the verifier's measured error side by side; a correction the
-    # validation set cannot support shows its reason in place of the value.
-    Headline("cancer_myth", "tables/pcs_pcr.tsv", "PCS (raw judge verdicts)", "pcs"),
-    Headline(
-        "cancer_myth", "tables/pcs_pcr.tsv", "PCS (corrected for judge error)", "pcs_corrected"
-    ),
-    Headline("cancer_myth", "tables/pcs_pcr.tsv", "PCR (raw judge verdicts)", "pcr"),
-    Headline(
-        "cancer_myth", "tables/pcs_pcr.tsv", "PCR (corrected for judge error)", "pcr_corrected"
-    ),
-    Headline("coral", "tables/overall.tsv", "EM-F1", "em_f1", (("view", "published"),)),
-    Headline("coral", "tables/overall.tsv", "BLEU-4", "bleu4", (("view", "published"),)),
-    Headline("coral", "tables/overall.tsv", "ROUGE-1", "rouge1", (("view", "published"),)),
-    Headline("guidelines", "tables/table1_expert.tsv", "path overlap", "path_overlap"),
-    Headline("guidelines", "tables/table1_expert.tsv", "treatment match", "treatment_match"),
-    Headline(
-        "guidelines",
-        "tables/meta_classifier.tsv",
-        "meta-classifier AUROC (all features, held-out model)",
-        "auroc",
-        (("held_out_model", "mean over models"), ("feature_set", "all")),
-    ),
-)
 MODEL_COLUMNS = ("model", "responder", "held_out_model")
 N_COLUMNS = ("n", "n_profiles", "n_patients", "n_notes", "n_questions", "n_test", "n_units")
 UNSCORED_COLUMNS = ("n_unscored", "parse_failures", "unscored")
@@ -64,9 +37,8 @@ def _first(columns, candidates):
 
 
 def study_headlines(study: str) -> tuple[Headline, ...]:
-    """The study's headlines: those listed above, else the ``HEADLINES`` its workflow.py declares."""
-    listed = tuple(h for h in HEADLINES if h.study == study)
-    return listed or tuple(catalog.study_declares(study, "HEADLINES", ()))
+    """The headline measures the study's workflow.py declares (``HEADLINES``)."""
+    return tuple(catalog.study_declares(study, "HEADLINES", ()))
 
 
 def headline_rows(results: Path, studies) -> list[dict]:

@@ -56,6 +56,9 @@ def test_every_study_declares_paths_outputs_and_targets_once(study):
     assert isinstance(workflow.OUTPUTS, Mapping) and workflow.OUTPUTS
     for name, path in workflow.OUTPUTS.items():
         assert isinstance(name, str) and path.startswith(f"results/{study}/"), (name, path)
+    # What the report and the summary show of the study comes from the study itself.
+    assert workflow.REPORT_TITLE and workflow.RESAMPLING_UNIT
+    assert workflow.HEADLINES and all(h.study == study for h in workflow.HEADLINES)
     config = {**DEMO_CONFIG, "studies": {**DEMO_CONFIG["studies"]}}
     config["studies"][study] = oc.filled_study_block(config, study)
     targets = workflow.final_targets(config)

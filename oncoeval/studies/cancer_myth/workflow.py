@@ -10,11 +10,28 @@ from functools import cache
 
 from ... import config as oc
 from ...errors import ConfigError
-from ..contract import ResultPaths
+from ..contract import Headline, ResultPaths
 from .construct import check_inputs
 from .data import load_myths
 
 paths = ResultPaths("cancer_myth")
+
+# For the report and the summary (oncoeval.report): the study's category title, what its
+# bootstrap resamples, and its headline measures per model.
+REPORT_TITLE = "Cancer-Myth (false-presupposition questions)"
+RESAMPLING_UNIT = "question"
+HEADLINES = (
+    # Raw and corrected for the verifier's measured error side by side; a correction the
+    # validation set cannot support shows its reason in place of the value.
+    Headline("cancer_myth", "tables/pcs_pcr.tsv", "PCS (raw judge verdicts)", "pcs"),
+    Headline(
+        "cancer_myth", "tables/pcs_pcr.tsv", "PCS (corrected for judge error)", "pcs_corrected"
+    ),
+    Headline("cancer_myth", "tables/pcs_pcr.tsv", "PCR (raw judge verdicts)", "pcr"),
+    Headline(
+        "cancer_myth", "tables/pcs_pcr.tsv", "PCR (corrected for judge error)", "pcr_corrected"
+    ),
+)
 PROMPTS = "config/prompts/cancer_myth"
 
 ITEMS = paths("items.jsonl")

@@ -7,10 +7,20 @@ from pathlib import Path
 
 from oncoeval.config import study_evaluated_models
 
-from ..contract import ResultPaths
+from ..contract import Headline, ResultPaths
 from .tasks import SUBTYPES
 
 paths = ResultPaths("coral")
+
+# For the report and the summary (oncoeval.report): the study's category title, what its
+# bootstrap resamples, and its headline measures per model.
+REPORT_TITLE = "CORAL (oncology note extraction)"
+RESAMPLING_UNIT = "note"
+HEADLINES = (
+    Headline("coral", "tables/overall.tsv", "EM-F1", "em_f1", (("view", "published"),)),
+    Headline("coral", "tables/overall.tsv", "BLEU-4", "bleu4", (("view", "published"),)),
+    Headline("coral", "tables/overall.tsv", "ROUGE-1", "rouge1", (("view", "published"),)),
+)
 PROMPT_DIR = "config/prompts/coral"
 
 # The metrics of the tables and figures: score column -> (label in the tables and on the axes,

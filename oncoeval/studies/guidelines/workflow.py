@@ -8,10 +8,26 @@ paths or input functions. Param helpers return only what a rule's output depends
 from __future__ import annotations
 
 from ... import config as oc
-from ..contract import ResultPaths
+from ..contract import Headline, ResultPaths
 
 STUDY = "guidelines"
 paths = ResultPaths(STUDY)
+
+# For the report and the summary (oncoeval.report): the study's category title, what its
+# bootstrap resamples, and its headline measures per model.
+REPORT_TITLE = "CancerGUIDE (guideline path tracing)"
+RESAMPLING_UNIT = "patient note"
+HEADLINES = (
+    Headline(STUDY, "tables/table1_expert.tsv", "path overlap", "path_overlap"),
+    Headline(STUDY, "tables/table1_expert.tsv", "treatment match", "treatment_match"),
+    Headline(
+        STUDY,
+        "tables/meta_classifier.tsv",
+        "meta-classifier AUROC (all features, held-out model)",
+        "auroc",
+        (("held_out_model", "mean over models"), ("feature_set", "all")),
+    ),
+)
 
 # name -> path of every declared output (each written once here; rules and scripts use the name).
 OUTPUTS_PREPARE = {

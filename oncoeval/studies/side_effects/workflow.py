@@ -9,9 +9,19 @@ model id and the judge: never the list of models, so adding a model reruns nothi
 from __future__ import annotations
 
 from ... import config as oc
-from ..contract import ResultPaths
+from ..contract import Headline, ResultPaths
 
 paths = ResultPaths("side_effects")
+
+# For the report and the summary (oncoeval.report): the study's category title, what its
+# bootstrap resamples, and its headline measures per model.
+REPORT_TITLE = "Side effects (radiation side-effect lists)"
+RESAMPLING_UNIT = "patient profile"
+HEADLINES = (
+    Headline("side_effects", "tables/table1.tsv", "F1, free-form (ff)", "f1"),
+    Headline("side_effects", "tables/table3.tsv", "F1, grounded", "f1"),
+    Headline("side_effects", "tables/table4.tsv", "F1, grounded + list size", "f1"),
+)
 STUDY = paths.study
 PROMPTS = f"config/prompts/{STUDY}"
 LISTS = "lists"  # the request set every evaluated model answers
