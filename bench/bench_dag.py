@@ -41,6 +41,9 @@ def make_config(root: Path, n_models: int, n_items: int) -> Path:
     for block in base["studies"].values():
         if block and block.get("evaluate"):
             block["evaluate"] = evaluated
+        if block and block.get("verifier_for"):
+            # The demo's stored reference set and its verdicts are not among the bench's models.
+            block["verifier_for"] = {}
     requests = root / f"adhoc-{n_items}.jsonl"
     with requests.open("w") as fh:
         for i in range(n_items):
