@@ -13,6 +13,11 @@ import yaml
 # Tests take their study lists from the registry (also as conftest.STUDIES), never by name.
 from oncoeval.studies import STUDIES
 
+# The toy study's own tests import `oncoeval.studies.toy`, which exists only in the workflow copy
+# that tests/spine/test_fifth_study.py builds; they run there. (A conftest.py of its own would
+# shadow this one: test modules import this file as `conftest`.)
+collect_ignore = ["toy_study"]
+
 REPO = Path(__file__).resolve().parents[1]
 # Parts of the repository a workflow run needs; linked into each test's own directory so that
 # results/, logs/, cache/ and .snakemake/ stay private to the test.

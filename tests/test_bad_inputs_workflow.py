@@ -55,6 +55,9 @@ def test_bad_inputs_stop_the_workflow_before_generate(workdir, tmp_path):
         # read the questions: left out, so every model call left depends on a bad input
         studies["cancer_myth"] = {
             "enabled": True,
+            # The demo's own list and verifier_for name its stored reference set.
+            "evaluate": ["api"],
+            "verifier_for": None,
             "judges": {"verifier": "api", "classifier": "api"},
             "human_scores": None,
         }
