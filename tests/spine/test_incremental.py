@@ -49,10 +49,9 @@ def replay_model(model_id: str, root: Path, **extra) -> dict:
 
 
 def referenced_ids(config: dict) -> list[str]:
+    """Every model the config sends requests to, by any route (judges, verifier_for, ...)."""
     ids = list(config.get("evaluate") or [])
-    for study in oc.enabled_studies(config):
-        ids += oc.study_evaluated_models(config, study)
-        ids += list(oc.study_judges(config, study).values())
+    ids += [route.model for route in oc.model_routes(config)]
     return list(dict.fromkeys(ids))
 
 
