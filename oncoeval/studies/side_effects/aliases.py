@@ -40,10 +40,6 @@ class AliasTable:
     def lookup(self, text: str) -> str | None:
         return self._map.get(norm_key(text))
 
-    @property
-    def canonical_names(self) -> list[str]:
-        return sorted(set(self._map.values()))
-
     def __len__(self) -> int:
         return len(self._map)
 
