@@ -19,7 +19,7 @@ import yaml
 from .backends import BACKEND_MODULES, get_backend
 from .cache import canonical_json
 from .errors import ConfigError
-from .schema import CONFIG_SCHEMA, fill_schema_defaults, raw_config_schema  # also oc.fill_...
+from .schema import CONFIG_SCHEMA, fill_schema_defaults, raw_config_schema
 from .studies import STUDIES
 
 SCHEMAS = CONFIG_SCHEMA.parent / "schemas"

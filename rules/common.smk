@@ -3,7 +3,7 @@
 import os
 from pathlib import Path
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 from oncoeval import config as oc
 
@@ -17,12 +17,9 @@ min_version("9.0")
 _problems = oc.schema_problems(config)
 if not _problems:
     oc.fill_config_defaults(config)
-    # Snakemake's default-filling validator does not follow the $ref into each study's schema, so
-    # each study block is validated (and its defaults filled) against its own schema as well.
+    # The default-filling validator does not follow the $ref into each study's schema (the
+    # checks above did): the one place a study's defaults are filled; the packages repeat none.
     for _study in oc.STUDIES:
-        config["studies"].setdefault(_study, {})
-        validate(config["studies"][_study], f"../config/schemas/{_study}.schema.yaml")
-        # The one place a study's defaults are filled; the study packages repeat none of them.
         config["studies"][_study] = oc.filled_study_block(config, _study)
     # `only=` / `limit=` (e.g. from --config) narrow the run before anything is checked.
     _problems = oc.apply_only(config) + oc.config_problems(config)

@@ -93,18 +93,28 @@ class BaseBackend:
         """Release the model or client; called once at the end of a job."""
 
 
-def machine_resources(machine: dict) -> dict:
-    """What a job that loads the model itself (hf, vllm) asks for, from the ``resources`` block."""
-    out = {
-        "gpu": int(machine["gpu"]),
-        "mem_mb": int(machine["mem_mb"]),
-        "runtime": int(machine["runtime"]),
-    }
-    for key in ("constraint", "slurm_partition", "slurm_extra"):
-        if machine.get(key):
-            out[key] = machine[key]
-    # The SLURM plugin turns gpu_model into --gpus=MODEL:N; without a GPU count it would
-    # ask for MODEL:0, so a model only counts when GPUs are asked for.
-    if machine.get("gpu_model") and out["gpu"] > 0:
-        out["gpu_model"] = machine["gpu_model"]
-    return out
+class LocalModelBackend(BaseBackend):
+    """A backend that loads the model on the job's machine (hf, vllm): its jobs ask for the
+    entry's ``resources`` block and its ``threads``."""
+
+    phi_safe_default = True  # the model runs on the job's machine
+
+    @classmethod
+    def job_resources(cls, cfg: dict, machine: dict) -> dict:
+        out = {
+            "gpu": int(machine["gpu"]),
+            "mem_mb": int(machine["mem_mb"]),
+            "runtime": int(machine["runtime"]),
+        }
+        for key in ("constraint", "slurm_partition", "slurm_extra"):
+            if machine.get(key):
+                out[key] = machine[key]
+        # The SLURM plugin turns gpu_model into --gpus=MODEL:N; without a GPU count it would
+        # ask for MODEL:0, so a model only counts when GPUs are asked for.
+        if machine.get("gpu_model") and out["gpu"] > 0:
+            out["gpu_model"] = machine["gpu_model"]
+        return out
+
+    @classmethod
+    def job_threads(cls, cfg: dict) -> int:
+        return int(cls.filled(cfg)["threads"])

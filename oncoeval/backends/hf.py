@@ -34,7 +34,7 @@ from .. import embedded
 from ..errors import ConfigError
 from ..records import Request, Response
 from ..schema import fill_schema_defaults
-from .base import BaseBackend, machine_resources
+from .base import BaseBackend, LocalModelBackend
 
 log = logging.getLogger(__name__)
 
@@ -116,23 +116,6 @@ def conversion_manifests(cfg: dict) -> list[str]:
     """The `convert_model` output a `generate` job of this model waits for ([] if none)."""
     source = conversion_source(cfg)
     return [] if source is None else [f"results/models/{checkpoint_path(*source).name}.json"]
-
-
-def conversions(models: dict[str, dict]) -> dict[str, str]:
-    """Checkpoint folder name -> GGUF path, for every model whose GGUF is to be converted.
-
-    Models that share one GGUF share one conversion. A model whose weights cannot be resolved is
-    left out here; the config check reports it.
-    """
-    out: dict[str, str] = {}
-    for cfg in models.values():
-        try:
-            source = conversion_source(cfg)
-        except ConfigError:
-            continue
-        if source is not None:
-            out[checkpoint_path(*source).name] = str(Path(source[0]) / source[1])
-    return out
 
 
 def ensure_converted(folder: str, gguf_file: str, store: Path | None = None) -> Path:
@@ -284,21 +267,12 @@ CONFIG_SCHEMA = {
 }
 
 
-class Backend(BaseBackend):
+class Backend(LocalModelBackend):
     name = "hf"
     CONFIG_SCHEMA = CONFIG_SCHEMA
-    phi_safe_default = True  # the model runs on the job's machine
     converts = (".gguf",)
     # ``engine`` changes how requests are batched, never their text (oncoeval.backends.engines).
     operational_keys = BaseBackend.operational_keys | {"batch_size", "convert_gguf", "engine"}
-
-    @classmethod
-    def job_resources(cls, cfg: dict, machine: dict) -> dict:
-        return machine_resources(machine)
-
-    @classmethod
-    def job_threads(cls, cfg: dict) -> int:
-        return int(cls.filled(cfg)["threads"])
 
     @classmethod
     def extra_inputs(cls, cfg: dict) -> list[str]:
@@ -306,7 +280,11 @@ class Backend(BaseBackend):
 
     @classmethod
     def conversions(cls, cfg: dict) -> dict[str, str]:
-        return conversions({cfg["id"]: cfg})
+        # Models that share one GGUF share one conversion: the name is the checkpoint's.
+        source = conversion_source(cfg)
+        if source is None:
+            return {}
+        return {checkpoint_path(*source).name: str(Path(source[0]) / source[1])}
 
     @classmethod
     def convert(cls, source: str, manifest: str, name: str) -> dict:

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from ..errors import ConfigError
 from ..judges.structured import shape_of, vllm_structured_kwargs
 from ..records import REQUEST_SEED_UNSET, Request, Response
-from .base import BaseBackend, machine_resources
+from .base import BaseBackend, LocalModelBackend
 
 log = logging.getLogger(__name__)
 
@@ -131,24 +131,15 @@ CONFIG_SCHEMA = {
 }
 
 
-class Backend(BaseBackend):
+class Backend(LocalModelBackend):
     name = "vllm"
     CONFIG_SCHEMA = CONFIG_SCHEMA
-    phi_safe_default = True  # the model runs on the job's machine
     # Scheduling and memory settings change how fast, not what is answered.
     operational_keys = BaseBackend.operational_keys | {
         "gpu_memory_utilization",
         "max_model_len",
         "tensor_parallel_size",
     }
-
-    @classmethod
-    def job_resources(cls, cfg: dict, machine: dict) -> dict:
-        return machine_resources(machine)
-
-    @classmethod
-    def job_threads(cls, cfg: dict) -> int:
-        return int(cls.filled(cfg)["threads"])
 
     @classmethod
     def config_problems(cls, cfg: dict, env=None) -> list[str]:
