@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -14,6 +15,33 @@ from pathlib import Path
 import pandas as pd
 
 from .errors import InputError
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """sha256 of a file, read in 1 MiB blocks (weights files are gigabytes)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def files_sha256(name: str, root: str | os.PathLike = ".") -> dict[str, str]:
+    """sha256 of the file ``root/name``, or of every file inside that folder, keyed by the path
+    as written (``name/inner/file``); {} when nothing is there."""
+    path = Path(root) / name
+    if path.is_file():
+        return {name: sha256_file(path)}
+    if path.is_dir():
+        return {
+            str(Path(name) / file.relative_to(path)): sha256_file(file)
+            for file in sorted(p for p in path.rglob("*") if p.is_file())
+        }
+    return {}
 
 
 @contextmanager

@@ -13,6 +13,8 @@ every fact about its models:
   `generate` job waits for, such as a GGUF converted once by the `convert_model` rule.
 - ``identity(cfg) -> dict`` (classmethod): the settings that define the model's outputs; part of
   every cache key and of the `generate` rule's params.
+- ``cost_bounds(cfg, prompt_tokens, max_new_tokens)``, ``provenance(cfg, root)`` and
+  ``libraries`` (classmethods, attribute): what the estimate and results/provenance.json record.
 - ``config_problems(cfg) -> list[str]`` (classmethod): what stops a run before any job starts
   (a missing API key variable, quantization without CUDA), as sentences naming the key.
 - ``__init__(cfg, threads)``: load the model or client once per job.

@@ -2,10 +2,27 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
+from ..io import text_sha256
 from ..records import Request, Response
 from ..schema import fill_schema_defaults
+
+
+def chat_template_hash(folder) -> str | None:
+    """sha256 of the chat template text of a local tokenizer folder, None if it has none."""
+    folder = Path(folder)
+    jinja = folder / "chat_template.jinja"
+    if jinja.is_file():
+        return text_sha256(jinja.read_bytes().decode("utf-8"))
+    config = folder / "tokenizer_config.json"
+    if config.is_file():
+        template = json.loads(config.read_text(encoding="utf-8")).get("chat_template")
+        if isinstance(template, str) and template:
+            return text_sha256(template)
+    return None
 
 
 class BaseBackend:
@@ -15,6 +32,9 @@ class BaseBackend:
     #: workflow's schema (oncoeval.config.config_schema) applies it to every entry whose
     #: ``backend`` is this one; ``$ref: "#/$defs/..."`` points into config/config.schema.yaml.
     CONFIG_SCHEMA: dict = {"properties": {}}
+
+    #: Python distributions its answers depend on; their versions go into provenance.json.
+    libraries: tuple[str, ...] = ()
 
     #: ``phi_safe`` of an entry that leaves it unset: True only for backends that keep the data
     #: on the machine.
@@ -33,6 +53,20 @@ class BaseBackend:
     @classmethod
     def config_problems(cls, cfg: dict, env=None) -> list[str]:
         return []
+
+    @classmethod
+    def cost_bounds(
+        cls, cfg: dict, prompt_tokens: int, max_new_tokens: int
+    ) -> tuple[float | None, float | None]:
+        """USD range of calls with these token counts, from every answer empty to every answer
+        at its cap (``make estimate``); (None, None) when unknown. Nothing paid per call: 0."""
+        return 0.0, 0.0
+
+    @classmethod
+    def provenance(cls, cfg: dict, root) -> dict:
+        """What identifies this model's outputs beyond its settings (weights and chat-template
+        hashes, replayed files), for results/provenance.json; ``root`` is the workdir."""
+        return {}
 
     @classmethod
     def answers_digest(cls, cfg: dict, study: str, requestset: str) -> str | None:

@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import json
 import logging
@@ -32,9 +31,10 @@ from pathlib import Path
 
 from .. import embedded
 from ..errors import ConfigError
+from ..io import sha256_file, text_sha256
 from ..records import Request, Response
 from ..schema import fill_schema_defaults
-from .base import BaseBackend, LocalModelBackend
+from .base import BaseBackend, LocalModelBackend, chat_template_hash
 
 log = logging.getLogger(__name__)
 
@@ -45,14 +45,6 @@ def model_store() -> Path:
     """Where GGUF conversions live: $ONCOEVAL_MODEL_STORE (the workflow sets it from the
     config's ``model_store``), else cache/models."""
     return Path(os.environ.get("ONCOEVAL_MODEL_STORE", DEFAULT_MODEL_STORE))
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def gguf_sha256(path: Path, store: Path | None = None) -> str:
@@ -67,7 +59,7 @@ def gguf_sha256(path: Path, store: Path | None = None) -> str:
         return memo.read_text().strip()
     except OSError:
         pass
-    digest = _sha256(path)
+    digest = sha256_file(path)
     try:
         memo.parent.mkdir(parents=True, exist_ok=True)
         tmp = memo.with_name(f".{memo.name}.{os.getpid()}")
@@ -145,7 +137,7 @@ def ensure_converted(folder: str, gguf_file: str, store: Path | None = None) -> 
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         (tmp / "oncoeval-source.json").write_text(
-            json.dumps({"gguf": str(gguf_path), "sha256": _sha256(gguf_path)}, indent=1)
+            json.dumps({"gguf": str(gguf_path), "sha256": sha256_file(gguf_path)}, indent=1)
         )
         try:
             os.rename(tmp, target)
@@ -267,8 +259,20 @@ CONFIG_SCHEMA = {
 }
 
 
+def gguf_chat_template_hash(path) -> str | None:
+    """sha256 of the chat template stored in a GGUF's metadata (what transformers loads from
+    it), None if it has none: the hash is known before any conversion has run."""
+    from gguf import GGUFReader
+
+    field = GGUFReader(path).fields.get("tokenizer.chat_template")
+    if field is None or not field.data:
+        return None
+    return text_sha256(bytes(field.parts[field.data[0]]).decode("utf-8"))
+
+
 class Backend(LocalModelBackend):
     name = "hf"
+    libraries = ("torch", "transformers", "tokenizers", "gguf", "llguidance")
     CONFIG_SCHEMA = CONFIG_SCHEMA
     converts = (".gguf",)
     # ``engine`` changes how requests are batched, never their text (oncoeval.backends.engines).
@@ -289,6 +293,25 @@ class Backend(LocalModelBackend):
     @classmethod
     def convert(cls, source: str, manifest: str, name: str) -> dict:
         return convert_and_describe(source, manifest, expected_name=name)
+
+    @classmethod
+    def provenance(cls, cfg: dict, root) -> dict:
+        folder, gguf_file = resolve_weights(cfg)
+        weights = Path(folder) / gguf_file if gguf_file else None
+        record = {}
+        if weights is not None and weights.is_file():
+            record["weights_file"] = weights.name
+            record["weights_sha256"] = sha256_file(weights)
+        # The template transformers uses: the folder's, the conversion's, else the GGUF's own.
+        template_dirs = [Path(folder)]
+        source = conversion_source(cfg)
+        if source is not None:
+            template_dirs.append(checkpoint_path(*source))
+        template_hash = next((h for h in map(chat_template_hash, template_dirs) if h), None)
+        if template_hash is None and weights is not None and weights.is_file():
+            template_hash = gguf_chat_template_hash(weights)
+        record["chat_template_sha256"] = template_hash
+        return record
 
     @classmethod
     def identity(cls, cfg: dict) -> dict:

@@ -303,6 +303,7 @@ CONFIG_SCHEMA = {
 
 class Backend(BaseBackend):
     name = "openai"
+    libraries = ("openai",)
     CONFIG_SCHEMA = CONFIG_SCHEMA
     phi_safe_default = False  # requests leave the machine for the API's servers
     operational_keys = BaseBackend.operational_keys | {
@@ -318,6 +319,19 @@ class Backend(BaseBackend):
     #: Pool threads per concurrency slot. Above 1, a request sleeping before a retry leaves its
     #: slot to another request (the HTTP client enforces the bound); bench_api compares with 1.
     threads_per_slot = 2
+
+    @classmethod
+    def cost_bounds(cls, cfg, prompt_tokens, max_new_tokens):
+        # Unknown without a price: None, which the estimate reports as "not priced".
+        price = cfg.get("price")
+        return cost_usd(price, prompt_tokens, 0), cost_usd(price, prompt_tokens, max_new_tokens)
+
+    @classmethod
+    def provenance(cls, cfg: dict, root) -> dict:
+        return {
+            "chat_template_sha256": None,
+            "note": "served by an API: weights and chat template are the provider's",
+        }
 
     @classmethod
     def job_resources(cls, cfg: dict, machine: dict) -> dict:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..cache import canonical_json
 from ..errors import ConfigError, InputError
-from ..io import iter_jsonl_lines
+from ..io import files_sha256, iter_jsonl_lines
 from ..records import Request, Response
 from .base import BaseBackend
 
@@ -76,6 +76,13 @@ class Backend(BaseBackend):
         if not Path(path).exists():
             return [f"models[{cfg['id']}].path: {path} does not exist"]
         return []
+
+    @classmethod
+    def provenance(cls, cfg: dict, root) -> dict:
+        return {
+            "replayed_files": files_sha256(cfg["path"], root),
+            "note": "stored answers replayed, not a model",
+        }
 
     @classmethod
     def answers_digest(cls, cfg: dict, study: str, requestset: str) -> str | None:

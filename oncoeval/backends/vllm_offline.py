@@ -27,11 +27,12 @@ import importlib.util
 import logging
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 from ..errors import ConfigError
 from ..judges.structured import shape_of, vllm_structured_kwargs
 from ..records import REQUEST_SEED_UNSET, Request, Response
-from .base import BaseBackend, LocalModelBackend
+from .base import BaseBackend, LocalModelBackend, chat_template_hash
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +134,7 @@ CONFIG_SCHEMA = {
 
 class Backend(LocalModelBackend):
     name = "vllm"
+    libraries = ("vllm", "torch", "transformers")
     CONFIG_SCHEMA = CONFIG_SCHEMA
     # Scheduling and memory settings change how fast, not what is answered.
     operational_keys = BaseBackend.operational_keys | {
@@ -140,6 +142,12 @@ class Backend(LocalModelBackend):
         "max_model_len",
         "tensor_parallel_size",
     }
+
+    @classmethod
+    def provenance(cls, cfg: dict, root) -> dict:
+        # A hub id names its weights by ``revision`` (in the record); a local folder by its files.
+        folder = Path(cfg["path"])
+        return {"chat_template_sha256": chat_template_hash(folder) if folder.is_dir() else None}
 
     @classmethod
     def config_problems(cls, cfg: dict, env=None) -> list[str]:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..backends import get_backend
 from ..generate import effective_params
 from ..records import read_requests
 
@@ -71,11 +72,10 @@ def estimate_rows(jobs, models: dict[str, dict], root=".") -> list[dict]:
             row["max_new_tokens"] += int(params.get("max_new_tokens") or 0)
     out = []
     for (model, study), row in sorted(acc.items()):
-        price = models[model].get("price") if models[model]["backend"] == "openai" else None
-        low = high = 0.0 if models[model]["backend"] != "openai" else None
-        if price:
-            low = row["prompt_tokens"] / 1000 * float(price.get("prompt_per_1k", 0))
-            high = low + row["max_new_tokens"] / 1000 * float(price.get("completion_per_1k", 0))
+        cfg = models[model]
+        low, high = get_backend(cfg["backend"]).cost_bounds(
+            cfg, row["prompt_tokens"], row["max_new_tokens"]
+        )
         out.append(
             {
                 "model": model,

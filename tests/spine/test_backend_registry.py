@@ -17,6 +17,8 @@ import pytest
 
 from oncoeval import backends
 from oncoeval import config as oc
+from oncoeval.io import write_jsonl
+from oncoeval.report import estimate, provenance
 from tests.conftest import REPO, run_snakemake, write_config
 
 TINY_DIR = Path(__file__).resolve().parent / "tiny_backend"
@@ -58,6 +60,24 @@ def test_phi_default_resources_and_threads_come_from_the_backend(tiny_registered
     assert oc.generate_threads(TINY) == 3
     assert backends.extra_inputs(TINY) == ["results/models/tiny-small.json"]
     assert backends.conversions({"t": TINY}) == {"tiny-small": "w/small.tiny"}
+
+
+def test_the_estimate_and_the_provenance_ask_the_backend(tiny_registered, tmp_path):
+    write_jsonl(
+        tmp_path / "results" / "s" / "requests" / "r.jsonl",
+        # 400 characters -> 100 prompt tokens; at most 50 new tokens
+        [{"request_id": "a", "messages": [{"role": "user", "content": "x" * 400}]}],
+    )
+    (row,) = estimate.estimate_rows(
+        [("s", "t", "r")], {"t": {**TINY, "max_new_tokens": 50}}, tmp_path
+    )
+    # a cent per 1,000 tokens: 100 tokens -> $0.001, 150 tokens -> $0.0015
+    assert (row["cost_min_usd"], row["cost_max_usd"]) == (
+        pytest.approx(0.001),
+        pytest.approx(0.0015),
+    )
+    record = provenance.model_record(TINY, tmp_path)
+    assert record["backend"] == "tiny" and record["weights_file"] == "small.tiny"
 
 
 def test_a_workflow_run_converts_generates_and_schedules_through_the_backend(workdir, tmp_path):
@@ -104,6 +124,8 @@ def test_no_backend_is_named_outside_its_module_and_the_registry():
     generic = [
         REPO / "oncoeval" / "config.py",
         REPO / "oncoeval" / "generate.py",
+        REPO / "oncoeval" / "report" / "estimate.py",
+        REPO / "oncoeval" / "report" / "provenance.py",
         REPO / "rules" / "common.smk",
         REPO / "rules" / "generate.smk",
         REPO / "scripts" / "convert_model.py",

@@ -1,8 +1,9 @@
 """`tiny`: a test-only backend, written as a new backend is (CONTRIBUTING.md, "Adding a backend").
 
 It owns its facts like the real ones: its keys of a model entry, phi_safe by default, the
-resources and threads of its jobs, and one conversion of its weights file (``*.tiny``) that its
-`generate` jobs wait for. It answers each request with its last user message reversed.
+resources and threads of its jobs, one conversion of its weights file (``*.tiny``) that its
+`generate` jobs wait for, the cost of its calls (a cent per 1,000 tokens, prompt or answer) and
+its provenance (the weights file's name). It answers each request with its last user message reversed.
 """
 
 from __future__ import annotations
@@ -55,6 +56,14 @@ class Backend(BaseBackend):
         Path(manifest).parent.mkdir(parents=True, exist_ok=True)
         Path(manifest).write_text(json.dumps(info) + "\n")
         return info
+
+    @classmethod
+    def cost_bounds(cls, cfg, prompt_tokens, max_new_tokens):
+        return prompt_tokens / 1e5, (prompt_tokens + max_new_tokens) / 1e5
+
+    @classmethod
+    def provenance(cls, cfg: dict, root) -> dict:
+        return {"weights_file": Path(cfg["weights"]).name}
 
     def generate(self, requests):
         for request in requests:
