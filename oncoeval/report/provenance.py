@@ -3,7 +3,8 @@
 Per model: its backend and identity (the settings its answers depend on), the revision or the
 hash of its weights file, the hash of its chat template where a local tokenizer has one, and its
 decoding settings. For the run: library versions, every seed in the config, and the sha256 of
-every input file the config names (data, prompts, replayed answers).
+every input file the config names (data, prompts, replayed answers) and of each enabled study's
+prompt templates (config/prompts/<study>/, read by name).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from ..backends import backends, get_backend
 from ..io import files_sha256
+from ..studies.contract import prompts_dir
 from . import tables
 
 # The workflow's own; each backend adds the libraries its answers depend on.
@@ -54,7 +56,8 @@ def seeds(config, prefix: str = "") -> dict:
 
 
 def input_files(config, root: Path) -> dict[str, str]:
-    """sha256 of every existing file (or file inside a folder) named by a config string."""
+    """sha256 of every existing file (or file inside a folder) named by a config string, and of
+    each enabled study's prompt templates."""
     out: dict[str, str] = {}
 
     def visit(value):
@@ -77,6 +80,8 @@ def input_files(config, root: Path) -> dict[str, str]:
     skip = ("cache_dir", "model_store", "studies")
     visit({k: v for k, v in config.items() if k not in skip})
     visit(enabled)
+    # The templates a study reads by name, which no config key names.
+    visit([prompts_dir(study) for study in enabled])
     return dict(sorted(out.items()))
 
 

@@ -24,6 +24,11 @@ STAGES = ("prepare", "requests", "parse", "score", "aggregate")
 MODULES = ("workflow", *STAGES)
 
 
+def prompts_dir(study: str) -> str:
+    """The folder of a study's prompt templates (its stages read them by name)."""
+    return f"config/prompts/{study}"
+
+
 class ResultPaths:
     """Paths under ``results/<study>/``: the one place a study's result paths are built.
 

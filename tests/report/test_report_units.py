@@ -255,6 +255,9 @@ def test_provenance_records_seeds_inputs_and_replayed_files(tmp_path):
     (tmp_path / "data" / "notes.jsonl").write_text("abc")
     (tmp_path / "replay").mkdir()
     (tmp_path / "replay" / "set.jsonl").write_text("{}")
+    for study in ("coral", "guidelines"):  # templates read by name, named by no config key
+        (tmp_path / "config" / "prompts" / study).mkdir(parents=True)
+        (tmp_path / "config" / "prompts" / study / "system.txt").write_text("abc")
     config = {
         "bootstrap": {"seed": 7},
         "studies": {
@@ -267,7 +270,11 @@ def test_provenance_records_seeds_inputs_and_replayed_files(tmp_path):
     assert record["seeds"] == {"bootstrap.seed": 7, "studies.coral.rollouts.seed": 3}
     # sha256("abc"), a well-known digest.
     expected = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-    assert record["input_files_sha256"] == {"data/notes.jsonl": expected}
+    # the enabled study's templates are recorded, the disabled one's are not
+    assert record["input_files_sha256"] == {
+        "config/prompts/coral/system.txt": expected,
+        "data/notes.jsonl": expected,
+    }
     assert record["models"]["r"]["replayed_files"] == {
         "replay/set.jsonl": hashlib.sha256(b"{}").hexdigest()
     }

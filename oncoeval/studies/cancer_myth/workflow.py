@@ -10,7 +10,7 @@ from functools import cache
 
 from ... import config as oc
 from ...errors import ConfigError
-from ..contract import Headline, ResultPaths
+from ..contract import Headline, ResultPaths, prompts_dir
 from .construct import check_inputs
 from .data import load_myths
 
@@ -32,7 +32,7 @@ HEADLINES = (
         "cancer_myth", "tables/pcs_pcr.tsv", "PCR (corrected for judge error)", "pcr_corrected"
     ),
 )
-PROMPTS = "config/prompts/cancer_myth"
+PROMPTS = prompts_dir(paths.study)
 
 ITEMS = paths("items.jsonl")
 MYTHS = paths("construction", "myths.jsonl")

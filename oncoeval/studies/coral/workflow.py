@@ -7,7 +7,7 @@ from pathlib import Path
 
 from oncoeval.config import study_evaluated_models
 
-from ..contract import Headline, ResultPaths
+from ..contract import Headline, ResultPaths, prompts_dir
 from .tasks import SUBTYPES
 
 paths = ResultPaths("coral")
@@ -21,7 +21,7 @@ HEADLINES = (
     Headline("coral", "tables/overall.tsv", "BLEU-4", "bleu4", (("view", "published"),)),
     Headline("coral", "tables/overall.tsv", "ROUGE-1", "rouge1", (("view", "published"),)),
 )
-PROMPT_DIR = "config/prompts/coral"
+PROMPT_DIR = prompts_dir(paths.study)
 
 # The metrics of the tables and figures: score column -> (label in the tables and on the axes,
 # name in the figure titles).

@@ -9,7 +9,7 @@ model id and the judge: never the list of models, so adding a model reruns nothi
 from __future__ import annotations
 
 from ... import config as oc
-from ..contract import Headline, ResultPaths
+from ..contract import Headline, ResultPaths, prompts_dir
 
 paths = ResultPaths("side_effects")
 
@@ -23,7 +23,7 @@ HEADLINES = (
     Headline("side_effects", "tables/table4.tsv", "F1, grounded + list size", "f1"),
 )
 STUDY = paths.study
-PROMPTS = f"config/prompts/{STUDY}"
+PROMPTS = prompts_dir(STUDY)
 LISTS = "lists"  # the request set every evaluated model answers
 MATCHER = "matcher"  # the judge role of the llm matcher
 
