@@ -11,20 +11,19 @@ the request's last user message). A request with no stored answer becomes an ``e
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..cache import canonical_json
 from ..errors import ConfigError, InputError
-from ..io import files_sha256, iter_jsonl_lines
+from ..io import files_sha256, iter_jsonl_lines, sha256_file
 from ..records import Request, Response
 from .base import BaseBackend
 
 
 @functools.lru_cache(maxsize=4096)
 def _digest_of(path: str, size: int, mtime_ns: int) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    return sha256_file(path)[:16]
 
 
 def _digest(path: Path) -> str:

@@ -2,8 +2,9 @@
 
 It owns its facts like the real ones: its keys of a model entry, phi_safe by default, the
 resources and threads of its jobs, one conversion of its weights file (``*.tiny``) that its
-`generate` jobs wait for, the cost of its calls (a cent per 1,000 tokens, prompt or answer) and
-its provenance (the weights file's name). It answers each request with its last user message reversed.
+`generate` jobs wait for, the cost of its calls (a cent per 1,000 tokens, prompt or answer)
+and its provenance (the weights file's name). It answers each request with its last user
+message reversed.
 """
 
 from __future__ import annotations
