@@ -118,4 +118,7 @@ def get_final_output():
             targets.extend(targets_of())
         if name != "adhoc" and study_enabled(name):
             targets.append(f"results/{name}/tables/model_calls.tsv")
+            # Every pair of evaluated models and the leaderboard (rules/compare.smk).
+            targets.append(f"results/{name}/tables/model_comparison.tsv")
+            targets.append(f"results/{name}/tables/leaderboard.tsv")
     return targets

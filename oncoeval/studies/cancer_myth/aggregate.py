@@ -31,12 +31,12 @@ def aggregate(
     score_paths: dict,
     out: dict,
     settings,
-    correction: str,
     validation_path=None,
     judge_correction: CorrectionSettings = DEFAULT_CORRECTION,
     own_verifier: dict | None = None,
 ) -> None:
-    """pcs_pcr, pcs_by_category, pcs_by_generator, pairwise (TSV + MD) and the three figures.
+    """pcs_pcr, pcs_by_category, pcs_by_generator (TSV + MD) and the three figures (the paired
+    comparisons between models: oncoeval.compare, rules/compare.smk).
 
     With ``validation_path`` (the verifier's readable verdicts on human-scored answers), the
     PCS/PCR tables show the corrected rates next to the raw ones, except for the models judged
@@ -74,7 +74,6 @@ def aggregate(
         "Cancer-Myth: PCS by generator x responder",
         notes + ["Questions written by hand (`manual`) are left out, as in Figure 6b."],
     )
-    pairs = metrics.pairwise_table(scores, settings, correction)
     write_table(
         jury_agreement_table(scores),
         out["jury_agreement"],
@@ -84,18 +83,6 @@ def aggregate(
             "Fleiss' kappa over the questions every juror scored; n_tie: questions left "
             "unscored because the jurors' majority was tied. One juror: no jury."
         ],
-    )
-    write_table(
-        pairs,
-        out["pairwise"],
-        out["pairwise_md"],
-        "Cancer-Myth: paired model comparisons",
-        [
-            "On the questions both models were scored on. pcs_diff = PCS(a) - PCS(b) with a "
-            "paired bootstrap CI; pcr_p_value: exact McNemar test (binomial on discordant "
-            f"pairs), adjusted across pairs with {correction}.",
-        ]
-        + (["Only one model: no pairs."] if len(scores) < 2 else []),
     )
     figures.overall_figure(overall, out["pcs_pcr_figure"])
     figures.category_figure(by_cat, out["pcs_by_category_figure"])
