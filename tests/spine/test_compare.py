@@ -184,3 +184,36 @@ def test_intervals_cover_between_93_and_97_percent_at_small_n(name, n):
     """The workflow's intervals (auto) on simulated samples of known mean: bench_coverage's
     scenarios with 1000 repetitions (the bench runs 4000 and the bootstrap methods)."""
     assert 0.93 <= coverage(name, n, "auto", reps=1000, seed=3) <= 0.97
+
+
+def test_summary_names_the_leader_and_tied_models_before_ranks(tmp_path):
+    from oncoeval.report import summary
+
+    rng = np.random.default_rng(4)
+    base = rng.uniform(0, 0.8, size=21)
+    scores = {
+        "lead": _long("F1", base + 0.1),
+        "close": _long("F1", base + 0.1 - rng.normal(0, 0.01, 21)),
+        "weak": _long("F1", base),
+    }
+    measures = [Measure("F1")]
+    table = compare.comparison_table(scores, measures, SETTINGS)
+    board = compare.leaderboard(scores, measures, table, SETTINGS)
+    tables = tmp_path / "results" / "side_effects" / "tables"
+    tables.mkdir(parents=True)
+    table.to_csv(tables / "model_comparison.tsv", sep="\t", index=False)
+    board.to_csv(tables / "leaderboard.tsv", sep="\t", index=False)
+    (row,) = summary.leader_rows(tmp_path / "results", {"side_effects"})
+    leader = board["best"].iloc[0]
+    other = "close" if leader == "lead" else "lead"
+    assert row["tied for first"] == f"{leader} (leader), {other} (tied)"
+    assert row["behind the leader"] == "weak (rank 3)"
+    mdd = table["mdd"].median()
+    assert row["detectable difference"] == f"about {mdd:.3g} with 21 units"
+    # the terminal summary prints the same rows (it reads results/summary.tsv for the studies)
+    headline = {"study": "side_effects", "model": leader, "measure": "F1", "value": 0.5}
+    pd.DataFrame([headline], columns=summary.SUMMARY_COLUMNS).to_csv(
+        tmp_path / "results" / "summary.tsv", sep="\t", index=False
+    )
+    text = summary.terminal_summary(tmp_path)
+    assert text.index("(tied)") < text.index("rank 3")

@@ -16,9 +16,9 @@ paths = ResultPaths("side_effects")
 # For the report and the summary (oncoeval.report): the study's category title, what its
 # bootstrap resamples, and its headline measures per model.
 REPORT_TITLE = "Side effects (radiation side-effect lists)"
-# A unit is one profile's list under one regime; a headline measure takes one regime, so its
-# clusters (the profile) hold one unit each.
-RESAMPLING = Resampling(unit="patient profile x regime", cluster="patient profile")
+# A unit is one profile's list (specified variant) under one regime; each headline measure takes
+# one regime, so a profile is one unit of it and its own cluster.
+RESAMPLING = Resampling(unit="patient profile", cluster="patient profile")
 HEADLINES = (
     Headline("side_effects", "tables/table1.tsv", "F1, free-form (ff)", "f1"),
     Headline("side_effects", "tables/table3.tsv", "F1, grounded", "f1"),
