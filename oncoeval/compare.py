@@ -323,7 +323,12 @@ def comparison_table(
             va, vb = _values(scores[a], measure.name), _values(scores[b], measure.name)
             row = {"measure": measure.name, "model_a": a, "model_b": b}
             rows.append(row | compare_pair(va, vb, measure, settings))
-    df = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+    return adjusted(pd.DataFrame(rows, columns=COMPARISON_COLUMNS), settings)
+
+
+def adjusted(df: pd.DataFrame, settings: CompareSettings) -> pd.DataFrame:
+    """``p_adjusted`` and ``significant`` across every row of a comparison table."""
+    df = df.copy()
     df["p_adjusted"] = adjust(df["p_value"], settings.adjustment) if len(df) else []
     df["significant"] = df["p_adjusted"] <= settings.alpha
     df["adjustment"] = ADJUSTMENTS[settings.adjustment]
@@ -341,9 +346,8 @@ def _pair_p(comparison: pd.DataFrame, measure: str, one: str, other: str) -> flo
     return float(hit["p_adjusted"].iloc[0]) if len(hit) else float("nan")
 
 
-def leaderboard_rows(scores, measure: Measure, comparison, settings) -> list[dict]:
-    """The models ranked by value on one measure (1: highest), each flagged tied with the leader
-    unless the leader's advantage over it is significant at the adjusted level."""
+def value_rows(scores, measure: Measure, settings) -> list[dict]:
+    """Each model's value of one measure over its scored units, with its interval."""
     rows = []
     for model in scores:
         values = _values(scores[model], measure.name)
@@ -364,15 +368,20 @@ def leaderboard_rows(scores, measure: Measure, comparison, settings) -> list[dic
                 "interval": METHOD_NAMES[method],
             }
         )
+    return rows
+
+
+def ranked(rows: list[dict], comparison: pd.DataFrame, settings) -> list[dict]:
+    """One measure's models ranked by value (1: highest), each flagged tied with the leader
+    unless the leader's advantage over it is significant at the adjusted level."""
     table = pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS)
+    table["value"] = pd.to_numeric(table["value"], errors="coerce")
     if table["value"].notna().any():
+        measure = table["measure"].iloc[0]
         table["rank"] = table["value"].rank(ascending=False, method="min")
         table = table.sort_values(["rank", "model"], na_position="last")
         best = table["model"].iloc[0]
-        p = [
-            _pair_p(comparison, measure.name, best, m) if m != best else np.nan
-            for m in table["model"]
-        ]
+        p = [_pair_p(comparison, measure, best, m) if m != best else np.nan for m in table["model"]]
         table["best"] = best
         table["p_vs_best_adjusted"] = p
         # Not significantly behind the leader (or not testable: no shared units) is tied.
@@ -382,8 +391,13 @@ def leaderboard_rows(scores, measure: Measure, comparison, settings) -> list[dic
     return table.to_dict("records")
 
 
-def leaderboard(scores, measures: list[Measure], comparison, settings) -> pd.DataFrame:
-    rows = [r for m in measures for r in leaderboard_rows(scores, m, comparison, settings)]
+def leaderboard(scores, measures: list[Measure], comparison, settings, extra=()) -> pd.DataFrame:
+    """Every measure's ranked models; ``extra``: value rows of measures compared elsewhere
+    (corrected rates), ranked the same way."""
+    groups = [value_rows(scores, m, settings) for m in measures]
+    extra = pd.DataFrame(list(extra), columns=LEADERBOARD_COLUMNS)
+    groups += [part.to_dict("records") for _, part in extra.groupby("measure", sort=False)]
+    rows = [r for g in groups if g for r in ranked(g, comparison, settings)]
     return pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS)
 
 
@@ -454,25 +468,32 @@ def notes(study: str, settings: CompareSettings, skipped, extra=()) -> list[str]
     return out
 
 
-def write_study_comparison(study: str, score_paths: dict, inputs: dict, out: dict, settings):
+def write_study_comparison(
+    study: str, score_paths: dict, inputs: dict, out: dict, settings, params=None
+):
     """model_comparison.{tsv,md} and leaderboard.{tsv,md} of one study (``out`` names them:
-    comparison, comparison_md, leaderboard, leaderboard_md)."""
+    comparison, comparison_md, leaderboard, leaderboard_md). A study with judge-corrected rates
+    adds their rows through its ``corrected_comparison(score_paths, inputs, params, settings)``
+    -> (comparison rows, leaderboard value rows, notes); every row is adjusted together."""
     from .io import write_table
 
+    workflow = _workflow(study)
     measures = study_measures(study)
     scores = study_unit_scores(study, score_paths, inputs)
     comparison = comparison_table(scores, measures, settings)
-    board = leaderboard(scores, measures, comparison, settings)
-    workflow = _workflow(study)
     skipped = [h.measure for h in workflow.HEADLINES if not h.per_unit]
-    extra = []
+    extra_values, extra_notes = [], []
     hook = getattr(workflow, "corrected_comparison", None)
     if hook is not None:
-        corrected, corrected_board, extra = hook(score_paths, inputs, settings)
-        comparison = pd.concat([comparison, corrected], ignore_index=True)
-        board = pd.concat([board, corrected_board], ignore_index=True)
-        skipped = [s for s in skipped if s not in set(corrected["measure"])]
-    text = notes(study, settings, skipped, extra)
+        rows, extra_values, extra_notes = hook(score_paths, inputs, params or {}, settings)
+        if rows:
+            more = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+            comparison = pd.concat([comparison, more], ignore_index=True)
+        compared = {r["measure"] for r in rows} | {r["measure"] for r in extra_values}
+        skipped = [s for s in skipped if s not in compared]
+    comparison = adjusted(comparison, settings)
+    board = leaderboard(scores, measures, comparison, settings, extra_values)
+    text = notes(study, settings, skipped, extra_notes)
     if len(scores) < 2:
         text.append("Fewer than two evaluated models: nothing to compare.")
     title = workflow.REPORT_TITLE.split(" (")[0]

@@ -6,10 +6,20 @@
 import importlib
 
 
+def study_workflow(study):
+    return importlib.import_module(f"oncoeval.studies.{study}.workflow")
+
+
 def comparison_inputs(wildcards):
-    workflow = importlib.import_module(f"oncoeval.studies.{wildcards.study}.workflow")
+    workflow = study_workflow(wildcards.study)
     scores = [workflow.paths.scores(m) for m in evaluated_models(wildcards.study)]
     return {"scores": scores, **workflow.comparison_inputs(config)}
+
+
+def comparison_params(study):
+    """What a study's comparison depends on beside its inputs (its comparison_params, if any)."""
+    own = getattr(study_workflow(study), "comparison_params", None)
+    return own(config) if own else {}
 
 
 rule compare_models:
@@ -30,5 +40,6 @@ rule compare_models:
         comparisons=config.get("comparisons", {}),
         bootstrap=config["bootstrap"],
         judge_correction=config.get("judge_correction", {}),
+        study=lambda wc: comparison_params(wc.study),
     script:
         "../scripts/compare_models.py"

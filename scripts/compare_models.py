@@ -11,10 +11,7 @@ write_study_comparison(
     inputs,
     {name: snakemake.output[name] for name in snakemake.output.keys()},
     CompareSettings.from_config(
-        {
-            "comparisons": snakemake.params.comparisons,
-            "bootstrap": snakemake.params.bootstrap,
-            "judge_correction": snakemake.params.judge_correction,
-        }
+        {"comparisons": snakemake.params.comparisons, "bootstrap": snakemake.params.bootstrap}
     ),
+    {**snakemake.params.study, "judge_correction": snakemake.params.judge_correction},
 )

@@ -217,3 +217,63 @@ def test_summary_names_the_leader_and_tied_models_before_ranks(tmp_path):
     )
     text = summary.terminal_summary(tmp_path)
     assert text.index("(tied)") < text.index("rank 3")
+
+
+def _cm_scores(path, ones, n=30):
+    scores = [1] * ones + [-1] * (n - ones)
+    pd.DataFrame(
+        {
+            "question_id": [f"q{i}" for i in range(n)],
+            "cluster": [f"myth:{i // 2}" for i in range(n)],  # two questions per myth
+            "score": scores,
+        }
+    ).to_csv(path, sep="\t", index=False)
+    return path
+
+
+def test_judge_corrected_rates_are_compared_corrected_to_corrected(tmp_path):
+    from oncoeval.studies.cancer_myth.aggregate import corrected_rows
+
+    # validation: human 1 -> verifier 1 on 8 of 10 (sensitivity 0.8); human -1 -> verifier -1
+    # on 9 of 10 (specificity 0.9)
+    pd.DataFrame(
+        {
+            "id": [f"v{i}" for i in range(20)],
+            "human_score": [1] * 10 + [-1] * 10,
+            "verifier_score": [1] * 8 + [0] * 2 + [-1] * 9 + [1],
+            "parse_error": "",
+        }
+    ).to_csv(tmp_path / "pairs.tsv", sep="\t", index=False)
+    paths = {
+        "a": _cm_scores(tmp_path / "a.tsv", 18),  # observed PCR 0.6
+        "b": _cm_scores(tmp_path / "b.tsv", 9),  # observed PCR 0.3
+        "twin": _cm_scores(tmp_path / "twin.tsv", 18),
+    }
+    measures = {"pcs_corrected": "PCS corr", "pcr_corrected": "PCR corr"}
+    rows, values, notes = corrected_rows(paths, tmp_path / "pairs.tsv", {}, SETTINGS, measures)
+    table = pd.DataFrame(rows).set_index(["measure", "model_a", "model_b"])
+    ab = table.loc[("PCR corr", "a", "b")]
+    # Rogan-Gladen: (q + spec - 1) / (sens + spec - 1): (0.6 - 0.1) / 0.7 and (0.3 - 0.1) / 0.7
+    assert (ab["value_a"], ab["value_b"]) == pytest.approx((5 / 7, 2 / 7))
+    assert ab["diff"] == pytest.approx(3 / 7)
+    assert ab["diff_ci_low"] > 0 and ab["p_value"] < 0.05
+    assert (ab["n_units"], ab["n_clusters"]) == (30, 15)
+    # the same verdicts corrected with the same resampled matrices: no difference at all
+    twin = table.loc[("PCR corr", "a", "twin")]
+    assert (twin["diff"], twin["diff_ci_low"], twin["diff_ci_high"], twin["p_value"]) == (
+        0,
+        0,
+        0,
+        1,
+    )
+    # PCS needs labels of every score: human 0 is missing, so the row gives the reason
+    assert "fewer than 5 validation labels" in table.loc[("PCS corr", "a", "b"), "test"]
+    board = pd.DataFrame(values).set_index(["measure", "model"])
+    assert board.loc[("PCR corr", "a"), "value"] == pytest.approx(5 / 7)
+    # a model judged by its own verifier is neither corrected nor compared
+    rows, values, _ = corrected_rows(
+        paths, tmp_path / "pairs.tsv", {"own_verifier": {"b": "stored"}}, SETTINGS, measures
+    )
+    ab = pd.DataFrame(rows).set_index(["measure", "model_a", "model_b"]).loc[("PCR corr", "a", "b")]
+    assert ab["test"].startswith("not compared: b is judged by stored")
+    assert "Corrected rows" in notes[0]

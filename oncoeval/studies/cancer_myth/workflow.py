@@ -101,6 +101,20 @@ def comparison_inputs(config: dict) -> dict:
     return {}
 
 
+def comparison_params(config: dict) -> dict:
+    """What the corrected comparison depends on beside its inputs: the ids judged by a verifier
+    of their own (not corrected by the study verifier's validation)."""
+    return {"own_verifier": config["studies"]["cancer_myth"]["verifier_for"] or {}}
+
+
+def corrected_comparison(score_paths: dict, inputs: dict, params: dict, settings):
+    """Rows of the corrected PCS and PCR (oncoeval.compare's hook): aggregate.corrected_rows."""
+    from .aggregate import corrected_rows
+
+    measures = {h.column: h.measure for h in HEADLINES if not h.per_unit}
+    return corrected_rows(score_paths, inputs.get("validation"), params, settings, measures)
+
+
 def unit_scores(score_path, inputs: dict):
     """Per question: the verifier score (PCS) and whether it is 1 (PCR); NaN: unscored."""
     import pandas as pd
