@@ -3,25 +3,6 @@
 # which other files that needs (comparison_inputs).
 
 
-import importlib
-
-
-def study_workflow(study):
-    return importlib.import_module(f"oncoeval.studies.{study}.workflow")
-
-
-def comparison_inputs(wildcards):
-    workflow = study_workflow(wildcards.study)
-    scores = [workflow.paths.scores(m) for m in evaluated_models(wildcards.study)]
-    return {"scores": scores, **workflow.comparison_inputs(config)}
-
-
-def comparison_params(study):
-    """What a study's comparison depends on beside its inputs (its comparison_params, if any)."""
-    own = getattr(study_workflow(study), "comparison_params", None)
-    return own(config) if own else {}
-
-
 rule compare_models:
     input:
         unpack(comparison_inputs),

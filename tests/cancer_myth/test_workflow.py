@@ -243,6 +243,7 @@ def test_replay_evaluation_reproduces_hand_computed_tables(workdir):
         "cancer_myth_aggregate": 1,
         "cancer_myth_adjudication_sheet": 1,
         "model_calls_table": 1,
+        "compare_models": 1,
         "all": 1,
     }
 
