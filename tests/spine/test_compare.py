@@ -277,3 +277,18 @@ def test_judge_corrected_rates_are_compared_corrected_to_corrected(tmp_path):
     ab = pd.DataFrame(rows).set_index(["measure", "model_a", "model_b"]).loc[("PCR corr", "a", "b")]
     assert ab["test"].startswith("not compared: b is judged by stored")
     assert "Corrected rows" in notes[0]
+
+
+def test_the_comparison_page_states_the_minimum_detectable_difference():
+    rng = np.random.default_rng(5)
+    base = rng.uniform(0, 0.8, size=21)
+    scores = {"a": _long("F1", base + rng.normal(0, 0.1, 21)), "b": _long("F1", base)}
+    table = compare.comparison_table(scores, [Measure("F1")], SETTINGS)
+    (sentence,) = compare.mdd_sentences(table, SETTINGS)
+    assert sentence.startswith("F1: with 21 units this study tells apart differences of about")
+    assert f"{table['mdd'].iloc[0]:.3g}" in sentence
+
+
+def test_units_without_a_cluster_are_each_their_own():
+    data = Clustered.of([1, 2, 3, 4], ["m1", "m1", None, float("nan")])
+    assert data.n_clusters == 3  # m1, and the two units without one apart
