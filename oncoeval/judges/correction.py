@@ -249,25 +249,28 @@ def corrected_distribution(
 # --- two models' corrected rates compared -------------------------------------------------------
 
 
-def _corrected_value(judged, counts, classes, functional) -> float:
-    """The corrected rate of ``judged`` (two classes: Rogan-Gladen share of the second; more:
-    ``functional`` of the corrected shares); NaN where the table cannot correct."""
-    judged = list(judged)
-    if not judged:
+def _corrected_value(judged_index, counts, n_classes, functional) -> float:
+    """The corrected rate of verdicts given as class indices (two classes: the Rogan-Gladen
+    share of the second; more: ``functional`` of the corrected shares); NaN where ``counts``
+    (the validation table) cannot correct."""
+    if judged_index.size == 0:
         return float("nan")
-    observed = confusion_counts(judged, judged, classes).diagonal().astype(float)
+    q = np.bincount(judged_index, minlength=n_classes) / judged_index.size
     m = _row_stochastic(counts.astype(float))
     if np.isnan(m).any():
         return float("nan")
-    q = observed / observed.sum()
-    if len(classes) == 2:
-        youden = m[1, 1] + m[0, 0] - 1
-        if youden <= 0:
+    if n_classes == 2:
+        if m[1, 1] + m[0, 0] - 1 <= 0:
             return float("nan")
         return rogan_gladen(q[1], m[1, 1], m[0, 0])
     if abs(np.linalg.det(m)) <= 1e-9:
         return float("nan")
     return float(functional(invert_confusion(q, m)))
+
+
+def _indices(values, classes) -> np.ndarray:
+    index = {c: k for k, c in enumerate(classes)}
+    return np.array([index[v] for v in values], dtype=int)
 
 
 def corrected_difference(
@@ -291,26 +294,26 @@ def corrected_difference(
     where the validation set cannot support the correction. For two classes the value is the
     Rogan-Gladen rate of the second class; for more, ``functional`` of the corrected shares.
     """
-    truth = np.asarray(validation_truth, dtype=object)
-    val = np.asarray(validation_judged, dtype=object)
-    counts = confusion_counts(truth, val, classes)
+    k = len(classes)
+    truth, val = _indices(validation_truth, classes), _indices(validation_judged, classes)
+    counts = np.bincount(truth * k + val, minlength=k * k).reshape(k, k)
     problem = support_problem(counts, classes, correction.min_labels_per_class)
     if problem:
         return {"reason": problem}
-    a, b = np.asarray(judged_a, dtype=object), np.asarray(judged_b, dtype=object)
+    a, b = _indices(judged_a, classes), _indices(judged_b, classes)
     _, codes = np.unique(np.asarray(clusters).astype(str), return_inverse=True)
     members = [np.flatnonzero(codes == g) for g in range(codes.max() + 1)]
-    value_a = _corrected_value(a, counts, classes, functional)
-    value_b = _corrected_value(b, counts, classes, functional)
+    value_a = _corrected_value(a, counts, k, functional)
+    value_b = _corrected_value(b, counts, k, functional)
     rng = np.random.default_rng(settings.seed)
     diffs = np.full(settings.n_resamples, np.nan)
     for r in range(settings.n_resamples):
         drawn = rng.integers(0, len(members), len(members))
         items = np.concatenate([members[g] for g in drawn])
-        v = rng.integers(0, len(truth), len(truth))
-        c = confusion_counts(truth[v], val[v], classes)
-        diffs[r] = _corrected_value(a[items], c, classes, functional) - _corrected_value(
-            b[items], c, classes, functional
+        v = rng.integers(0, truth.size, truth.size)
+        c = np.bincount(truth[v] * k + val[v], minlength=k * k).reshape(k, k)
+        diffs[r] = _corrected_value(a[items], c, k, functional) - _corrected_value(
+            b[items], c, k, functional
         )
     low, high = _percentiles(diffs, settings)
     known = diffs[~np.isnan(diffs)]

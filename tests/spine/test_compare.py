@@ -250,7 +250,8 @@ def test_judge_corrected_rates_are_compared_corrected_to_corrected(tmp_path):
         "twin": _cm_scores(tmp_path / "twin.tsv", 18),
     }
     measures = {"pcs_corrected": "PCS corr", "pcr_corrected": "PCR corr"}
-    rows, values, notes = corrected_rows(paths, tmp_path / "pairs.tsv", {}, SETTINGS, measures)
+    settings = CompareSettings(bootstrap=BootstrapSettings(n_resamples=500, seed=0))
+    rows, values, notes = corrected_rows(paths, tmp_path / "pairs.tsv", {}, settings, measures)
     table = pd.DataFrame(rows).set_index(["measure", "model_a", "model_b"])
     ab = table.loc[("PCR corr", "a", "b")]
     # Rogan-Gladen: (q + spec - 1) / (sens + spec - 1): (0.6 - 0.1) / 0.7 and (0.3 - 0.1) / 0.7
@@ -272,7 +273,7 @@ def test_judge_corrected_rates_are_compared_corrected_to_corrected(tmp_path):
     assert board.loc[("PCR corr", "a"), "value"] == pytest.approx(5 / 7)
     # a model judged by its own verifier is neither corrected nor compared
     rows, values, _ = corrected_rows(
-        paths, tmp_path / "pairs.tsv", {"own_verifier": {"b": "stored"}}, SETTINGS, measures
+        paths, tmp_path / "pairs.tsv", {"own_verifier": {"b": "stored"}}, settings, measures
     )
     ab = pd.DataFrame(rows).set_index(["measure", "model_a", "model_b"]).loc[("PCR corr", "a", "b")]
     assert ab["test"].startswith("not compared: b is judged by stored")
