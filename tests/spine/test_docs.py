@@ -16,7 +16,8 @@ LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 
 
 def doc_pages() -> list:
-    return [README, *sorted((REPO / "docs").glob("**/*.md"))]
+    docs = sorted((REPO / "docs").glob("**/*.md"))
+    return [README, REPO / "CONTRIBUTING.md", REPO / "config" / "README.md", *docs]
 
 
 def heading_anchors(path) -> set[str]:
