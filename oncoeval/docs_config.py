@@ -10,6 +10,7 @@ file; ``--check`` exits 1 when the committed file differs (tests/spine/test_docs
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -160,6 +161,8 @@ def _backends(schema: dict) -> Iterator[tuple[str, dict]]:
 def reference() -> str:
     """The text of config/README.md."""
     schema = config_schema()
+    # The shared blocks a key points to (a model's resources): one section each.
+    linked = json.dumps(schema["$defs"]["model"])
     out = [
         "# Configuration reference",
         "",
@@ -187,7 +190,7 @@ def reference() -> str:
             *_table(list(_rows(part, schema))),
         ]
     for name, sub in schema["$defs"].items():
-        if name == "model" or not _properties(sub, schema)[0]:
+        if f'"#/$defs/{name}"' not in linked or not _properties(sub, schema)[0]:
             continue
         out += [
             f"### {name}",

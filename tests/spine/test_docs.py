@@ -73,3 +73,15 @@ def test_every_relative_link_resolves(page):
         elif anchor and dest.suffix == ".md" and anchor not in heading_anchors(dest):
             broken.append(f"{target}: no heading #{anchor} in {dest.name}")
     assert not broken, f"{page.relative_to(REPO)}: " + "; ".join(broken)
+
+
+def test_the_docs_name_the_stages_the_study_contract_names():
+    from oncoeval.studies.contract import STAGES
+
+    listed = ", ".join(f"`{stage}`" for stage in STAGES)
+    for page in (README, REPO / "docs" / "workflow.md"):
+        text = " ".join(page.read_text(encoding="utf-8").split())
+        assert f"{len(STAGES)} stages" in text.replace("five", "5"), page.name
+        assert listed in text, f"{page.name} does not list the contract's stages {STAGES}"
+    bullets = re.findall(r"^- \*\*(\w+)\*\*", (REPO / "docs/workflow.md").read_text(), flags=re.M)
+    assert bullets == [*STAGES[:2], "generate", *STAGES[2:]], bullets

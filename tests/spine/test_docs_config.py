@@ -13,7 +13,7 @@ import yaml
 from yamllint import linter
 from yamllint.config import YamlLintConfig
 
-from oncoeval import docs_config
+from oncoeval import backends, docs_config
 from oncoeval.config import config_schema, study_schema
 from oncoeval.studies import STUDIES
 from tests.conftest import REPO
@@ -58,10 +58,12 @@ def test_the_reference_follows_the_schemas(monkeypatch):
     def edited_config():
         schema = config_schema()
         schema["properties"]["claim_stale_s"]["default"] = 99
-        hf = next(
-            p for p in schema["$defs"]["model"]["allOf"] if "batch_size" in p["then"]["properties"]
-        )
-        hf["then"]["properties"]["batch_size"]["description"] = "Rows decoded together."
+        for part in schema["$defs"]["model"]["allOf"]:  # one key of every backend
+            key = next(iter(part["then"].get("properties") or {}), None)
+            if key:
+                name = part["if"]["properties"]["backend"]["const"]
+                part["then"]["properties"][key]["description"] = f"Edited {name} key."
+        schema["$defs"]["resources"]["properties"]["gpu"]["description"] = "Edited GPUs."
         return schema
 
     monkeypatch.setattr(docs_config, "study_schema", edited_study)
@@ -69,7 +71,9 @@ def test_the_reference_follows_the_schemas(monkeypatch):
     changed = docs_config.reference()
     assert "| `rollouts.k` | integer (≥ 1) | `7` |" in changed
     assert "| `claim_stale_s` | number (≥ 1) | `99` |" in changed
-    assert "Rows decoded together." in changed
+    for name in backends.BACKEND_MODULES:
+        assert f"Edited {name} key." in changed, name
+    assert "| `gpu` | integer (≥ 0) | `0` | Edited GPUs. |" in changed
     assert docs_config.main(["--check"]) == 1
 
 
