@@ -383,7 +383,7 @@ def ranked(rows: list[dict], comparison: pd.DataFrame, settings) -> list[dict]:
     table["value"] = pd.to_numeric(table["value"], errors="coerce")
     if table["value"].notna().any():
         measure = table["measure"].iloc[0]
-        table["rank"] = table["value"].rank(ascending=False, method="min")
+        table["rank"] = table["value"].rank(ascending=False, method="min").astype("Int64")
         table = table.sort_values(["rank", "model"], na_position="last")
         best = table["model"].iloc[0]
         p = [_pair_p(comparison, measure, best, m) if m != best else np.nan for m in table["model"]]
