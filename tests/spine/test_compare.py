@@ -293,3 +293,60 @@ def test_the_comparison_page_states_the_minimum_detectable_difference():
 def test_units_without_a_cluster_are_each_their_own():
     data = Clustered.of([1, 2, 3, 4], ["m1", "m1", None, float("nan")])
     assert data.n_clusters == 3  # m1, and the two units without one apart
+
+
+def test_side_effects_units_are_specified_profiles_per_headline_regime(tmp_path):
+    from oncoeval.studies.side_effects import workflow
+
+    rows = [
+        {"profile_id": p, "variant": v, "regime": r, "f1": f1}
+        for p, f1 in (("p1", 0.5), ("p2", float("nan")))
+        for v in ("base", "specified")
+        for r in ("ff", "ff_lsc", "grounded", "grounded_lsc")
+    ]
+    pd.DataFrame(rows).to_csv(tmp_path / "s.tsv", sep="\t", index=False)
+    units = workflow.unit_scores(tmp_path / "s.tsv", {})
+    ff = units[units["measure"] == "F1, free-form (ff)"]
+    assert ff["unit"].tolist() == ["p1/ff", "p2/ff"]  # specified only, one per profile
+    assert ff["cluster"].tolist() == ["p1", "p2"]
+    assert ff["value"].isna().tolist() == [False, True]  # p2 unscored, kept as NaN
+    assert set(units["measure"]) == {h.measure for h in workflow.HEADLINES}
+
+
+def test_coral_units_are_notes_clustered_by_the_metadata_patient(tmp_path):
+    from oncoeval.studies.coral import workflow
+
+    pd.DataFrame(
+        {
+            "gold_view": ["published", "published", "published", "clean"],
+            "doc_id": ["n1", "n1", "n2", "n1"],
+            "em_f1": [1.0, 0.0, 0.5, 0.0],
+            "bleu4": [0.2, 0.4, 0.6, 0.0],
+            "rouge1": [0.1, 0.3, 0.5, 0.0],
+        }
+    ).to_csv(tmp_path / "s.tsv", sep="\t", index=False)
+    pd.DataFrame({"doc_id": ["n1", "n2"], "patient_id": ["pt1", "pt1"]}).to_csv(
+        tmp_path / "meta.tsv", sep="\t", index=False
+    )
+    units = workflow.unit_scores(tmp_path / "s.tsv", {"metadata": tmp_path / "meta.tsv"})
+    em = units[units["measure"] == "EM-F1"].set_index("unit")
+    assert em.loc["n1", "value"] == pytest.approx(0.5)  # mean of its published-view fields
+    assert em["cluster"].tolist() == ["pt1", "pt1"]  # two notes of one patient: one cluster
+    without = workflow.unit_scores(tmp_path / "s.tsv", {})
+    assert without["cluster"].tolist()[:2] == ["n1", "n2"]
+
+
+def test_guidelines_units_are_the_expert_labelled_notes(tmp_path):
+    from oncoeval.studies.guidelines import workflow
+
+    pd.DataFrame(
+        {
+            "patient_id": ["a", "b", "c"],
+            "label": ["x>y", "", "x>z"],
+            "path_overlap": [0.5, float("nan"), 1.0],
+            "treatment_match": [1.0, float("nan"), 0.5],
+        }
+    ).to_csv(tmp_path / "s.tsv", sep="\t", index=False)
+    units = workflow.unit_scores(tmp_path / "s.tsv", {})
+    assert set(units["unit"]) == {"a", "c"}  # the unlabelled note is not a unit
+    assert "meta-classifier AUROC (all features, held-out model)" not in set(units["measure"])
