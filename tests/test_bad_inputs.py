@@ -759,3 +759,139 @@ def test_a_cache_line_that_is_not_utf8_is_asked_again_not_served_garbled(tmp_pat
     garbled = b'{"key": "k2", "response": {"request_id": "b", "text": "' + LATIN1 + b'"}}\n'
     cache.path.write_bytes(json.dumps(good).encode() + b"\n" + garbled)
     assert cache.load() == {"k1": good["response"]}
+
+
+# ------------------------------------------------------------------------ the config check
+def config_check(over: dict) -> list[str]:
+    """The problems the workflow's config check finds in the demo config with ``over`` on top
+    (what rules/common.smk runs before any job)."""
+    import yaml
+    from conftest import layered
+
+    cfg = layered(yaml.safe_load((REPO / "config" / "config.yaml").read_text()), over)
+    problems = oc.schema_problems(cfg)
+    if problems:
+        return problems
+    oc.fill_config_defaults(cfg)
+    for study in oc.STUDIES:
+        cfg["studies"][study] = oc.filled_study_block(cfg, study)
+    return oc.config_problems(cfg, env={}, cuda_available=False)
+
+
+PROBES = str(REPO / "resources" / "tests" / "probe-requests.jsonl")
+CONFIG_CASES = {
+    "jury-twice": (
+        {"studies": {"cancer_myth": {"judges": {"verifier": ["smollm2", "smollm2"]}}}},
+        "studies.cancer_myth.judges.verifier: ['smollm2'] named more than once",
+    ),
+    "list-size-min-above-max": (
+        {"studies": {"side_effects": {"list_size": [30, 20]}}},
+        "studies.side_effects.list_size: [30, 20] has its minimum above its maximum",
+    ),
+    "bad-heading-regex": (
+        {"studies": {"coral": {"sections": {"headings": {"hpi": "(HISTORY"}}}}},
+        "studies.coral.sections.headings.hpi: '(HISTORY' is not a valid regular expression",
+    ),
+    "bad-heading-any-regex": (
+        {"studies": {"coral": {"sections": {"heading_any": "[A-Z"}}}},
+        "studies.coral.sections.heading_any: '[A-Z' is not a valid regular expression",
+    ),
+    "adhoc-name-with-space": ({"adhoc": {"my set": PROBES}}, "'my set' does not match"),
+    "adhoc-name-with-slash": ({"adhoc": {"../x": PROBES}}, "'../x' does not match"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONFIG_CASES))
+def test_a_bad_setting_is_named_by_the_config_check(case):
+    over, expected = CONFIG_CASES[case]
+    problems = config_check(over)
+    assert any(expected in p for p in problems), problems
+
+
+def test_the_demo_config_passes_the_config_check():
+    assert config_check({}) == []
+
+
+# ------------------------------------------------------------------------ accepted variants (#24)
+def test_crlf_cells_are_normalised_and_reach_no_prompt(inputs: Inputs):
+    """A spreadsheet's CRLF line ends in a profile cell read as LF: no \\r in any profile."""
+    path = inputs / "profiles.csv"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    se_prepare(inputs)
+    text = (inputs.out / "profiles.jsonl").read_text(encoding="utf-8")
+    assert "\\r" not in text and "\\n" in text  # JSON-escaped line ends: LF only
+    assert len(lines_of(inputs.out / "profiles.jsonl")) == 6
+
+
+def test_a_reference_term_in_nfc_nfd_or_with_a_zero_width_space_is_one_term(inputs: Inputs):
+    """n_ref counts distinct terms: "nausée" in NFC, in NFD and with a zero-width space is one."""
+    se_prepare(inputs)
+    before = pd.read_csv(inputs.out / "reference.tsv", sep="\t")
+    n_apbi = int((before["site"] == "APBI").sum())
+    for old in inputs.outputs():
+        old.unlink()
+    spellings = ["naus\u00e9e", "nause\u0301e", "naus\u00e9\u200be"]
+    rows = "".join(f"APBI\t{s}\tshort\tcommon\n" for s in spellings)
+    append_bytes(inputs / "reference.tsv", rows.encode("utf-8"))
+    se_prepare(inputs)
+    after = pd.read_csv(inputs.out / "reference.tsv", sep="\t")
+    assert int((after["site"] == "APBI").sum()) == n_apbi + 1
+
+
+def test_a_metadata_doc_id_with_a_zero_width_space_finds_its_note(inputs: Inputs):
+    from oncoeval.studies.coral.prepare import read_metadata
+
+    path = inputs / "metadata.tsv"
+    edit(path, "breast_02\t", "breast_\u200b02\t")
+    meta = read_metadata(path, ["breast_01", "breast_02", "pancreas_01", "pancreas_02"])
+    assert meta.set_index("doc_id").loc["breast_02", "race_ethnicity"] == "Asian"
+
+
+def test_a_surrogate_pair_and_a_100_digit_integer_are_kept(inputs: Inputs):
+    """Only what cannot be text or a number is refused: an emoji written as a surrogate-pair
+    escape, and an integer within the limit, read as they are."""
+    first_text(inputs / Q, "example_question", '"Is \\ud83d\\ude00 ok?"')
+    edit_json(inputs / Q, lambda d: d[0].update(raw_QID=int("9" * 100)))
+    cm_prepare(inputs)
+    item = json.loads(lines_of(inputs.out / "items.jsonl")[0])
+    assert item["question"] == "Is \U0001f600 ok?" and item["question_id"] == "9" * 100
+
+
+def test_prepare_is_quick_on_a_profile_at_the_cell_limit(inputs: Inputs):
+    """A profile of 20,000 characters (the cell limit) prepares in seconds, not minutes."""
+    import time
+
+    from oncoeval.inputs import FIELD_LIMITS
+
+    filler = "Long history. " * (FIELD_LIMITS["cell"] // 15)
+    row = f'demo99,"{filler}radiation therapy","{filler}radiation (APBI) therapy"\n'
+    append_bytes(inputs / "profiles.csv", row.encode())
+    start = time.monotonic()
+    se_prepare(inputs)
+    assert time.monotonic() - start < 20
+    assert len(lines_of(inputs.out / "profiles.jsonl")) == 7
+
+
+def _script_log(tmp_path, error: str) -> tuple[int, str]:
+    """(exit status, log) of a job script that sets up its log and raises ``error``."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "job.log"
+    script = (
+        "from oncoeval.io import setup_script_logging\n"
+        "from oncoeval.errors import InputError\n"
+        f"setup_script_logging({str(log)!r})\n"
+        f"raise {error}\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True)
+    return proc.returncode, log.read_text()
+
+
+def test_a_clean_stop_prints_the_message_and_a_defect_its_traceback(tmp_path):
+    """A script's uncaught InputError ends it with its message only (Snakemake shows the log of
+    a failed job: a traceback there reads as a crash); any other error keeps its traceback."""
+    rc, log = _script_log(tmp_path, "InputError('d.csv', 'row 3', 'empty profile')")
+    assert (rc, log.strip()) == (1, "InputError: d.csv, row 3: empty profile")
+    rc, log = _script_log(tmp_path, "ValueError('a defect')")
+    assert rc == 1 and "Traceback" in log and "ValueError: a defect" in log
