@@ -19,6 +19,9 @@ REPORT_TITLE = "CancerGUIDE (guideline path tracing)"
 # A note's k rollouts are averaged within the note first (they are never resampled apart); each
 # patient has one note in the study's data, so the patient note is its own cluster.
 RESAMPLING = Resampling(unit="patient note", cluster="patient note")
+# Report columns that hold labels under a name the report's PHI rule reads as free text
+# (oncoeval.report.phi): a rollout's `answer` is its kind (path, not_compliant, none).
+REPORT_LABEL_COLUMNS = ("answer",)
 HEADLINES = (
     Headline(STUDY, "tables/table1_expert.tsv", "path overlap", "path_overlap"),
     Headline(STUDY, "tables/table1_expert.tsv", "treatment match", "treatment_match"),
