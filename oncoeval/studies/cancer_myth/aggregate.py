@@ -254,7 +254,6 @@ def corrected_rows(score_paths: dict, validation_path, params: dict, settings, m
         )
     import itertools
 
-
     correction = CorrectionSettings.from_config(
         {"judge_correction": params.get("judge_correction")}
     )
