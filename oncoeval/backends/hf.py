@@ -34,7 +34,7 @@ from ..errors import ConfigError
 from ..io import sha256_file, text_sha256
 from ..records import Request, Response
 from ..schema import fill_schema_defaults
-from .base import BaseBackend, LocalModelBackend, chat_template_hash
+from .base import BaseBackend, LocalModelBackend, chat_template_hash, local_model_schema
 
 log = logging.getLogger(__name__)
 
@@ -202,27 +202,15 @@ def passive_openmp_threads() -> None:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
-DTYPES = ["auto", "float32", "bfloat16", "float16"]
-
-CONFIG_SCHEMA = {
-    "properties": {
-        "path": {
-            "description": "Local folder, hub id, or embedded:NAME (required, no default).",
-            "type": "string",
-        },
+CONFIG_SCHEMA = local_model_schema(
+    {
         "gguf_file": {
             "description": "GGUF file inside `path`.",
             "type": ["string", "null"],
             "default": None,
         },
-        "revision": {
-            "description": "Hub revision (commit) pinned for reproducibility.",
-            "type": ["string", "null"],
-            "default": None,
-        },
-        "dtype": {"description": "Weights dtype.", "enum": DTYPES, "default": "auto"},
         "quantization": {
-            "description": "bitsandbytes quantization; needs CUDA.",
+            "description": "bitsandbytes quantization; needs CUDA (checked when the job starts).",
             "enum": ["none", "4bit", "8bit"],
             "default": "none",
         },
@@ -231,12 +219,6 @@ CONFIG_SCHEMA = {
             "type": "integer",
             "minimum": 1,
             "default": 8,
-        },
-        "threads": {
-            "description": "CPU threads per job (the job asks Snakemake for this many cores).",
-            "type": "integer",
-            "minimum": 1,
-            "default": 2,
         },
         "convert_gguf": {
             "description": "Convert GGUF weights once to a regular checkpoint for fast loads.",
@@ -253,10 +235,9 @@ CONFIG_SCHEMA = {
             "enum": ["auto", "loop", "static", "continuous"],
             "default": "auto",
         },
-        "resources": {"$ref": "#/$defs/resources"},
     },
-    "required": ["path"],
-}
+    path="Local folder, hub id, or embedded:NAME (required, no default).",
+)
 
 
 def gguf_chat_template_hash(path) -> str | None:
@@ -275,6 +256,7 @@ class Backend(LocalModelBackend):
     libraries = ("torch", "transformers", "tokenizers", "gguf", "llguidance")
     CONFIG_SCHEMA = CONFIG_SCHEMA
     converts = (".gguf",)
+    decoding_keys = (*BaseBackend.decoding_keys, "dtype", "quantization", "batch_size")
     # ``engine`` changes how requests are batched, never their text (oncoeval.backends.engines).
     operational_keys = BaseBackend.operational_keys | {"batch_size", "convert_gguf", "engine"}
 
@@ -469,7 +451,7 @@ class Backend(LocalModelBackend):
 
     def _constraint(self, request: Request):
         """The llguidance matcher of a shaped request (None otherwise); needs the own loop."""
-        from ..judges.structured import ConstraintFactory, shape_of
+        from ..shapes import ConstraintFactory, shape_of
 
         if shape_of(request.params) is None:
             return None

@@ -15,7 +15,7 @@ OpenAI-compatible server (vLLM, llama.cpp server) through ``base_url``.
   request does not idle the others.
 - Reasoning models (``reasoning: true``) get no ``temperature``/``top_p`` and
   ``max_completion_tokens`` instead of ``max_tokens``.
-- A request with a ``response_shape`` is sent as structured output (oncoeval.judges.structured);
+- A request with a ``response_shape`` is sent as structured output (oncoeval.shapes);
   a server that answers it with 400/422 is asked again without it, and the response records why
   in ``structured_fallback``.
 - A request that fails for good becomes a Response with ``error`` ("ErrorType: message") while
@@ -36,8 +36,8 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from ..errors import ConfigError
-from ..judges.structured import SHAPE_PARAM, openai_fields
 from ..records import Request, Response
+from ..shapes import SHAPE_PARAM, openai_fields
 from .base import BaseBackend
 
 log = logging.getLogger(__name__)
@@ -315,6 +315,13 @@ class Backend(BaseBackend):
         "api_key_env",
         "resources",
     }
+
+    decoding_keys = (*BaseBackend.decoding_keys, "reasoning")
+
+    @classmethod
+    def spend_round(cls, cfg: dict) -> int | None:
+        # A round of `concurrency` calls is in flight at once; each round's cost is paid.
+        return int(cls.filled(cfg)["concurrency"])
 
     #: Pool threads per concurrency slot. Above 1, a request sleeping before a retry leaves its
     #: slot to another request (the HTTP client enforces the bound); bench_api compares with 1.

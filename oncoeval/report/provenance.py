@@ -25,7 +25,6 @@ LIBRARIES = (
     "snakemake", "pandas", "numpy", "scipy", "scikit-learn", "sacrebleu", "rouge-score",
     "matplotlib",
 )  # fmt: skip
-DECODING_KEYS = ("max_new_tokens", "generation", "dtype", "quantization", "batch_size", "reasoning")
 
 
 def library_versions() -> dict[str, str]:
@@ -90,7 +89,7 @@ def model_record(cfg: dict, root: Path) -> dict:
     return {
         "backend": cfg["backend"],
         "identity": backend.identity(cfg),
-        "decoding": {k: cfg[k] for k in DECODING_KEYS if cfg.get(k) not in (None, {}, "")},
+        "decoding": {k: cfg[k] for k in backend.decoding_keys if cfg.get(k) not in (None, {}, "")},
         "revision": cfg.get("revision"),
         **backend.provenance(cfg, root),
     }
