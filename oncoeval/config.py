@@ -468,9 +468,11 @@ def model_signature(cfg: dict, study: str | None = None, requestset: str | None 
 
 def generate_resources(cfg: dict) -> dict:
     """Resources the `generate` job for this model asks the scheduler for (its backend's)."""
+    backend = get_backend(cfg["backend"])
     machine_schema = raw_config_schema()["$defs"]["resources"]
-    machine = fill_schema_defaults(machine_schema, cfg.get("resources") or {})
-    return get_backend(cfg["backend"]).job_resources(cfg, machine)
+    # The backend's default block first (an API's longer runtime), then each key's default.
+    machine = fill_schema_defaults(machine_schema, backend.filled(cfg).get("resources") or {})
+    return backend.job_resources(cfg, machine)
 
 
 def sort_mappings_in_place(config: dict) -> None:

@@ -195,3 +195,8 @@ class LocalModelBackend(BaseBackend):
     @classmethod
     def job_threads(cls, cfg: dict) -> int:
         return int(cls.filled(cfg)["threads"])
+
+    @classmethod
+    def provenance(cls, cfg: dict, root) -> dict:
+        # A hub id names its weights by the pinned revision; a subclass adds file hashes.
+        return {"revision": cfg.get("revision")}

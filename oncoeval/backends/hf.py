@@ -280,7 +280,7 @@ class Backend(LocalModelBackend):
     def provenance(cls, cfg: dict, root) -> dict:
         folder, gguf_file = resolve_weights(cfg)
         weights = Path(folder) / gguf_file if gguf_file else None
-        record = {}
+        record = super().provenance(cfg, root)
         if weights is not None and weights.is_file():
             record["weights_file"] = weights.name
             record["weights_sha256"] = sha256_file(weights)

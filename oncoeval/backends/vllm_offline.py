@@ -129,7 +129,8 @@ class Backend(LocalModelBackend):
     def provenance(cls, cfg: dict, root) -> dict:
         # A hub id names its weights by ``revision`` (in the record); a local folder by its files.
         folder = Path(cfg["path"])
-        return {"chat_template_sha256": chat_template_hash(folder) if folder.is_dir() else None}
+        template = chat_template_hash(folder) if folder.is_dir() else None
+        return {**super().provenance(cfg, root), "chat_template_sha256": template}
 
     @classmethod
     def config_problems(cls, cfg: dict, env=None) -> list[str]:
