@@ -436,13 +436,6 @@ def key_path(parts) -> str:
     return out
 
 
-def check_config(config: dict, env: dict | None = None) -> None:
-    """Raise one ConfigError listing every problem of ``config_problems``."""
-    problems = config_problems(config, env=env)
-    if problems:
-        raise ConfigError(format_problems(problems))
-
-
 def format_problems(problems: list[str]) -> str:
     if len(problems) == 1:
         return problems[0]

@@ -33,18 +33,16 @@ from .. import embedded
 from ..errors import ConfigError
 from ..io import sha256_file, text_sha256
 from ..records import Request, Response
-from ..schema import fill_schema_defaults
+from ..schema import fill_schema_defaults, top_level_default
 from .base import BaseBackend, LocalModelBackend, chat_template_hash, local_model_schema
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL_STORE = "cache/models"
-
 
 def model_store() -> Path:
     """Where GGUF conversions live: $ONCOEVAL_MODEL_STORE (the workflow sets it from the
-    config's ``model_store``), else cache/models."""
-    return Path(os.environ.get("ONCOEVAL_MODEL_STORE", DEFAULT_MODEL_STORE))
+    config's ``model_store``), else that key's default."""
+    return Path(os.environ.get("ONCOEVAL_MODEL_STORE") or top_level_default("model_store"))
 
 
 def gguf_sha256(path: Path, store: Path | None = None) -> str:
