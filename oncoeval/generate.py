@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from .backends import get_backend
 from .cache import RequestClaims, ResponseCache, cache_key
+from .failures import cures
 from .records import Request, Response, read_requests, read_responses, write_responses
 from .schema import top_level_default
 
@@ -239,17 +240,17 @@ def run_generate(
                     part.close()
 
     ordered = job.in_order(answers, model_cfg["id"])
-    counts = job_counts(job, ordered, model_cfg["id"], study, requestset)
+    counts = job_counts(job, ordered, model_cfg, study, requestset)
     counts["generated"] = generated - spend.not_sent  # calls made
     counts["seconds"] = round(time.perf_counter() - started, 3)
     return _finish(counts, ordered, backend_cls, max_failed_share, out_path, outcome_path)
 
 
-def job_counts(job: JobRequests, ordered, model_id: str, study: str, requestset: str) -> dict:
+def job_counts(job: JobRequests, ordered, model_cfg: dict, study: str, requestset: str) -> dict:
     """What a `generate` job did (its outcome record), besides calls made and seconds."""
     failed = [r for r in ordered if r.error is not None]
     return {
-        "model": model_id,
+        "model": model_cfg["id"],
         "study": study,
         "requestset": requestset,
         "requests": len(job.prepared),
@@ -259,6 +260,8 @@ def job_counts(job: JobRequests, ordered, model_id: str, study: str, requestset:
         "errors": len(failed),
         "truncated": sum(r.finish_reason == "length" for r in ordered),
         "first_error": failed[0].error if failed else None,
+        # What to do about them, one sentence per kind of failure (oncoeval.failures).
+        "cures": cures([r.error for r in failed], model_cfg),
         "seconds": None,
         # What this job's own calls used (cached answers cost nothing now).
         **usage_totals([r for r in ordered if not r.cached]),
@@ -279,8 +282,8 @@ def _finish(counts, ordered, backend_cls, max_failed_share, out_path, outcome_pa
             f"model {counts['model']!r}, study {counts['study']!r}, request set "
             f"{counts['requestset']!r}: {counts['errors']} of {len(ordered)} requests failed for "
             f"good ({share:.1%}; max_failed_share allows {max_failed_share:.1%}). First error: "
-            f"{counts['first_error']}. The answered requests are in the cache: a plain rerun "
-            "asks only the failed ones. To accept failures, raise max_failed_share (they are "
+            f"{counts['first_error']}. The answered requests are in the cache. To fix: "
+            f"{'; '.join(counts['cures'])}. To accept failures, raise max_failed_share (they are "
             "then counted as unscored)."
         )
     write_responses(out_path, ordered)
@@ -379,8 +382,15 @@ def failed_calls_report(logs_dir: str | os.PathLike = "logs", since: float | Non
             continue
         entry = totals.setdefault(
             (row["model"], row["study"]),
-            {"errors": 0, "requests": 0, "refused": [], "first_error": row.get("first_error")},
+            {
+                "errors": 0,
+                "requests": 0,
+                "refused": [],
+                "first_error": row.get("first_error"),
+                "cures": [],
+            },
         )
+        entry["cures"] += [c for c in row.get("cures") or [] if c not in entry["cures"]]
         entry["errors"] += int(row["errors"])
         entry["requests"] += int(row["requests"])
         if not row.get("accepted", True):
@@ -390,7 +400,7 @@ def failed_calls_report(logs_dir: str | os.PathLike = "logs", since: float | Non
     lines = ["Failed model calls in this run (per model and study):"]
     for (model, study), e in sorted(totals.items()):
         fate = (
-            f"stopped request sets {', '.join(e['refused'])} (a plain rerun asks them again)"
+            f"stopped request sets {', '.join(e['refused'])}"
             if e["refused"]
             else "accepted by max_failed_share, counted as unscored"
         )
@@ -398,10 +408,20 @@ def failed_calls_report(logs_dir: str | os.PathLike = "logs", since: float | Non
             f"  {model} / {study}: {e['errors']} of {e['requests']} requests failed; {fate}. "
             f"First error: {e['first_error']}"
         )
+        if e["refused"]:
+            lines += [f"    To fix: {c}." for c in e["cures"]]
     return "\n".join(lines)
 
 
-CALLS_COLUMNS = ["model", "requestset", "n_requests", "n_failed", "n_truncated", "n_cached"]
+CALLS_COLUMNS = [
+    "model",
+    "requestset",
+    "n_requests",
+    "n_failed",
+    "n_truncated",
+    "n_refused",
+    "n_cached",
+]
 
 
 def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None):
@@ -409,7 +429,9 @@ def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None)
 
     ``n_failed`` counts error rows (failures accepted by ``max_failed_share``; they are unscored
     in the study's tables), ``n_truncated`` answers cut off at the token limit (``finish_reason``
-    ``length``: scored as written when a model's answer, unusable when a judge's verdict).
+    ``length``: scored as written when a model's answer, unusable when a judge's verdict) and
+    ``n_refused`` refusals (the provider's ``refusal`` field: kept as the answer's text and scored
+    as written). A reply with no text (a content filter, null content) is a failed call.
     """
     import pandas as pd
 
@@ -426,6 +448,7 @@ def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None)
                     "n_requests": len(responses),
                     "n_failed": sum(r.error is not None for r in responses),
                     "n_truncated": sum(r.finish_reason == "length" for r in responses),
+                    "n_refused": sum(bool(r.refused) for r in responses),
                     "n_cached": sum(bool(r.cached) for r in responses),
                 }
             )

@@ -20,6 +20,9 @@ adds the shared ones), and its ``Backend`` class implements:
   client retries by itself (``transport_retries``) is only helped with the long waits its
   client refuses;
 - a rejected key (401/403) fails every request still queued at once, without sending it;
+- a status-200 body whose JSON ends early (a proxy cut it) is asked again like a transient
+  failure, then fails as ``CutBody``; a reply with no text (the provider's content filter, null
+  content) is a failed call, a refusal an answer with ``refused`` set (oncoeval.failures);
 - ``price`` -> ``cost_usd`` of each call, the estimate's cost bounds, and the spend cap's round
   (``concurrency`` calls between two checks);
 - ``phi_safe`` false by default (requests leave the machine), and the job's resources: one
@@ -29,6 +32,7 @@ adds the shared ones), and its ``Backend`` class implements:
 from __future__ import annotations
 
 import email.utils
+import json
 import logging
 import os
 import random
@@ -40,6 +44,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from ..errors import ConfigError
+from ..failures import KEY_REJECTED, no_text_problem
 from ..records import Request, Response
 from .base import BaseBackend
 
@@ -55,11 +60,16 @@ RETRYABLE = frozenset({408, 409, 429})
 class Answer:
     """What one exchange returned."""
 
-    text: str
+    text: str | None  # None: the reply had no content
     finish_reason: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     structured_fallback: str | None = None
+    refused: bool = False  # the text is the model's refusal, not an answer to the task
+
+
+class CutBody(RuntimeError):
+    """A status-200 answer whose body ended before its JSON did, after the retries."""
 
 
 @dataclass
@@ -310,6 +320,14 @@ class ApiBackend(BaseBackend):
     def disconnect(self) -> None:
         """Close the client (called once, at the end of the job)."""
 
+    def endpoint(self) -> str:
+        """Where the requests go, for messages."""
+        return f"the {self.name} API"
+
+    def describe(self, exc: Exception) -> str:
+        """A failed call's ``error``: "ErrorType: message", naming what the user can check."""
+        return f"{type(exc).__name__}: {exc}"
+
     def answer(self, request: Request) -> Answer:
         """One request's answer, retried as the base allows (a transport may wrap it)."""
         return self.complete(request)
@@ -323,7 +341,7 @@ class ApiBackend(BaseBackend):
 
     def _check_key(self) -> None:
         if self._rejected is not None:
-            raise RuntimeError(f"not sent: the API rejected the key ({self._rejected})")
+            raise RuntimeError(f"{KEY_REJECTED} ({self._rejected})")
 
     def _attempt(self, request: Request, retry: bool) -> Answer:
         if self.transport_retries:  # its client takes the slots, exchange by exchange
@@ -337,11 +355,23 @@ class ApiBackend(BaseBackend):
 
     def complete(self, request: Request) -> Answer:
         """One request's answer, with the retries and waits described in the module docstring."""
-        retries = 0
+        retries = cut_bodies = 0
         while True:
             self._check_key()
             try:
                 return self._attempt(request, retry=retries > 0)
+            except json.JSONDecodeError as exc:
+                # Status 200 whose JSON stops early (a proxy cut the body): asked again like a
+                # transient failure, then reported as a cut body.
+                if cut_bodies >= self.max_retries:
+                    raise CutBody(
+                        f"the answer from {self.endpoint()} was cut off: its JSON ends early "
+                        f"({exc}); retried {cut_bodies} times"
+                    ) from exc
+                cut_bodies += 1
+                log.warning("request %s: the answer was cut off; asking again", request.request_id)
+                time.sleep(min(8.0, 0.5 * 2**cut_bodies))
+                continue
             except Exception as exc:
                 failure = self.failure(exc)
                 if failure is None:
@@ -379,8 +409,8 @@ class ApiBackend(BaseBackend):
         try:
             answer = self.answer(request)
         except Exception as exc:  # one failed request must not stop the others
-            message = self.scrub(f"{type(exc).__name__}: {exc}")
-            if not message.startswith("RuntimeError: not sent"):  # one line per refused key
+            message = self.scrub(self.describe(exc))
+            if KEY_REJECTED not in message:  # one line per refused key
                 log.warning("request %s failed for good: %s", request.request_id, message)
             return Response(
                 request.request_id,
@@ -389,16 +419,22 @@ class ApiBackend(BaseBackend):
                 latency_s=round(time.perf_counter() - started, 4),
                 error=message,
             )
+        # No text (filtered by the provider, or null content) is a failed call, never a score.
+        problem = no_text_problem(answer.text, answer.finish_reason)
+        if problem:
+            log.warning("request %s failed: %s", request.request_id, problem)
         return Response(
             request.request_id,
             self.model_id,
-            answer.text,
+            None if problem else answer.text,
             finish_reason=answer.finish_reason,
             prompt_tokens=answer.prompt_tokens,
             completion_tokens=answer.completion_tokens,
             latency_s=round(time.perf_counter() - started, 4),
+            error=problem,
             cost_usd=cost_usd(self.price, answer.prompt_tokens, answer.completion_tokens),
             structured_fallback=answer.structured_fallback,
+            refused=answer.refused,
         )
 
     def generate(self, requests: list[Request]) -> Iterator[Response]:

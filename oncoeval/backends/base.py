@@ -41,10 +41,11 @@ class BaseBackend:
     #: on the machine.
     phi_safe_default = False
 
-    #: model-config keys that never change a response (operational settings); everything else
-    #: in the model's entry is identity.
+    #: model-config keys that never change a response (operational settings: what is allowed,
+    #: spent, scheduled or accepted); everything else in the model's entry is identity, part of
+    #: every cache key and job signature. Each backend adds its own (concurrency, timeouts...).
     operational_keys: frozenset[str] = frozenset(
-        {"id", "phi_safe", "resources", "threads", "max_failed_share"}
+        {"id", "phi_safe", "resources", "threads", "max_failed_share", "max_cost_usd"}
     )
 
     #: keys of a model entry recorded as its decoding settings in provenance.json: the model
@@ -166,6 +167,7 @@ def local_model_schema(own: dict, path: str | None = None) -> dict:
     if path is not None:
         properties["path"]["description"] = path
     properties.update(own)
+    properties["resources"] = properties.pop("resources")  # listed last, as by every backend
     return {"properties": properties, "required": ["path"]}
 
 

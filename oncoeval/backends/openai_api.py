@@ -16,7 +16,10 @@ Retry-After waits, rejected keys, price and spend cap, PHI default and resources
 - A request with a ``response_shape`` is sent as structured output (oncoeval.shapes); a server
   that answers it with 400/422 is asked again without it, and the response records why in
   ``structured_fallback``.
-- A body that is not a chat completion (an HTML page with status 200) is a failure.
+- A body that is not a chat completion (an HTML page with status 200) is a failure; a body cut
+  off in transit is named as such (``CutBody``), and an unreachable ``base_url`` is named.
+- A refusal (``message.refusal``) is kept as the answer's text, with ``refused`` set; null
+  content without one is a failed call (the base, oncoeval.failures).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import logging
 import os
 
+from ..failures import CONTENT_FILTERED
 from ..records import Request
 from ..shapes import SHAPE_PARAM, openai_fields
 from .api import Answer, ApiBackend, Failure, Slots, api_schema, retry_after_s
@@ -71,6 +75,13 @@ def request_kwargs(request: Request, cfg: dict) -> dict:
     if extra:
         kwargs["extra_body"] = extra
     return kwargs
+
+
+def cut_in_transit(cause) -> bool:
+    """Whether an HTTP error is a body that stopped before its announced length (the client's
+    HTTP library raises a ``RemoteProtocolError``; matched by name, as the SDK's httpx may be a
+    renamed fork)."""
+    return type(cause).__name__ == "RemoteProtocolError" and "complete message body" in str(cause)
 
 
 def _bounded_client_class():
@@ -208,6 +219,30 @@ class Backend(ApiBackend):
     def disconnect(self) -> None:
         self.client.close()
 
+    def endpoint(self) -> str:
+        return str(self.client.base_url)
+
+    def describe(self, exc: Exception) -> str:
+        import openai
+
+        text = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__
+            if cut_in_transit(cause):
+                return (
+                    f"CutBody: the answer from {self.client.base_url} was cut off in transit "
+                    f"({cause}); retried {self.max_retries} times"
+                )
+            if not isinstance(exc, openai.APITimeoutError):
+                detail = f" ({type(cause).__name__}: {cause})" if cause else ""
+                return f"{text} could not reach base_url {self.client.base_url}{detail}"
+        if isinstance(exc, openai.BadRequestError) and getattr(exc, "code", None) in (
+            "content_filter",
+            "content_policy_violation",
+        ):
+            return f"{text} ({CONTENT_FILTERED}: the prompt was refused)"
+        return text
+
     def failure(self, exc: Exception) -> Failure | None:
         import openai
 
@@ -248,12 +283,15 @@ class Backend(ApiBackend):
             raise ValueError("the server returned no choices")
         choice = completion.choices[0]
         text = choice.message.content
-        if text is None:  # a refusal (or a tool call) has no content
-            text = getattr(choice.message, "refusal", None) or ""
+        refusal = getattr(choice.message, "refusal", None)
+        refused = text is None and bool(refusal)
+        if refused:  # a refusal is the model's answer: kept, and counted as refused
+            text = refusal
         usage = completion.usage
         return Answer(
             text,
             finish_reason=choice.finish_reason,
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
+            refused=refused,
         )

@@ -16,7 +16,8 @@ LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 
 
 def doc_pages() -> list:
-    return [README, *sorted((REPO / "docs").glob("**/*.md"))]
+    docs = sorted((REPO / "docs").glob("**/*.md"))
+    return [README, REPO / "CONTRIBUTING.md", REPO / "config" / "README.md", *docs]
 
 
 def heading_anchors(path) -> set[str]:
@@ -72,3 +73,31 @@ def test_every_relative_link_resolves(page):
         elif anchor and dest.suffix == ".md" and anchor not in heading_anchors(dest):
             broken.append(f"{target}: no heading #{anchor} in {dest.name}")
     assert not broken, f"{page.relative_to(REPO)}: " + "; ".join(broken)
+
+
+def test_the_docs_name_the_stages_the_study_contract_names():
+    from oncoeval.studies.contract import STAGES
+
+    listed = ", ".join(f"`{stage}`" for stage in STAGES)
+    for page in (README, REPO / "docs" / "workflow.md"):
+        text = " ".join(page.read_text(encoding="utf-8").split())
+        assert f"{len(STAGES)} stages" in text.replace("five", "5"), page.name
+        assert listed in text, f"{page.name} does not list the contract's stages {STAGES}"
+    bullets = re.findall(r"^- \*\*(\w+)\*\*", (REPO / "docs/workflow.md").read_text(), flags=re.M)
+    assert bullets == [*STAGES[:2], "generate", *STAGES[2:]], bullets
+
+
+def test_the_departure_settings_named_in_the_docs_exist():
+    """Every setting docs/departures.md lists as a departure is a key of that study's schema."""
+    from oncoeval.config import study_schema
+
+    rows = re.findall(
+        r"^\| (\w+) \| (`[^|]*`) \|", (REPO / "docs/departures.md").read_text(), flags=re.M
+    )
+    assert rows
+    for study, settings in rows:
+        for dotted in re.findall(r"`([\w.]+)`", settings):
+            schema = study_schema(study)
+            for part in dotted.split("."):
+                assert part in schema.get("properties", {}), f"{study}.{dotted} is no setting"
+                schema = schema["properties"][part]
