@@ -257,6 +257,14 @@ def config_problems(config: dict, env: dict | None = None) -> list[str]:
         for dotted in STUDY_MODEL_KEYS[study]:
             for mid in _ids(_get(block, dotted)):
                 unknown(f"studies.{study}.{dotted}", mid)
+            named = _get(block, dotted)
+            if isinstance(named, list) and len(set(named)) < len(named):
+                twice = sorted({m for m in named if named.count(m) > 1})
+                problems.append(
+                    f"studies.{study}.{dotted}: {twice} named more than once; a jury of one "
+                    "model twice is that model's verdict counted twice. Name each juror once."
+                )
+        problems += study_settings_problems(study, block)
         for mid in block.get("verifier_for") or {}:  # its keys name evaluated ids
             unknown(f"studies.{study}.verifier_for", mid)
         if not study_evaluated_models(config, study):
@@ -275,6 +283,16 @@ def config_problems(config: dict, env: dict | None = None) -> list[str]:
         cfg = models[mid]
         problems += get_backend(cfg["backend"]).config_problems(cfg, env=env)
     return list(dict.fromkeys(problems))
+
+
+def study_settings_problems(study: str, block: dict) -> list[str]:
+    """What a study's own ``workflow.settings_problems(block)`` finds in its block (settings
+    the schema cannot check: regexes that must compile, ranges given as [min, max])."""
+    import importlib
+
+    module = importlib.import_module(f"oncoeval.studies.{study}.workflow")
+    check = getattr(module, "settings_problems", None)
+    return list(check(block)) if check else []
 
 
 def data_problems(study: str, block: dict) -> list[str]:
