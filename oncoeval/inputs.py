@@ -319,7 +319,7 @@ class Template(str):
 def read_template(path: str | os.PathLike, strip: bool | str = False) -> Template:
     """A prompt template (``strip``: True for whitespace, or the characters removed at both ends);
     an empty one stops the run."""
-    text = read_text(path, "prompt template")
+    text = normalise_newlines(read_text(path, "prompt template"))  # no \r from a Windows editor
     if strip is not False:
         text = text.strip(None if strip is True else strip)
     if not text.strip():

@@ -826,6 +826,14 @@ def test_crlf_cells_are_normalised_and_reach_no_prompt(inputs: Inputs):
     assert len(lines_of(inputs.out / "profiles.jsonl")) == 6
 
 
+def test_a_template_saved_with_crlf_puts_no_carriage_return_in_a_prompt(inputs: Inputs):
+    path = inputs / "prompts" / "side_effects" / "ff.txt"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    se_requests(inputs)
+    requests = read_requests(inputs.out / "lists.jsonl")
+    assert requests and all("\r" not in m["content"] for r in requests for m in r.messages)
+
+
 def test_a_reference_term_in_nfc_nfd_or_with_a_zero_width_space_is_one_term(inputs: Inputs):
     """n_ref counts distinct terms: "nausée" in NFC, in NFD and with a zero-width space is one."""
     se_prepare(inputs)
