@@ -74,8 +74,15 @@ def _int(digits: str) -> int:
     return int(digits)
 
 
+def _float(digits: str) -> float:
+    value = float(digits)
+    if value in (float("inf"), float("-inf")):
+        raise _Refused(f"{digits[:20]}... overflows a number (it reads as infinity)")
+    return value
+
+
 STRICT_DECODER = json.JSONDecoder(
-    object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int
+    object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int, parse_float=_float
 )
 
 

@@ -585,6 +585,7 @@ MORE_CASES = [
     Case("replay/long-integer", spoil_replay(f'{{"request_id": "a", "text": "x", "n": {LONG_INT}}}\n'), spine_replay, "line 1", "an integer of 5000 digits"),
     Case("replay/lone-surrogate", spoil_replay(f'{{"request_id": "a", "text": {LONE}}}\n'), spine_replay, "line 1", "lone surrogate"),
     Case("replay/deep-nesting", spoil_replay(f'{{"request_id": "a", "text": "x", "m": {DEEP}}}\n'), spine_replay, "line 1", "nested too deeply"),
+    Case("replay/overflowing-float", spoil_replay('{"request_id": "a", "text": "x", "latency_s": 1e999}\n'), spine_replay, "line 1", "reads as infinity"),
     Case("replay/nan", spoil_replay('{"request_id": "a", "text": "x", "latency_s": NaN}\n'), spine_replay, "line 1", "NaN is not a number"),
     # tables: one name per column, cells capped, ids matched after NFKC
     Case("profiles/duplicate-column", lambda f: edit(f / "profiles.csv", "ProfilesNoLocation,ProfilesLocation", "ProfilesNoLocation,ProfilesNoLocation"), se_prepare, "header", "column 'ProfilesNoLocation' given twice"),
