@@ -779,7 +779,7 @@ def config_check(over: dict) -> list[str]:
     oc.fill_config_defaults(cfg)
     for study in oc.STUDIES:
         cfg["studies"][study] = oc.filled_study_block(cfg, study)
-    return oc.config_problems(cfg, env={}, cuda_available=False)
+    return oc.config_problems(cfg, env={})
 
 
 PROBES = str(REPO / "resources" / "tests" / "probe-requests.jsonl")
