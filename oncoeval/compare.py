@@ -277,7 +277,8 @@ LEADERBOARD_COLUMNS = [
 
 @dataclass(frozen=True)
 class Measure:
-    """A headline measure as compared: its name, kind (``mean`` or ``binary``) and direction."""
+    """A headline measure as compared (higher is better): its name and kind (``mean`` or
+    ``binary``: a per-unit 0/1 outcome)."""
 
     name: str
     kind: str = "mean"
