@@ -75,7 +75,8 @@ class Headline:
     A study declares its own as ``HEADLINES`` in its ``workflow.py``. Each is also compared
     between models (oncoeval.compare: results/{study}/tables/model_comparison.tsv and
     leaderboard.tsv) from the per-unit values the study's ``unit_scores`` gives, unless
-    ``per_unit`` is False (a statistic of the whole set, such as an AUROC).
+    ``per_unit`` is False (a statistic of the whole set, such as an AUROC). Higher is better:
+    the leaderboard ranks the highest value first.
     """
 
     study: str
