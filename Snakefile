@@ -3,6 +3,7 @@ import time
 from snakemake.utils import min_version
 
 from oncoeval.generate import print_failed_calls
+from oncoeval import waves
 
 min_version("9.0")
 
@@ -36,6 +37,14 @@ include: "rules/compare.smk"
 include: "rules/report.smk"
 
 
+# Model-free jobs (requests, parsing, tables) go before `generate` jobs whenever both are ready, so
+# that a wave's request sets are all built when the first job of a local model loads its engine
+# and answers them all (oncoeval.waves). Priorities only order ready jobs: nothing waits longer.
+for _rule in workflow.rules:
+    if _rule.name != "generate":
+        _rule.priority = 1
+
+
 rule all:
     default_target: True
     input:
@@ -43,12 +52,20 @@ rule all:
         report_targets(),
 
 
+# Once the DAG is built: the run's `generate` jobs per model and their waves, which a job that
+# loads a local model's engine reads to answer the model's other ready request sets.
+onstart:
+    waves.write_plan(workflow.dag)
+
+
 # The end of every run names the model calls that failed, per model and study, and prints the
 # headline results, tokens and cost.
 onsuccess:
+    waves.retire_plan()
     print_failed_calls("logs", since=RUN_STARTED)
     print(terminal_summary("."))
 
 
 onerror:
+    waves.retire_plan()
     print_failed_calls("logs", since=RUN_STARTED)

@@ -7,22 +7,26 @@ stopped. Responses are written in request order, with the request's ``meta`` cop
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from tqdm import tqdm
 
 from .backends import get_backend
+from .backends.base import LocalModelBackend
 from .cache import RequestClaims, ResponseCache, cache_key
+from .errors import InputError
 from .failures import cures
 from .records import Request, Response, read_requests, read_responses, write_responses
 from .schema import top_level_default
+from .waves import Sibling, engine_lock
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +186,7 @@ def run_generate(
     max_failed_share: float | None = None,
     outcome_path: str | os.PathLike | None = None,
     claim_stale_s: float | None = None,
+    siblings: Sequence[Sibling] = (),
 ) -> dict:
     """Answer every request of ``requests_path`` with the model ``model_cfg``; return counts.
 
@@ -192,6 +197,10 @@ def run_generate(
     to fail: their unanswered requests stay error rows. ``outcome_path`` receives a small JSON
     record of the job (counts and first error) for the end-of-run report.
     ``max_failed_share`` and ``claim_stale_s`` default to the config schema's.
+
+    For a local model (hf, vllm), ``siblings`` are the model's other request sets of this run
+    (:func:`oncoeval.waves.siblings`): a job that loads the engine also answers those whose
+    requests are built, into their own cache files, so that their jobs load nothing.
     """
     if max_failed_share is None:
         max_failed_share = top_level_default("max_failed_share")
@@ -217,33 +226,85 @@ def run_generate(
     started = time.perf_counter()
     spend = SpendCap(model_cfg, backend_cls, spent_usd(stored.values()))
     generated = 0
-    if todo:
-        if claim_stale_s is None:
-            claim_stale_s = top_level_default("claim_stale_s")
-        model = LazyBackend(
-            backend_cls, model_cfg, threads, {"study": study, "requestset": requestset}
-        )
-        claims = RequestClaims(cache.folder, claim_stale_s) if cache is not None else None
-        try:
-            with tqdm(
-                total=len(todo), desc=f"generate {model_cfg['id']}", disable=not progress
-            ) as bar:
-                call = functools.partial(spend.send, call=model.generate)
-                for key, resp in _answer_all(todo, job.keys, call, cache, claims):
-                    resp.model = model_cfg["id"]
-                    generated += not resp.cached
-                    answers[key] = resp
-                    bar.update(1)
-        finally:
-            for part in (claims, model, cache):
-                if part is not None:
-                    part.close()
+    # A local model's engine is loaded by one job at a time (oncoeval.waves): a job that waited
+    # for it finds what the holder answered in the cache.
+    local = issubclass(backend_cls, LocalModelBackend) and cache is not None
+    lock = engine_lock(cache.folder) if todo and local else contextlib.nullcontext()
+    with lock:
+        if todo and local:
+            answers.update(_from_cache(cache.load(), job.distinct))
+            todo = [r for key, r in job.distinct.items() if key not in answers]
+            if not todo:
+                log.info("every request was answered while this job waited")
+        if todo:
+            if claim_stale_s is None:
+                claim_stale_s = top_level_default("claim_stale_s")
+            model = LazyBackend(
+                backend_cls, model_cfg, threads, {"study": study, "requestset": requestset}
+            )
+            claims = RequestClaims(cache.folder, claim_stale_s) if cache is not None else None
+            try:
+                with tqdm(
+                    total=len(todo), desc=f"generate {model_cfg['id']}", disable=not progress
+                ) as bar:
+                    call = functools.partial(spend.send, call=model.generate)
+                    for key, resp in _answer_all(todo, job.keys, call, cache, claims):
+                        resp.model = model_cfg["id"]
+                        generated += not resp.cached
+                        answers[key] = resp
+                        bar.update(1)
+                if local and model.backend is not None and siblings:
+                    try:
+                        drain_siblings(model, model_cfg, backend_cls, cache_dir, claims, siblings)
+                    except Exception:  # this job's own answers stand; the others ask again
+                        log.exception("answering the other request sets failed")
+            finally:
+                for part in (claims, model, cache):
+                    if part is not None:
+                        part.close()
 
     ordered = job.in_order(answers, model_cfg["id"])
     counts = job_counts(job, ordered, model_cfg, study, requestset)
     counts["generated"] = generated - spend.not_sent  # calls made
     counts["seconds"] = round(time.perf_counter() - started, 3)
     return _finish(counts, ordered, backend_cls, max_failed_share, out_path, outcome_path)
+
+
+def drain_siblings(model, model_cfg, backend_cls, cache_dir, claims, siblings) -> int:
+    """Answer, with the engine ``model`` already holds, every request of the ready ``siblings``
+    that no cache file has yet; each answer goes to the sibling's own cache file. Looks again
+    after each pass (requests built meanwhile by other jobs are taken too). Returns the answers
+    made. A sibling that cannot be read, or calls that fail, are left to its own job."""
+    done: set[tuple[str, str]] = set()
+    made = 0
+    while True:
+        ready = [s for s in siblings if (s.study, s.requestset) not in done and s.ready()]
+        if not ready:
+            return made
+        for sib in ready:
+            done.add((sib.study, sib.requestset))
+            try:
+                job = JobRequests.read(sib.requests, model_cfg, backend_cls)
+            except (InputError, OSError, ValueError) as exc:
+                log.warning("not answering %s/%s here: %s", sib.study, sib.requestset, exc)
+                continue
+            cache = ResponseCache(cache_dir, model_cfg["id"], f"{sib.study}--{sib.requestset}")
+            try:
+                answered = _from_cache(cache.load(), job.distinct)
+                todo = [r for key, r in job.distinct.items() if key not in answered]
+                new = 0
+                for _key, resp in _answer_all(todo, job.keys, model.generate, cache, claims):
+                    new += not resp.cached and resp.error is None
+                made += new
+                log.info(
+                    "answered %d of %d requests of %s/%s for its own job (same engine)",
+                    new,
+                    len(todo),
+                    sib.study,
+                    sib.requestset,
+                )
+            finally:
+                cache.close()
 
 
 def job_counts(job: JobRequests, ordered, model_cfg: dict, study: str, requestset: str) -> dict:

@@ -4,6 +4,7 @@ from oncoeval.config import models_by_id
 from oncoeval.generate import failed_share_allowed, outcome_path_for, run_generate
 from oncoeval.gpuslots import local_gpu_slot
 from oncoeval.io import setup_script_logging
+from oncoeval.waves import siblings
 
 setup_script_logging(snakemake.log[0])
 model = models_by_id(snakemake.config)[snakemake.wildcards.model]
@@ -20,4 +21,6 @@ with local_gpu_slot(int(snakemake.resources.get("gpu", 0) or 0)):
         max_failed_share=failed_share_allowed(model, snakemake.config),
         outcome_path=outcome_path_for(snakemake.log[0]),
         claim_stale_s=snakemake.config["claim_stale_s"],
+        # The model's other request sets of this run (the plan the Snakefile's onstart wrote).
+        siblings=siblings(model["id"], snakemake.wildcards.study, snakemake.wildcards.requestset),
     )

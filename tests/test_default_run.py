@@ -130,3 +130,18 @@ def test_each_study_compares_its_models_in_its_tables_report_and_summary(default
     summary = (default_run / "results" / "summary.md").read_text(encoding="utf-8")
     assert "Which model leads, and which are tied with it" in summary
     assert f"| {study} " in summary
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_the_embedded_model_loads_once_per_wave(default_run):
+    # The run's plan of generate jobs (oncoeval.waves), kept after the run as the last plan.
+    plan = json.loads((default_run / ".snakemake" / "oncoeval-generate-plan.last.json").read_text())
+    smollm2 = plan["models"]["smollm2"]
+    # The hf backend logs one "loaded smollm2 in ..." line per load, in the job's log.
+    loads = sum(
+        path.read_text().count("loaded smollm2 in ")
+        for path in default_run.glob("logs/*/generate/smollm2/*.log")
+    )
+    # 14 request sets, 5 waves (CancerGUIDE's synthetic chain); each set loaded it before.
+    assert 1 <= loads <= smollm2["waves"] < len(smollm2["sets"]), (loads, smollm2["waves"])

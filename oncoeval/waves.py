@@ -1,0 +1,159 @@
+"""One engine load per local model per wave: the run's plan of `generate` jobs, and the lock.
+
+Every request set stays its own `generate` job with its own responses file and cache file, so
+the DAG, the item cache, "add a model: only its jobs" and a plain rerun after a failure are as
+before. What changes is who loads the engine. When the run starts (the Snakefile's ``onstart``,
+after the DAG is built), :func:`write_plan` records every `generate` job the run will make, per
+model, with its wave: how many of that model's `generate` jobs lie on the longest chain of
+dependencies above it, itself included. The fewest loads a model can make is its number of
+waves. A job of a local model (hf, vllm) that has to call the engine takes the model's engine
+lock (:func:`engine_lock`) first; while it holds the loaded engine it also answers the model's
+other request sets of this run whose requests are already built (its "ready siblings"), writing
+their answers to their own cache files. Their own jobs then find every answer cached and load
+nothing; a job that waited for the lock re-reads the cache first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import json
+import logging
+import os
+import time
+from collections import Counter
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+# Where the run's plan lives: the Snakefile's onstart writes it; at the end of the run
+# onsuccess/onerror move it to LAST_PLAN_PATH (a record of the last run's waves), so that no job
+# of a later run takes it for its own.
+PLAN_PATH = Path(".snakemake") / "oncoeval-generate-plan.json"
+LAST_PLAN_PATH = Path(".snakemake") / "oncoeval-generate-plan.last.json"
+
+
+def generate_plan(dag, rule: str = "generate") -> dict:
+    """The run's `generate` jobs per model, each with its wave, read from Snakemake's DAG.
+
+    ``{"created": time, "models": {model: {"waves": n, "sets": [{"study", "requestset",
+    "requests", "wave", "requests_rebuilt"}, ...]}}}``; ``requests_rebuilt``: the requests file
+    is made again by this run, so it is ready only once it is newer than the plan.
+    """
+    needrun = set(dag.needrun_jobs())
+    deps = dag.dependencies
+    chains: dict = {}  # job -> Counter(model -> generate jobs of that model above the job)
+
+    def is_generate(job) -> bool:
+        return job.rule.name == rule and job in needrun
+
+    def above(job) -> Counter:
+        if job not in chains:
+            best: Counter = Counter()
+            for dep in deps[job]:
+                chain = Counter(above(dep))
+                if is_generate(dep):
+                    chain[dep.wildcards.model] += 1
+                for model, n in chain.items():
+                    best[model] = max(best[model], n)
+            chains[job] = best
+        return chains[job]
+
+    models: dict[str, dict] = {}
+    for job in sorted(filter(is_generate, needrun), key=lambda j: str(j.output[0])):
+        wc = job.wildcards
+        requests = str(job.input.requests)
+        producers = [d for d, files in deps[job].items() if requests in map(str, files)]
+        entry = models.setdefault(wc.model, {"waves": 0, "sets": []})
+        wave = above(job)[wc.model] + 1
+        entry["waves"] = max(entry["waves"], wave)
+        entry["sets"].append(
+            {
+                "study": wc.study,
+                "requestset": wc.requestset,
+                "requests": requests,
+                "wave": wave,
+                "requests_rebuilt": any(p in needrun for p in producers),
+            }
+        )
+    return {"created": time.time(), "models": models}
+
+
+def write_plan(dag, path: str | os.PathLike = PLAN_PATH) -> dict:
+    plan = generate_plan(dag)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(plan, indent=1) + "\n")
+    tmp.replace(path)
+    return plan
+
+
+def retire_plan(path: str | os.PathLike = PLAN_PATH, last=LAST_PLAN_PATH) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        Path(path).replace(last)
+
+
+@dataclasses.dataclass(frozen=True)
+class Sibling:
+    """Another request set of the same model in this run."""
+
+    study: str
+    requestset: str
+    requests: Path
+    requests_rebuilt: bool
+    plan_created: float
+
+    def ready(self) -> bool:
+        """Its requests file is built (by this run, when the run rebuilds it)."""
+        try:
+            built = self.requests.stat().st_mtime
+        except FileNotFoundError:
+            return False
+        return not self.requests_rebuilt or built >= self.plan_created - 1
+
+
+def siblings(
+    model: str, study: str, requestset: str, path: str | os.PathLike = PLAN_PATH
+) -> list[Sibling]:
+    """The model's other request sets of this run (none without a plan that lists this job:
+    a run without hooks, or a job from another run)."""
+    try:
+        plan = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError):
+        return []
+    sets = (plan.get("models") or {}).get(model, {}).get("sets", [])
+    if not any(s["study"] == study and s["requestset"] == requestset for s in sets):
+        return []
+    return [
+        Sibling(
+            s["study"],
+            s["requestset"],
+            Path(s["requests"]),
+            bool(s["requests_rebuilt"]),
+            float(plan["created"]),
+        )
+        for s in sets
+        if (s["study"], s["requestset"]) != (study, requestset)
+    ]
+
+
+@contextlib.contextmanager
+def engine_lock(folder: str | os.PathLike):
+    """Hold the model's engine lock (``.engine.lock`` in its cache folder): one job of a model
+    loads its engine at a time; the others wait and then find their answers cached."""
+    path = Path(folder) / ".engine.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.info("waiting for another job of this model that holds its engine")
+            started = time.perf_counter()
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            log.info("got the engine lock after %.1f s", time.perf_counter() - started)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

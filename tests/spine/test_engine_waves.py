@@ -1,0 +1,170 @@
+"""One engine load per local model per wave (oncoeval.waves), counted on whole runs."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, STUDIES, run_snakemake, write_config
+
+STANDIN = REPO / "tests" / "vllm_standin"
+LAST_PLAN = Path(".snakemake") / "oncoeval-generate-plan.last.json"
+
+
+def one_local_model_everywhere(model: dict) -> dict:
+    """The demo with ``model`` as the evaluated model and every judge of the four studies
+    (the replayed rows stay: they load nothing)."""
+    demo = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    swap = lambda v: model["id"] if v == "smollm2" else v  # noqa: E731
+    config = dict(demo, evaluate=[model["id"]])
+    config["models"] = [model] + [m for m in demo["models"] if m["backend"] == "replay"]
+    config["studies"] = {}
+    for study, block in demo["studies"].items():
+        block = dict(block)
+        if "evaluate" in block:
+            block["evaluate"] = [swap(m) for m in block["evaluate"]]
+        if "judges" in block:
+            block["judges"] = {role: swap(m) for role, m in block["judges"].items()}
+        config["studies"][study] = block
+    assert set(config["studies"]) == set(STUDIES)
+    return config
+
+
+def engine_loads(log: Path) -> int:
+    return sum("load" in json.loads(line) for line in log.read_text().splitlines())
+
+
+@pytest.mark.slow
+def test_vllm_model_loads_its_engine_once_per_wave_across_the_four_studies(workdir):
+    model = {"id": "standin", "backend": "vllm", "path": "/models/standin-8b"}
+    config = write_config(workdir, one_local_model_everywhere(model), demo=False)
+    log = workdir / "engine.jsonl"
+    env = {
+        "STANDIN_VLLM_LOG": str(log),
+        "PYTHONPATH": os.pathsep.join([str(STANDIN), str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    run_snakemake(workdir, configfile=config, env=env)
+
+    plan = json.loads((workdir / LAST_PLAN).read_text())["models"]["standin"]
+    sets = plan["sets"]
+    assert len({s["study"] for s in sets}) == len(STUDIES)  # judges' sets too
+    loads = engine_loads(log)
+    # Without a shared engine each set with requests to ask loaded it (12 loads for 16 sets).
+    assert 1 <= loads <= plan["waves"] < len(sets), (loads, plan["waves"], len(sets))
+    # Every set still has its own responses file and cache file.
+    for s in sets:
+        assert (
+            workdir / f"results/{s['study']}/responses/standin/{s['requestset']}.jsonl"
+        ).exists()
+    cached = {p.stem for p in (workdir / "cache" / "responses" / "standin").glob("*.jsonl")}
+    print(sorted(cached))
+
+
+# --- one job, several request sets (in-process, the vllm stand-in's engine) --------------------
+
+VLLM = {"id": "standin", "backend": "vllm", "path": "/models/standin-8b"}
+
+
+@pytest.fixture
+def standin_vllm(monkeypatch, tmp_path):
+    import sys
+
+    log = tmp_path / "engine.jsonl"
+    monkeypatch.setenv("STANDIN_VLLM_LOG", str(log))
+    monkeypatch.syspath_prepend(str(STANDIN))
+    for name in ("vllm", "vllm.sampling_params"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    log.touch()
+    yield log
+    for name in ("vllm", "vllm.sampling_params"):
+        sys.modules.pop(name, None)
+
+
+def request_set(path: Path, texts: list[str]) -> Path:
+    from oncoeval.records import Request, write_requests
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_requests(
+        path,
+        [
+            Request(f"q{i}", [{"role": "user", "content": t}], {"max_new_tokens": 4}, {"i": i})
+            for i, t in enumerate(texts)
+        ],
+    )
+    return path
+
+
+def generate(tmp_path, name: str, cache: str, siblings=()) -> list:
+    from oncoeval.generate import run_generate
+    from oncoeval.records import read_responses
+
+    out = tmp_path / "out" / cache / f"{name}.jsonl"
+    run_generate(
+        tmp_path / f"{name}.jsonl",
+        out,
+        VLLM,
+        tmp_path / cache,
+        "study",
+        name,
+        progress=False,
+        siblings=siblings,
+    )
+    return [(r.request_id, r.text, r.meta, r.error) for r in read_responses(out)]
+
+
+def sibling(tmp_path, name: str, rebuilt: bool = False, created: float = 0.0):
+    from oncoeval.waves import Sibling
+
+    return Sibling("study", name, tmp_path / f"{name}.jsonl", rebuilt, created)
+
+
+def test_a_job_that_loads_the_engine_answers_its_ready_siblings_and_theirs_load_nothing(
+    tmp_path, standin_vllm
+):
+    import time
+
+    request_set(tmp_path / "a.jsonl", ["first", "second"])
+    request_set(tmp_path / "b.jsonl", ["third", "first", "fourth"])
+    # Each set on its own (as before): two loads; these are the answers to match.
+    alone = {name: generate(tmp_path, name, "alone") for name in ("a", "b")}
+    assert engine_loads(standin_vllm) == 2
+
+    # "c" is rebuilt by this run and not built yet (older than the plan): it is not answered.
+    request_set(tmp_path / "c.jsonl", ["fifth"])
+    later = time.time() + 60
+    sibs = [sibling(tmp_path, "b"), sibling(tmp_path, "c", rebuilt=True, created=later)]
+    assert generate(tmp_path, "a", "shared", sibs) == alone["a"]
+    assert engine_loads(standin_vllm) == 3
+    cache = tmp_path / "shared" / "standin"
+    assert {p.name for p in cache.glob("*.jsonl")} == {"study--a.jsonl", "study--b.jsonl"}
+    # b's own job: every answer cached, no load, the same responses as when asked alone.
+    assert generate(tmp_path, "b", "shared", [sibling(tmp_path, "a")]) == alone["b"]
+    assert engine_loads(standin_vllm) == 3
+
+
+def test_a_job_waits_for_the_engine_lock_and_then_reads_the_answers_from_the_cache(
+    tmp_path, standin_vllm
+):
+    import shutil
+    import threading
+
+    from oncoeval.waves import engine_lock
+
+    request_set(tmp_path / "b.jsonl", ["third", "fourth"])
+    alone = generate(tmp_path, "b", "alone")
+    assert engine_loads(standin_vllm) == 1
+    cache = tmp_path / "shared" / "standin"
+    cache.mkdir(parents=True)
+    result = []
+    with engine_lock(cache):  # another job of the model holds the engine
+        job = threading.Thread(target=lambda: result.append(generate(tmp_path, "b", "shared")))
+        job.start()
+        job.join(1.0)
+        assert job.is_alive() and engine_loads(standin_vllm) == 1
+        # ... and answers b's requests meanwhile (its cache file, as drain_siblings writes it).
+        shutil.copy(tmp_path / "alone" / "standin" / "study--b.jsonl", cache / "study--b.jsonl")
+    job.join(30)
+    assert result == [alone] and engine_loads(standin_vllm) == 1
