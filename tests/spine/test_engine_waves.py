@@ -83,21 +83,21 @@ def standin_vllm(monkeypatch, tmp_path):
         sys.modules.pop(name, None)
 
 
-def request_set(path: Path, texts: list[str]) -> Path:
+def request_set(path: Path, texts: list[str], tokens: int = 4) -> Path:
     from oncoeval.records import Request, write_requests
 
     path.parent.mkdir(parents=True, exist_ok=True)
     write_requests(
         path,
         [
-            Request(f"q{i}", [{"role": "user", "content": t}], {"max_new_tokens": 4}, {"i": i})
+            Request(f"q{i}", [{"role": "user", "content": t}], {"max_new_tokens": tokens}, {"i": i})
             for i, t in enumerate(texts)
         ],
     )
     return path
 
 
-def generate(tmp_path, name: str, cache: str, siblings=()) -> list:
+def generate(tmp_path, name: str, cache: str, siblings=(), **kwargs) -> list:
     from oncoeval.generate import run_generate
     from oncoeval.records import read_responses
 
@@ -111,6 +111,7 @@ def generate(tmp_path, name: str, cache: str, siblings=()) -> list:
         name,
         progress=False,
         siblings=siblings,
+        **kwargs,
     )
     return [(r.request_id, r.text, r.meta, r.error) for r in read_responses(out)]
 
@@ -168,3 +169,26 @@ def test_a_job_waits_for_the_engine_lock_and_then_reads_the_answers_from_the_cac
         shutil.copy(tmp_path / "alone" / "standin" / "study--b.jsonl", cache / "study--b.jsonl")
     job.join(30)
     assert result == [alone] and engine_loads(standin_vllm) == 1
+
+
+def test_a_call_that_failed_for_a_sibling_is_asked_again_by_the_siblings_own_job(
+    tmp_path, standin_vllm
+):
+    request_set(tmp_path / "a.jsonl", ["first"])
+    # The stand-in runs three requests a step: the first three finish in the first step, the
+    # engine fails in the second.
+    request_set(tmp_path / "b.jsonl", ["second", "third", "fourth", "ENGINE-FAILS"], tokens=1)
+    generate(tmp_path, "a", "shared", [sibling(tmp_path, "b")])
+    assert engine_loads(standin_vllm) == 1
+    cached = (tmp_path / "shared" / "standin" / "study--b.jsonl").read_text().splitlines()
+    assert len(cached) == 3  # the failed call is not cached
+    events = len(standin_vllm.read_text().splitlines())
+    answers = generate(tmp_path, "b", "shared", max_failed_share=1.0)
+    assert engine_loads(standin_vllm) == 2
+    asked = [
+        json.loads(line)["add"]
+        for line in standin_vllm.read_text().splitlines()[events:]
+        if "add" in json.loads(line)
+    ]
+    assert asked == ["q3"]  # only the failed request, as a plain rerun does
+    assert [a[3] is None for a in answers] == [True, True, True, False]
