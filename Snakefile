@@ -37,14 +37,6 @@ include: "rules/compare.smk"
 include: "rules/report.smk"
 
 
-# Model-free jobs (requests, parsing, tables) go before `generate` jobs whenever both are ready, so
-# that a wave's request sets are all built when the first job of a local model loads its engine
-# and answers them all (oncoeval.waves). Priorities only order ready jobs: nothing waits longer.
-for _rule in workflow.rules:
-    if _rule.name != "generate":
-        _rule.priority = 1
-
-
 rule all:
     default_target: True
     input:
@@ -54,7 +46,10 @@ rule all:
 
 # Once the DAG is built: the run's `generate` jobs per model and their waves, which a job that
 # loads a local model's engine reads to answer the model's other ready request sets.
+# The rules leading to `generate` jobs go first when both are ready, so that a wave's requests
+# are all built when its first job loads the engine and answers them.
 onstart:
+    waves.prefer_generate_inputs(workflow.dag)
     waves.write_plan(workflow.dag)
 
 

@@ -80,6 +80,31 @@ def generate_plan(dag, rule: str = "generate") -> dict:
     return {"created": time.time(), "models": models}
 
 
+def prefer_generate_inputs(dag, rule: str = "generate") -> set[str]:
+    """Run first, whenever they are ready together with other jobs, the jobs of the rules that
+    lead to this run's `generate` jobs (requests, and the parsing between one wave's answers and
+    the next wave's requests): a wave's requests are then built before its first `generate`
+    job loads the engine. Rule priority 1 (a priority only orders ready jobs); the rules that
+    only read answers (tables, report) keep 0, as `generate` does. Returns the rules raised."""
+    deps = dag.dependencies
+    needrun = set(dag.needrun_jobs())
+    todo = [j for j in needrun if j.rule.name == rule]
+    seen: set = set()
+    while todo:
+        job = todo.pop()
+        for dep in deps[job]:
+            if dep not in seen and dep in needrun:
+                seen.add(dep)
+                todo.append(dep)
+    raised = set()
+    for job in seen:
+        if job.rule.name != rule and not job.rule.priority:
+            job.rule.priority = 1
+            raised.add(job.rule.name)
+    dag.update_priority()
+    return raised
+
+
 def write_plan(dag, path: str | os.PathLike = PLAN_PATH) -> dict:
     plan = generate_plan(dag)
     path = Path(path)
