@@ -3,10 +3,14 @@
 # and captions come from oncoeval.report.catalog; `make report` builds the report of the run.
 
 
-from oncoeval.report.summary import terminal_summary
+from oncoeval.report.summary import print_run_end
 
 
 include: "report_targets.smk"
+
+
+# A capped (limit=) or subset (only=) run says so in every caption and on the landing.
+RUN_SCOPE = report_catalog.config_scope(config)
 
 
 # Cheap rules run on the submitting host, never as cluster jobs.
@@ -45,7 +49,7 @@ rule report_table:
         "../envs/cpu.yaml"
     params:
         caption=lambda wc: entry_of(wc, "tsv").caption(
-            caption_replayed(entry_of(wc, "tsv"), wc.study)
+            caption_replayed(entry_of(wc, "tsv"), wc.study), RUN_SCOPE
         ),
     script:
         "../scripts/report_table.py"
@@ -67,7 +71,7 @@ rule report_figure:
     conda:
         "../envs/cpu.yaml"
     params:
-        caption=lambda wc: entry_of(wc, "png").caption(replayed_in(wc.study)),
+        caption=lambda wc: entry_of(wc, "png").caption(replayed_in(wc.study), RUN_SCOPE),
     shell:
         "cp {input} {output} 2> {log}"
 
@@ -85,7 +89,7 @@ rule report_summary:
             labels={"entry": "summary"},
         ),
         usage="results/usage.tsv",
-        fragment="results/report/summary_fragment.html",
+        fragment="results/report/landing.html",
     log:
         "logs/report/summary.log",
     conda:
@@ -96,6 +100,7 @@ rule report_summary:
         replayed=lambda wc: sorted(
             {m for s in oc.enabled_studies(config) for m in replayed_in(s)}
         ),
+        scope=RUN_SCOPE,
     script:
         "../scripts/report_summary.py"
 
@@ -125,6 +130,7 @@ rule report_items:
             or not study_block(wc.study).get("contains_phi", False)
         ),
         max_chars=config["report"]["item_max_chars"],
+        scope=RUN_SCOPE,
     script:
         "../scripts/report_items.py"
 
@@ -165,5 +171,6 @@ rule report_provenance:
         "../envs/cpu.yaml"
     params:
         models=lambda wc: {mid: model_cfg(mid) for mid in oc.used_models(config)},
+        scope=RUN_SCOPE,
     script:
         "../scripts/report_provenance.py"

@@ -194,11 +194,12 @@ class Entry:
             (self.study, self.table_key), RESAMPLING_UNITS.get(self.study, "item")
         )
 
-    def caption(self, replayed=()) -> str:
+    def caption(self, replayed=(), scope: str = "") -> str:
         """What the entry shows and its resampling unit (n is added from the file at report time);
-        ``replayed``: the study's evaluated ids that replay stored answers, named as such."""
+        ``replayed``: the study's evaluated ids that replay stored answers, named as such;
+        ``scope``: the sentence of a capped or subset run (:func:`run_scope`), put first."""
         text = f"{self.description()} Resampling unit of the 95% CIs: {self.resampling_unit()}."
-        return text + stored_answers_note(replayed)
+        return (f"{scope} " if scope else "") + text + stored_answers_note(replayed)
 
 
 def stored_answers_note(replayed) -> str:
@@ -254,3 +255,25 @@ def count_n(path) -> str:
         shown = ", ".join(str(v) for v in values[:6]) + (", ..." if len(values) > 6 else "")
         return f"{shown} per row ({len(df)} rows)"
     return f"{len(df)} rows"
+
+
+def run_scope(limit=None, only=None) -> str:
+    """The sentence that marks a capped (``limit``) or subset (``only``) run ("" for a full run);
+    the terminal, the summary, the report's landing and every caption carry it."""
+    parts = []
+    if limit:
+        parts.append(
+            f"capped run (limit={int(limit)}: each study used only its first {limit} items)"
+        )
+    if only:
+        names = only if isinstance(only, str) else ",".join(only)
+        parts.append(f"subset run (only={names}: only these studies and models)")
+    if not parts:
+        return ""
+    text = " and ".join(parts)
+    return f"{text[0].upper()}{text[1:]}; not a full result."
+
+
+def config_scope(config: dict) -> str:
+    """:func:`run_scope` of a workflow config (its ``limit`` and ``only`` keys)."""
+    return run_scope(config.get("limit"), config.get("only"))

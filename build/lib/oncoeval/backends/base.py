@@ -1,0 +1,154 @@
+"""Shared base class for backends (see the package docstring for the interface)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..io import text_sha256
+from ..records import Request, Response
+from ..schema import fill_schema_defaults
+
+
+def chat_template_hash(folder) -> str | None:
+    """sha256 of the chat template text of a local tokenizer folder, None if it has none."""
+    folder = Path(folder)
+    jinja = folder / "chat_template.jinja"
+    if jinja.is_file():
+        return text_sha256(jinja.read_bytes().decode("utf-8"))
+    config = folder / "tokenizer_config.json"
+    if config.is_file():
+        template = json.loads(config.read_text(encoding="utf-8")).get("chat_template")
+        if isinstance(template, str) and template:
+            return text_sha256(template)
+    return None
+
+
+class BaseBackend:
+    name = "base"
+
+    #: This backend's keys of a model entry (JSON Schema ``properties`` and ``required``). The
+    #: workflow's schema (oncoeval.config.config_schema) applies it to every entry whose
+    #: ``backend`` is this one; ``$ref: "#/$defs/..."`` points into config/config.schema.yaml.
+    CONFIG_SCHEMA: dict = {"properties": {}}
+
+    #: Python distributions its answers depend on; their versions go into provenance.json.
+    libraries: tuple[str, ...] = ()
+
+    #: ``phi_safe`` of an entry that leaves it unset: True only for backends that keep the data
+    #: on the machine.
+    phi_safe_default = False
+
+    #: model-config keys that never change a response (operational settings); everything else
+    #: in the model's entry is identity.
+    operational_keys: frozenset[str] = frozenset(
+        {"id", "phi_safe", "resources", "threads", "max_failed_share"}
+    )
+
+    @classmethod
+    def identity(cls, cfg: dict) -> dict:
+        return {k: v for k, v in sorted(cfg.items()) if k not in cls.operational_keys}
+
+    @classmethod
+    def config_problems(cls, cfg: dict, env=None) -> list[str]:
+        return []
+
+    @classmethod
+    def cost_bounds(
+        cls, cfg: dict, prompt_tokens: int, max_new_tokens: int
+    ) -> tuple[float | None, float | None]:
+        """USD range of calls with these token counts, from every answer empty to every answer
+        at its cap (``make estimate``); (None, None) when unknown. Nothing paid per call: 0."""
+        return 0.0, 0.0
+
+    @classmethod
+    def provenance(cls, cfg: dict, root) -> dict:
+        """What identifies this model's outputs beyond its settings (weights and chat-template
+        hashes, replayed files), for results/provenance.json; ``root`` is the workdir."""
+        return {}
+
+    @classmethod
+    def answers_digest(cls, cfg: dict, study: str, requestset: str) -> str | None:
+        """Digest of stored answers served for one job (replay); None for models."""
+        return None
+
+    @classmethod
+    def filled(cls, cfg: dict) -> dict:
+        """The model entry with this backend's schema defaults filled in."""
+        return fill_schema_defaults(cls.CONFIG_SCHEMA, cfg)
+
+    @classmethod
+    def job_resources(cls, cfg: dict, machine: dict) -> dict:
+        """Scheduler resources of this model's `generate` jobs.
+
+        ``machine`` is the entry's ``resources`` block with the schema's defaults filled in (what
+        a backend that loads the model on the job's machine asks for). By default a light job.
+        """
+        return {"mem_mb": 1000, "runtime": 30}
+
+    @classmethod
+    def job_threads(cls, cfg: dict) -> int:
+        """Cores one `generate` job of this model asks Snakemake for."""
+        return 1
+
+    @classmethod
+    def extra_inputs(cls, cfg: dict) -> list[str]:
+        """Files a `generate` job of this model waits for besides its requests (rule outputs)."""
+        return []
+
+    @classmethod
+    def conversions(cls, cfg: dict) -> dict[str, str]:
+        """Name -> source file of each one-time conversion this model needs before its jobs
+        (the `convert_model` rule writes ``results/models/{name}.json`` for each)."""
+        return {}
+
+    #: Suffixes of the source files this backend converts in `convert_model` (e.g. ".gguf").
+    converts: tuple[str, ...] = ()
+
+    @classmethod
+    def convert(cls, source: str, manifest: str, name: str) -> dict:
+        """Do one conversion listed by ``conversions`` and write its manifest."""
+        raise NotImplementedError(f"backend {cls.name!r} converts nothing")
+
+    #: False for backends whose answers are not model calls (replay): they bypass the cache.
+    cacheable = True
+
+    def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
+        self.cfg = cfg
+        self.model_id = cfg["id"]
+        self.threads = threads
+        self.context = context or {}
+
+    def generate(self, requests: list[Request]) -> Iterator[Response]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the model or client; called once at the end of a job."""
+
+
+class LocalModelBackend(BaseBackend):
+    """A backend that loads the model on the job's machine (hf, vllm): its jobs ask for the
+    entry's ``resources`` block and its ``threads``."""
+
+    phi_safe_default = True  # the model runs on the job's machine
+
+    @classmethod
+    def job_resources(cls, cfg: dict, machine: dict) -> dict:
+        out = {
+            "gpu": int(machine["gpu"]),
+            "mem_mb": int(machine["mem_mb"]),
+            "runtime": int(machine["runtime"]),
+        }
+        for key in ("constraint", "slurm_partition", "slurm_extra"):
+            if machine.get(key):
+                out[key] = machine[key]
+        # The SLURM plugin turns gpu_model into --gpus=MODEL:N; without a GPU count it would
+        # ask for MODEL:0, so a model only counts when GPUs are asked for.
+        if machine.get("gpu_model") and out["gpu"] > 0:
+            out["gpu_model"] = machine["gpu_model"]
+        return out
+
+    @classmethod
+    def job_threads(cls, cfg: dict) -> int:
+        return int(cls.filled(cfg)["threads"])

@@ -1,0 +1,516 @@
+"""Config helpers used when the DAG is built (imported by rules/common.smk).
+
+The JSON Schema (config/config.schema.yaml) checks shapes and fills defaults; this module checks
+what a schema cannot: references between keys, PHI routing, API key variables, and hardware.
+Every message names the key it is about. Nothing here imports torch unless a used model asks
+for quantization.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from .backends import BACKEND_MODULES, get_backend
+from .cache import canonical_json
+from .errors import ConfigError
+from .schema import CONFIG_SCHEMA, fill_schema_defaults, raw_config_schema
+from .studies import STUDIES
+
+SCHEMAS = CONFIG_SCHEMA.parent / "schemas"
+
+
+def phi_safe_default(backend: str) -> bool:
+    """phi_safe of a model entry that does not say: its backend's (False for an unknown one)."""
+    try:
+        return get_backend(backend).phi_safe_default
+    except ConfigError:
+        return False
+
+
+def models_by_id(config: dict) -> dict[str, dict]:
+    models: dict[str, dict] = {}
+    for i, model in enumerate(config.get("models") or []):
+        if model["id"] in models:
+            raise ConfigError(f"models[{i}].id: duplicate model id {model['id']!r}")
+        model = dict(model)
+        if model.get("phi_safe") is None:
+            model["phi_safe"] = phi_safe_default(model["backend"])
+        models[model["id"]] = model
+    return models
+
+
+@functools.cache
+def study_schema(study: str) -> dict:
+    return yaml.safe_load((SCHEMAS / f"{study}.schema.yaml").read_text(encoding="utf-8"))
+
+
+def filled_study_block(config: dict, study: str) -> dict:
+    """The study's config block with every default of its schema filled in."""
+    block = (config.get("studies") or {}).get(study) or {}
+    return fill_schema_defaults(study_schema(study), block)
+
+
+def enabled_studies(config: dict) -> list[str]:
+    studies = config.get("studies") or {}
+    return [s for s in STUDIES if (studies.get(s) or {}).get("enabled", False)]
+
+
+def study_evaluated_models(config: dict, study: str) -> list[str]:
+    """The models evaluated by a study: its own ``evaluate`` list, else the global one."""
+    block = (config.get("studies") or {}).get(study) or {}
+    return list(block.get("evaluate") or config.get("evaluate") or [])
+
+
+def study_judges(config: dict, study: str) -> dict[str, str]:
+    """Judge roles of a study (``judges: {role: model_id}``); roles set to null are unused.
+
+    A role may name a jury (a list of model ids, oncoeval.judges.jury) where the study allows.
+    """
+    block = (config.get("studies") or {}).get(study) or {}
+    return {role: mid for role, mid in (block.get("judges") or {}).items() if mid}
+
+
+def judge_ids(value) -> list[str]:
+    """The model ids behind one judge role: one id, or a jury's list."""
+    return [value] if isinstance(value, str) else list(value or [])
+
+
+def _marked_model_keys(schema: dict, prefix: str = "") -> list[str]:
+    """Dotted keys a schema marks ``x-names-model: true``, in schema order."""
+    keys = []
+    for key, sub in (schema.get("properties") or {}).items():
+        if sub.get("x-names-model"):
+            keys.append(prefix + key)
+        keys += _marked_model_keys(sub, f"{prefix}{key}.")
+    return keys
+
+
+# Every config key that names a model: the top-level `evaluate` and, per registered study, the
+# keys (dotted paths inside the study block) its schema marks with `x-names-model: true`.
+TOP_MODEL_KEYS = ("evaluate",)
+STUDY_MODEL_KEYS = {s: tuple(_marked_model_keys(study_schema(s))) for s in STUDIES}
+
+# Data keys of each study: True when the study cannot run without it. None of them has a
+# default: a user who enables a study names its data (the demo config names the demo's).
+STUDY_DATA_KEYS = {
+    "side_effects": {"profiles": True, "reference": True, "validation": False},
+    "cancer_myth": {"questions": True, "verifier_examples": True, "human_scores": False},
+    "coral": {"notes_dir": True, "metadata": False, "review.sheet": False},
+    "guidelines": {"guideline": True, "labelled_notes": True, "unlabelled_notes": False},
+}
+CONSTRUCTION_DATA_KEYS = {
+    "construction.myths": True,
+    "construction.initial_valid": True,
+    "construction.initial_invalid": True,
+    "construction.classifier_examples": True,
+}
+
+
+@dataclass(frozen=True)
+class Route:
+    """One (study, model) pair the workflow will build `generate` jobs for, and why."""
+
+    study: str  # a study, or "adhoc"
+    model: str
+    key: str  # the config key that sends the study's data to the model
+    role: str
+
+
+def _get(block: dict, dotted: str):
+    value = block
+    for part in dotted.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
+def _block(config: dict, study: str) -> dict:
+    return (config.get("studies") or {}).get(study) or {}
+
+
+def _ids(value) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, dict):  # {evaluated id: model id} (cancer_myth.verifier_for)
+        return [v for v in value.values() if v]
+    return [v for v in value if v] if isinstance(value, list) else [value]
+
+
+def model_routes(config: dict) -> list[Route]:
+    """Every (study, model) whose `generate` jobs the workflow will build, with the key behind it.
+
+    Roles a run does not use (a classifier without construction) send nothing and are left out;
+    the `generate` rule refuses any job whose pair is not listed here (common.smk), so a route
+    missing from this function fails when the DAG is built instead of slipping past the checks.
+    """
+    routes: list[Route] = []
+    for study in enabled_studies(config):
+        block = _block(config, study)
+        key = f"studies.{study}.evaluate" if block.get("evaluate") else "evaluate"
+        for mid in study_evaluated_models(config, study):
+            routes.append(Route(study, mid, key, "evaluated"))
+        for dotted, role in _used_role_keys(study, block):
+            for mid in _ids(_get(block, dotted)):
+                routes.append(Route(study, mid, f"studies.{study}.{dotted}", role))
+    for name in config.get("adhoc") or {}:
+        for mid in config.get("evaluate") or []:
+            routes.append(Route("adhoc", mid, "evaluate", f"ad-hoc set {name}"))
+    return routes
+
+
+def _used_role_keys(study: str, block: dict) -> list[tuple[str, str]]:
+    """The model-naming keys (besides `evaluate`) whose models this study's run calls."""
+    if study == "side_effects":
+        # The matcher judge answers the llm matcher and, whenever set, the matcher validation.
+        return [("judges.matcher", "matcher judge")]
+    if study == "cancer_myth":
+        keys = [("judges.verifier", "verifier"), ("verifier_for", "verifier of one model")]
+        if block.get("construct"):
+            keys += [
+                ("judges.classifier", "construction classifier"),
+                ("construction.generators", "construction generator"),
+                ("construction.responder", "construction responder"),
+            ]
+        return keys
+    if study == "coral":
+        return [("review.model", "review model")]
+    if study == "guidelines":
+        return [("judges.generator", "synthetic generator"), ("judges.chooser", "chooser")]
+    return []
+
+
+def _required_roles(study: str, block: dict) -> list[tuple[str, str]]:
+    """(key, why) of each model-naming key this run needs filled in."""
+    if study == "side_effects" and _get(block, "matcher.method") == "llm":
+        return [("judges.matcher", "matcher.method is llm")]
+    if study == "cancer_myth":
+        need = [("judges.verifier", "the verifier scores every answer")]
+        if block.get("construct"):
+            need += [
+                ("judges.classifier", "construct is true (questions are categorised)"),
+                ("construction.generators", "construct is true"),
+            ]
+        return need
+    return []
+
+
+def used_models(config: dict) -> dict[str, set[str]]:
+    """Model id -> the studies (and ad-hoc sets) that send it data."""
+    used: dict[str, set[str]] = {}
+    for route in model_routes(config):
+        label = (
+            route.study if route.study != "adhoc" else route.role.replace("ad-hoc set ", "adhoc:")
+        )
+        used.setdefault(route.model, set()).add(label)
+    return used
+
+
+def phi_problem(config: dict, models: dict, route: Route) -> str | None:
+    """Why this route may not send its study's data to its model, or None."""
+    if route.study == "adhoc" or not _block(config, route.study).get("contains_phi"):
+        return None
+    if route.model in models and not models[route.model]["phi_safe"]:
+        return (
+            f"{route.key}: {route.model!r} ({route.role}) is not phi_safe, but "
+            f"studies.{route.study}.contains_phi is true: PHI may not be sent to it. Set "
+            f"models[{route.model}].phi_safe: true only if your data agreement allows this "
+            "endpoint."
+        )
+    return None
+
+
+def config_problems(config: dict, env: dict | None = None, cuda_available=None) -> list[str]:
+    """Every problem of the config that a schema cannot see, each naming its key and value."""
+    env = os.environ if env is None else env
+    problems: list[str] = []
+    seen: set[str] = set()
+    for i, model in enumerate(config.get("models") or []):
+        if model["id"] in seen:
+            problems.append(f"models[{i}].id: duplicate model id {model['id']!r}")
+        seen.add(model["id"])
+    models = {}
+    for model in config.get("models") or []:
+        model = dict(model)
+        if model.get("phi_safe") is None:
+            model["phi_safe"] = phi_safe_default(model["backend"])
+        models.setdefault(model["id"], model)
+
+    def unknown(key: str, mid) -> None:
+        if mid not in models:
+            problems.append(f"{key}: unknown model id {mid!r}; defined: {sorted(models)}")
+
+    for mid in config.get("evaluate") or []:
+        unknown("evaluate", mid)
+    for study in enabled_studies(config):
+        block = _block(config, study)
+        for dotted in STUDY_MODEL_KEYS[study]:
+            for mid in _ids(_get(block, dotted)):
+                unknown(f"studies.{study}.{dotted}", mid)
+        for mid in block.get("verifier_for") or {}:  # its keys name evaluated ids
+            unknown(f"studies.{study}.verifier_for", mid)
+        if not study_evaluated_models(config, study):
+            problems.append(f"studies.{study}: enabled, but no model is evaluated (evaluate: [])")
+        for dotted, why in _required_roles(study, block):
+            if not _ids(_get(block, dotted)):
+                problems.append(f"studies.{study}.{dotted}: needs a model id ({why})")
+        problems += data_problems(study, block)
+    for route in model_routes(config):
+        problem = phi_problem(config, models, route)
+        if problem:
+            problems.append(problem)
+    for mid in sorted(used_models(config)):
+        if mid not in models:
+            continue
+        cfg = models[mid]
+        problems += get_backend(cfg["backend"]).config_problems(cfg, env=env)
+        if cfg.get("quantization", "none") != "none":
+            if cuda_available is None:
+                cuda_available = _cuda_available()
+            if not cuda_available:
+                problems.append(
+                    f"models[{mid}].quantization: {cfg['quantization']} needs bitsandbytes on a "
+                    "CUDA GPU, and this machine has none (bitsandbytes would silently quantize on "
+                    "the CPU and change the outputs). Use quantization: none here, or run this "
+                    "model's jobs on a GPU node."
+                )
+    return list(dict.fromkeys(problems))
+
+
+def data_problems(study: str, block: dict) -> list[str]:
+    """Data keys of an enabled study that are missing, or name a file that does not exist."""
+    keys = dict(STUDY_DATA_KEYS.get(study, {}))
+    if study == "cancer_myth" and block.get("construct"):
+        keys.update(CONSTRUCTION_DATA_KEYS)
+    problems = []
+    for dotted, required in keys.items():
+        value = _get(block, dotted)
+        if not value:
+            if required:
+                problems.append(
+                    f"studies.{study}.{dotted}: not set; the study needs it (there is no default "
+                    "data set: name your own file)"
+                )
+        elif not Path(value).exists():
+            problems.append(f"studies.{study}.{dotted}: {value!r}: {MISSING_FILE}")
+    return problems
+
+
+# The problem text of a data path that does not exist (tests recognise a user's absent data by it).
+MISSING_FILE = "no such file or folder"
+
+
+ITEM_LIMIT_ENV = "ONCOEVAL_ITEM_LIMIT"
+
+
+def apply_only(config: dict) -> list[str]:
+    """Narrow the run to the studies and models named by ``only`` (in place); problems found.
+
+    ``only`` is a comma-separated list (or a YAML list) of study names and model ids, e.g.
+    ``--config only=cancer_myth`` or ``only=cancer_myth,gpt-4o``. Named studies run and no
+    other; named models are the only ones evaluated (judges stay as configured), and a study
+    that evaluates none of them is switched off.
+    """
+    only = config.get("only")
+    if not only:
+        return []
+    names = [n.strip() for n in (only.split(",") if isinstance(only, str) else only)]
+    names = [n for n in names if n]
+    model_ids = {m["id"] for m in config.get("models") or []}
+    problems = [
+        f"only: {n!r} is neither a study ({', '.join(STUDIES)}) nor a model id; defined: "
+        f"{sorted(model_ids)}"
+        for n in names
+        if n not in STUDIES and n not in model_ids
+    ]
+    studies = [n for n in names if n in STUDIES]
+    chosen = [n for n in names if n not in STUDIES and n in model_ids]
+    blocks = config.setdefault("studies", {})
+    if studies:
+        for study in STUDIES:
+            blocks.setdefault(study, {})["enabled"] = study in studies
+    if chosen:
+        for study in enabled_studies(config):
+            kept = [m for m in study_evaluated_models(config, study) if m in chosen]
+            blocks[study]["evaluate"] = kept
+            if not kept:
+                blocks[study]["enabled"] = False
+        config["evaluate"] = [m for m in config.get("evaluate") or [] if m in chosen]
+        if not enabled_studies(config) and not config.get("adhoc"):
+            problems.append(f"only: no study left that evaluates {chosen}")
+    return problems
+
+
+def export_item_limit(config: dict, env: dict | None = None) -> None:
+    """Hand ``limit`` to the jobs (their tables say the run was capped); unset when there is none."""
+    env = os.environ if env is None else env
+    if config.get("limit"):
+        env[ITEM_LIMIT_ENV] = str(int(config["limit"]))
+    else:
+        env.pop(ITEM_LIMIT_ENV, None)
+
+
+def item_limit(config: dict) -> int | None:
+    """The per-study item cap of a smoke run (``limit``), or None for every item."""
+    return int(config["limit"]) if config.get("limit") else None
+
+
+def config_schema(schema_path: str | os.PathLike = CONFIG_SCHEMA) -> dict:
+    """The workflow's JSON Schema: config/config.schema.yaml with each registered backend's part
+    and one ``studies`` property per registered study.
+
+    A model entry's ``backend`` must name a registered backend, and the entry is checked against
+    that backend's ``CONFIG_SCHEMA`` (its keys, their defaults and descriptions); each study's
+    block is a ``$ref`` to its own schema. Adding a backend or a study touches no schema file.
+    """
+    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    studies = schema["properties"]["studies"]
+    studies["properties"] = {s: {"$ref": f"schemas/{s}.schema.yaml"} for s in STUDIES}
+    studies["additionalProperties"] = False
+    model = schema["$defs"]["model"]
+    model["properties"]["backend"]["enum"] = list(BACKEND_MODULES)
+    model["allOf"] = [
+        {
+            "if": {"properties": {"backend": {"const": name}}},
+            "then": copy.deepcopy(get_backend(name).CONFIG_SCHEMA),
+        }
+        for name in BACKEND_MODULES
+    ]
+    return schema
+
+
+def _validator(schema_path: str | os.PathLike, fill_defaults: bool = False):
+    """A validator of the workflow's schema, the study schemas reachable through their $ref."""
+    import jsonschema
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    schema_path = Path(schema_path)
+    registry = Registry()
+    for study in STUDIES:
+        rel = f"schemas/{study}.schema.yaml"
+        contents = yaml.safe_load((schema_path.parent / rel).read_text(encoding="utf-8"))
+        registry = registry.with_resource(rel, Resource.from_contents(contents, DRAFT202012))
+    cls = jsonschema.Draft202012Validator
+    if fill_defaults:
+        # As Snakemake's validate(set_default=True) does (the jsonschema FAQ's recipe): a
+        # missing key with a default gets it before the object is checked further.
+        check_properties = cls.VALIDATORS["properties"]
+
+        def properties_with_defaults(validator, properties, instance, schema):
+            if isinstance(instance, dict):
+                for key, sub in properties.items():
+                    if "default" in sub:
+                        instance.setdefault(key, copy.deepcopy(sub["default"]))
+            yield from check_properties(validator, properties, instance, schema)
+
+        cls = jsonschema.validators.extend(cls, {"properties": properties_with_defaults})
+    return cls(config_schema(schema_path), registry=registry)
+
+
+def fill_config_defaults(config: dict, schema_path: str | os.PathLike = CONFIG_SCHEMA) -> None:
+    """Validate ``config`` against the workflow's schema, filling its defaults in place.
+
+    Model entries get their backend's defaults. Call ``schema_problems`` first: this raises at
+    the first problem.
+    """
+    _validator(schema_path, fill_defaults=True).validate(config)
+
+
+def schema_problems(config: dict, schema_path: str | os.PathLike = CONFIG_SCHEMA) -> list[str]:
+    """Every place where ``config`` breaks the JSON Schema (the study schemas included), each as
+    ``key.path: what is wrong`` -- all of them, where a validator stops at the first."""
+    validator = _validator(schema_path)
+    problems = []
+    for error in sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.path))):
+        message = error.message if len(error.message) < 300 else error.message[:300] + "..."
+        problems.append(f"{key_path(error.absolute_path) or '(top level)'}: {message}")
+    return problems
+
+
+def key_path(parts) -> str:
+    """``['models', 0, 'backend']`` -> ``models[0].backend``."""
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def check_config(config: dict, env: dict | None = None, cuda_available=None) -> None:
+    """Raise one ConfigError listing every problem of ``config_problems``."""
+    problems = config_problems(config, env=env, cuda_available=cuda_available)
+    if problems:
+        raise ConfigError(format_problems(problems))
+
+
+def format_problems(problems: list[str]) -> str:
+    if len(problems) == 1:
+        return problems[0]
+    return f"{len(problems)} problems:\n" + "\n".join(f"  - {p}" for p in problems)
+
+
+def _cuda_available() -> bool:
+    import torch  # only imported when a used model asks for quantization
+
+    return bool(torch.cuda.is_available())
+
+
+def model_signature(cfg: dict, study: str | None = None, requestset: str | None = None) -> str:
+    """What the model's outputs depend on, as one string for the `generate` rule's params.
+
+    Changing an operational setting (batch size, concurrency, resources, price, phi_safe) does not
+    change it, so such edits rerun nothing. Given a job's study and request set, it also holds a
+    digest of the stored answers a backend serves for that job (replay), so editing them reruns
+    the jobs that read them, and only those.
+    """
+    backend = get_backend(cfg["backend"])
+    signature = {"backend": cfg["backend"], **backend.identity(cfg)}
+    if study is not None:
+        digest = backend.answers_digest(cfg, study, requestset)
+        if digest is not None:
+            signature["answers_digest"] = digest
+    return canonical_json(signature)
+
+
+def generate_resources(cfg: dict) -> dict:
+    """Resources the `generate` job for this model asks the scheduler for (its backend's)."""
+    machine_schema = raw_config_schema()["$defs"]["resources"]
+    machine = fill_schema_defaults(machine_schema, cfg.get("resources") or {})
+    return get_backend(cfg["backend"]).job_resources(cfg, machine)
+
+
+def sort_mappings_in_place(config: dict) -> None:
+    """Order every mapping of ``config`` by key, recursively (lists keep their order).
+
+    Snakemake compares ``params`` by their text; a dict passed as a param would otherwise rerun
+    its job when the YAML lists the same keys in another order.
+    """
+
+    def ordered(value):
+        if isinstance(value, dict):
+            return {k: ordered(value[k]) for k in sorted(value, key=str)}
+        if isinstance(value, list):
+            return [ordered(v) for v in value]
+        return value
+
+    items = ordered(dict(config))
+    config.clear()
+    config.update(items)
+
+
+def put_first_on_pythonpath(folder: str, env: dict | None = None) -> None:
+    """Make ``folder`` the first PYTHONPATH entry of this process and every job it starts."""
+    env = os.environ if env is None else env
+    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != folder]
+    env["PYTHONPATH"] = os.pathsep.join([folder, *parts])
+
+
+def generate_threads(cfg: dict) -> int:
+    """Cores the `generate` job for this model asks Snakemake for (its backend's)."""
+    return get_backend(cfg["backend"]).job_threads(cfg)

@@ -1,0 +1,386 @@
+"""The logic of the `generate` rule: one request set, one model, one responses file.
+
+Cached answers are served without loading the model; the rest go to the backend, and each
+finished answer is appended to the job's cache file at once, so a killed job resumes where it
+stopped. Responses are written in request order, with the request's ``meta`` copied through.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import time
+from pathlib import Path
+
+from tqdm import tqdm
+
+from .backends import get_backend
+from .cache import DEFAULT_CLAIM_STALE_S, RequestClaims, ResponseCache, cache_key
+from .records import Request, Response, read_requests, read_responses, write_responses
+
+log = logging.getLogger(__name__)
+
+
+def effective_params(request: Request, cfg: dict) -> dict:
+    """Generation parameters as the model will see them (and as the cache key records them)."""
+    params = dict(request.params)
+    params.setdefault("temperature", 0.0)
+    cap = cfg.get("max_new_tokens")
+    if cap:
+        params["max_new_tokens"] = min(int(params.get("max_new_tokens", cap)), int(cap))
+    if float(params["temperature"]) == 0:
+        # Greedy decoding ignores the seed and nucleus settings: keep them out of the key so
+        # greedy requests that differ only there share one answer.
+        for key in ("seed", "top_p", "top_k"):
+            params.pop(key, None)
+    for key, value in (cfg.get("generation") or {}).items():
+        params.setdefault(key, value)
+    return params
+
+
+def spent_usd(rows) -> float:
+    """USD recorded in response rows (dicts); rows without a price count as 0."""
+    return float(sum(row.get("cost_usd") or 0.0 for row in rows))
+
+
+def cap_reason(spent: float, cap: float) -> str:
+    return f"max_cost_usd reached: ${spent:.4f} spent on this model of its ${cap:.4f} cap"
+
+
+def usage_totals(responses: list[Response]) -> dict:
+    """Tokens and cost of ``responses`` (None where no response reported them)."""
+
+    def total(values):
+        known = [v for v in values if v is not None]
+        return sum(known) if known else None
+
+    cost = total([r.cost_usd for r in responses])
+    return {
+        "prompt_tokens": total([r.prompt_tokens for r in responses]),
+        "completion_tokens": total([r.completion_tokens for r in responses]),
+        "cost_usd": None if cost is None else round(cost, 6),
+    }
+
+
+class GenerationFailed(RuntimeError):
+    """More requests of a job failed for good than ``max_failed_share`` allows."""
+
+
+def failed_share_allowed(model_cfg: dict, config: dict | None = None) -> float:
+    """The model's own ``max_failed_share``, else the config's, else 0 (no failure accepted)."""
+    value = model_cfg.get("max_failed_share")
+    if value is None:
+        value = (config or {}).get("max_failed_share")
+    return float(value or 0.0)
+
+
+def run_generate(
+    requests_path: str | os.PathLike,
+    out_path: str | os.PathLike,
+    model_cfg: dict,
+    cache_dir: str | os.PathLike,
+    study: str,
+    requestset: str,
+    threads: int = 1,
+    progress: bool = True,
+    max_failed_share: float = 0.0,
+    outcome_path: str | os.PathLike | None = None,
+    claim_stale_s: float = DEFAULT_CLAIM_STALE_S,
+) -> dict:
+    """Answer every request of ``requests_path`` with the model ``model_cfg``; return counts.
+
+    Requests with the same cache key are asked once and share the answer. When more than
+    ``max_failed_share`` of the requests failed for good, the answers are kept in the cache but
+    no responses file is written and :class:`GenerationFailed` is raised, so that a plain rerun
+    asks exactly the failed requests again. Backends that call no model (replay) have no calls
+    to fail: their unanswered requests stay error rows. ``outcome_path`` receives a small JSON
+    record of the job (counts and first error) for the end-of-run report.
+    """
+    requests = read_requests(requests_path)
+    backend_cls = get_backend(model_cfg["backend"])
+    identity = backend_cls.identity(model_cfg)
+    prepared = [
+        Request(r.request_id, r.messages, effective_params(r, model_cfg), r.meta) for r in requests
+    ]
+    if backend_cls.cacheable:
+        keys = {
+            r.request_id: cache_key(model_cfg["backend"], identity, r, r.params) for r in prepared
+        }
+    else:  # replay answers by request id: each request is its own
+        keys = {r.request_id: r.request_id for r in prepared}
+    # One representative request per distinct key: the others share its answer.
+    distinct: dict[str, Request] = {}
+    for r in prepared:
+        distinct.setdefault(keys[r.request_id], r)
+
+    cache = None
+    stored: dict[str, dict] = {}
+    answers: dict[str, Response] = {}  # by key
+    if backend_cls.cacheable:
+        cache = ResponseCache(cache_dir, model_cfg["id"], f"{study}--{requestset}")
+        stored = cache.load()  # every job of this model: its spend counts against the cap
+        answers = _from_cache(stored, distinct)
+    n_cached = len(answers)
+    todo = [r for key, r in distinct.items() if key not in answers]
+    log.info(
+        "%s on %s/%s: %d requests (%d distinct), %d from cache, %d to generate",
+        model_cfg["id"],
+        study,
+        requestset,
+        len(prepared),
+        len(distinct),
+        n_cached,
+        len(todo),
+    )
+
+    cap = model_cfg.get("max_cost_usd")
+    spent = spent_usd(stored.values())
+    not_sent = 0  # requests refused by the spend cap
+    started = time.perf_counter()
+    generated = 0
+    if todo:
+        backend = None
+
+        def answer(batch: list[Request]):
+            nonlocal backend, spent, not_sent
+            # Under a spend cap, calls go out a round of `concurrency` at a time and the spend is
+            # checked between rounds, so no call is sent once the cap is reached (a round in
+            # flight is paid for, so its answers are kept).
+            step = int(model_cfg.get("concurrency") or 1) if cap is not None else len(batch)
+            for start in range(0, len(batch), max(step, 1)):
+                if cap is not None and spent >= cap:
+                    reason = cap_reason(spent, cap)
+                    log.warning(
+                        "%s: %s; %d calls not made", model_cfg["id"], reason, len(batch) - start
+                    )
+                    for r in batch[start:]:
+                        not_sent += 1
+                        yield Response(r.request_id, model_cfg["id"], None, error=reason)
+                    return
+                if backend is None:
+                    backend = backend_cls(
+                        model_cfg,
+                        threads=threads,
+                        context={"study": study, "requestset": requestset},
+                    )
+                for resp in backend.generate(batch[start : start + step]):
+                    spent += resp.cost_usd or 0.0
+                    yield resp
+
+        claims = RequestClaims(cache.folder, claim_stale_s) if cache is not None else None
+        try:
+            with tqdm(
+                total=len(todo), desc=f"generate {model_cfg['id']}", disable=not progress
+            ) as bar:
+                for key, resp in _answer_all(todo, keys, answer, cache, claims):
+                    resp.model = model_cfg["id"]
+                    if not resp.cached:
+                        generated += 1
+                    answers[key] = resp
+                    bar.update(1)
+        finally:
+            if claims is not None:
+                claims.close()
+            if backend is not None:
+                backend.close()
+            if cache is not None:
+                cache.close()
+
+    ordered = []
+    for r in prepared:
+        resp = answers.get(keys[r.request_id])
+        if resp is None:  # a backend that skipped a request is a bug; record it, do not drop it
+            resp = Response(
+                r.request_id, model_cfg["id"], None, error="backend returned no response"
+            )
+        resp = dataclasses.replace(resp, request_id=r.request_id, meta=r.meta)
+        ordered.append(resp)
+
+    failed = [r for r in ordered if r.error is not None]
+    counts = {
+        "model": model_cfg["id"],
+        "study": study,
+        "requestset": requestset,
+        "requests": len(prepared),
+        "distinct": len(distinct),
+        "cached": sum(r.cached for r in ordered),
+        "generated": generated - not_sent,  # calls made
+        "errors": len(failed),
+        "truncated": sum(r.finish_reason == "length" for r in ordered),
+        "first_error": failed[0].error if failed else None,
+        "seconds": round(time.perf_counter() - started, 3),
+        # What this job's own calls used (cached answers cost nothing now).
+        **usage_totals([r for r in ordered if not r.cached]),
+    }
+    share = len(failed) / len(ordered) if ordered else 0.0
+    refused = backend_cls.cacheable and share > max_failed_share
+    counts["accepted"] = not refused
+    if outcome_path is not None:
+        Path(outcome_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(outcome_path).write_text(json.dumps(counts) + "\n")
+    log.info("done: %s", counts)
+    if refused:
+        raise GenerationFailed(
+            f"model {model_cfg['id']!r}, study {study!r}, request set {requestset!r}: "
+            f"{len(failed)} of {len(ordered)} requests failed for good ({share:.1%}; "
+            f"max_failed_share allows {max_failed_share:.1%}). First error: {failed[0].error}. "
+            "The answered requests are in the cache: a plain rerun asks only the failed ones. "
+            "To accept failures, raise max_failed_share (they are then counted as unscored)."
+        )
+    write_responses(out_path, ordered)
+    return counts
+
+
+def _from_cache(stored: dict[str, dict], distinct: dict[str, Request]) -> dict[str, Response]:
+    found = {}
+    for key in distinct:
+        row = stored.get(key)
+        if row is not None:
+            resp = Response.from_dict(row)
+            resp.cached = True
+            found[key] = resp
+    return found
+
+
+def _answer_all(todo, keys, answer, cache, claims, poll_s: float = 0.25):
+    """Yield ``(key, response)`` for every request of ``todo`` (one per distinct key).
+
+    Without a cache every request goes to the model. With one, each key is claimed first; a
+    key another job holds is waited for (its answer read from the cache) or, when that job
+    failed on it or died, claimed and asked here.
+    """
+    if cache is None:
+        for resp in answer(todo):
+            yield keys[resp.request_id], resp
+        return
+    waiting = {keys[r.request_id]: r for r in todo}
+    told, pause = False, poll_s
+    while waiting:
+        mine = [key for key in waiting if claims.acquire(key)]
+        if mine:
+            # Another job may have answered a key just before releasing it to us.
+            for key, resp in _from_cache(cache.load(), {k: waiting[k] for k in mine}).items():
+                claims.release(key)
+                del waiting[key]
+                yield key, resp
+            batch = [waiting[key] for key in mine if key in waiting]
+            for resp in answer(batch) if batch else ():
+                key = keys[resp.request_id]
+                cache.append(key, resp)
+                claims.release(key)
+                waiting.pop(key, None)
+                yield key, resp
+            for key in [keys[r.request_id] for r in batch]:
+                if key in waiting:  # skipped by the backend: reported as an error row
+                    claims.release(key)
+                    del waiting[key]
+            continue
+        if not told:
+            log.info("waiting for %d requests another job is asking", len(waiting))
+            told = True
+        time.sleep(pause)
+        found = _from_cache(cache.load(), waiting)
+        # Re-reading a large cache costs: look less often while nothing arrives (up to 2 s).
+        pause = poll_s if found else min(2.0, pause * 1.5)
+        for key, resp in found.items():
+            del waiting[key]
+            yield key, resp
+
+
+def outcome_path_for(log_path: str | os.PathLike) -> Path:
+    """Where a `generate` job records its outcome: next to its log."""
+    log_path = Path(log_path)
+    return log_path.with_name(log_path.name.removesuffix(".log") + ".outcome.json")
+
+
+def print_failed_calls(logs_dir: str | os.PathLike = "logs", since: float | None = None) -> None:
+    """The end-of-run hook: print :func:`failed_calls_report` to stderr when anything failed."""
+    import sys
+
+    # A second's margin: file times and the run's start clock may round differently.
+    summary = failed_calls_report(logs_dir, None if since is None else since - 1)
+    if summary:
+        print(summary, file=sys.stderr)
+
+
+def failed_calls_report(logs_dir: str | os.PathLike = "logs", since: float | None = None) -> str:
+    """Failed requests per model and study of the `generate` jobs run since ``since``.
+
+    Called at the end of a run (the Snakefile's onsuccess/onerror hooks); empty when nothing
+    failed. Each line names the model, the study, the failed and total requests and whether the
+    failures were accepted (``max_failed_share``; counted as unscored in the tables) or stopped
+    the job (the next plain rerun asks them again).
+    """
+    totals: dict[tuple[str, str], dict] = {}
+    for path in sorted(Path(logs_dir).glob("*/generate/*/*.outcome.json")):
+        if since is not None and path.stat().st_mtime < since:
+            continue  # from an earlier run
+        try:
+            row = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if not row.get("errors"):
+            continue
+        entry = totals.setdefault(
+            (row["model"], row["study"]),
+            {"errors": 0, "requests": 0, "refused": [], "first_error": row.get("first_error")},
+        )
+        entry["errors"] += int(row["errors"])
+        entry["requests"] += int(row["requests"])
+        if not row.get("accepted", True):
+            entry["refused"].append(row["requestset"])
+    if not totals:
+        return ""
+    lines = ["Failed model calls in this run (per model and study):"]
+    for (model, study), e in sorted(totals.items()):
+        fate = (
+            f"stopped request sets {', '.join(e['refused'])} (a plain rerun asks them again)"
+            if e["refused"]
+            else "accepted by max_failed_share, counted as unscored"
+        )
+        lines.append(
+            f"  {model} / {study}: {e['errors']} of {e['requests']} requests failed; {fate}. "
+            f"First error: {e['first_error']}"
+        )
+    return "\n".join(lines)
+
+
+CALLS_COLUMNS = ["model", "requestset", "n_requests", "n_failed", "n_truncated", "n_cached"]
+
+
+def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None):
+    """Per model and request set of a study: requests, failed calls, truncated answers.
+
+    ``n_failed`` counts error rows (failures accepted by ``max_failed_share``; they are unscored
+    in the study's tables), ``n_truncated`` answers cut off at the token limit (``finish_reason``
+    ``length``: scored as written when a model's answer, unusable when a judge's verdict).
+    """
+    import pandas as pd
+
+    from .io import write_table
+
+    rows = []
+    for model in sorted(models):
+        for path in sorted((Path(responses_root) / model).glob("*.jsonl")):
+            responses = read_responses(path)
+            rows.append(
+                {
+                    "model": model,
+                    "requestset": path.stem,
+                    "n_requests": len(responses),
+                    "n_failed": sum(r.error is not None for r in responses),
+                    "n_truncated": sum(r.finish_reason == "length" for r in responses),
+                    "n_cached": sum(bool(r.cached) for r in responses),
+                }
+            )
+    table = pd.DataFrame(rows, columns=CALLS_COLUMNS)
+    write_table(
+        table,
+        out_tsv,
+        out_md,
+        title="Model calls per model and request set",
+        notes=[calls_table.__doc__.split("\n\n")[1].strip().replace("\n    ", " ")],
+    )
+    return table

@@ -1,0 +1,170 @@
+"""File helpers shared by every stage: JSONL, TSV and Markdown tables, atomic writes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import InputError
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """sha256 of a file, read in 1 MiB blocks (weights files are gigabytes)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def files_sha256(name: str, root: str | os.PathLike = ".") -> dict[str, str]:
+    """sha256 of the file ``root/name``, or of every file inside that folder, keyed by the path
+    as written (``name/inner/file``); {} when nothing is there."""
+    path = Path(root) / name
+    if path.is_file():
+        return {name: sha256_file(path)}
+    if path.is_dir():
+        return {
+            str(Path(name) / file.relative_to(path)): sha256_file(file)
+            for file in sorted(p for p in path.rglob("*") if p.is_file())
+        }
+    return {}
+
+
+@contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w"):
+    """Write to a temporary file beside ``path`` and rename it into place on success.
+
+    A job killed mid-write leaves the previous file (or none), never a truncated one.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_jsonl(path: str | os.PathLike) -> list[dict]:
+    """Read a JSONL file; a bad line raises InputError naming the file and line."""
+    return list(iter_jsonl(path))
+
+
+def iter_jsonl(path: str | os.PathLike) -> Iterator[dict]:
+    for _, obj in iter_jsonl_lines(path):
+        yield obj
+
+
+def iter_jsonl_lines(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
+    """(line number, object) of a JSONL file; a BOM is allowed, other bytes must be UTF-8."""
+    with open(path, "rb") as handle:  # decoded line by line, so an encoding error names its line
+        for lineno, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    path,
+                    f"line {lineno}",
+                    f"not UTF-8 text (byte 0x{raw[exc.start]:02x}); save the file as UTF-8",
+                ) from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(path, f"line {lineno}", f"not valid JSON ({exc.msg})") from None
+            if not isinstance(obj, dict):
+                raise InputError(path, f"line {lineno}", "expected a JSON object")
+            yield lineno, obj
+
+
+def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
+    with atomic_write(path) as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def write_table(
+    df: pd.DataFrame, tsv_path: str | os.PathLike, md_path=None, title=None, notes=None
+):
+    """Write a table as TSV and, when ``md_path`` is given, as a Markdown twin.
+
+    In a capped smoke run (``limit``, handed to jobs as ONCOEVAL_ITEM_LIMIT) the Markdown twin
+    says so under its title, so a table of five items is never read as a finding.
+    """
+    limit = os.environ.get("ONCOEVAL_ITEM_LIMIT")
+    if limit:
+        capped = (
+            f"Capped run (limit={limit}): each study used only its first {limit} items; "
+            "not a result."
+        )
+        title = f"{title}\n\n{capped}" if title else None
+        notes = notes if title else [capped, *(notes or [])]
+    with atomic_write(tsv_path) as handle:
+        df.to_csv(handle, sep="\t", index=False, float_format="%.6g")
+    if md_path is not None:
+        with atomic_write(md_path) as handle:
+            if title:
+                handle.write(f"# {title}\n\n")
+            handle.write(df.to_markdown(index=False, floatfmt=".3f") if len(df) else "(no rows)")
+            handle.write("\n")
+            for note in notes or []:
+                handle.write(f"\n{note}\n")
+
+
+def cap_jsonl(path: str | os.PathLike, limit: int | None, group_by: str | None = None) -> int:
+    """Keep only the first ``limit`` records of a JSONL file (per value of ``group_by``), in file
+    order: the item cap of a smoke run (config key ``limit``). Returns the records kept."""
+    rows = list(read_jsonl(path))
+    if not limit:
+        return len(rows)
+    seen: dict = {}
+    kept = []
+    for row in rows:
+        group = row.get(group_by) if group_by else None
+        if seen.get(group, 0) < limit:
+            seen[group] = seen.get(group, 0) + 1
+            kept.append(row)
+    write_jsonl(path, kept)
+    logging.getLogger("oncoeval").info("limit=%d: kept %d of %d items", limit, len(kept), len(rows))
+    return len(kept)
+
+
+def read_tsv(path: str | os.PathLike) -> pd.DataFrame:
+    return pd.read_csv(path, sep="\t", keep_default_na=True)
+
+
+def setup_script_logging(log_path: str | os.PathLike | None) -> logging.Logger:
+    """Send a script's logging and stderr to its Snakemake ``log:`` file."""
+    logger = logging.getLogger("oncoeval")
+    if log_path:
+        Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+        stream = open(log_path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 (lives with the job)
+        sys.stderr = stream
+        handler = logging.StreamHandler(stream)
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    return logger

@@ -1,0 +1,1 @@
+"""Judges you can trust: validation against human labels, rates corrected for judge error."""

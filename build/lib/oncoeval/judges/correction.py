@@ -1,0 +1,246 @@
+"""Judged rates corrected for the judge's own errors, measured on human-labelled validation items.
+
+A judge (an LLM verifier or matcher) labels every evaluated item; on a validation set the same
+judge is compared with human labels. With ``M[i, j] = P(judge says j | truth i)`` estimated from
+the validation set and ``q`` the share of evaluated items the judge put in each class, the
+observed shares satisfy ``q = M^T pi`` for the true shares ``pi``:
+
+* binary rate (PCR: share of score 1): Rogan & Gladen (1978),
+  ``pi = (q + specificity - 1) / (sensitivity + specificity - 1)``, clipped to [0, 1];
+* a distribution over several classes (the -1/0/1 scores behind PCS): ``pi`` solving
+  ``M^T pi = q``, constrained to valid proportions (non-negative, summing to one) by
+  non-negative least squares when the exact solution leaves the simplex.
+
+Confidence intervals resample both the evaluated items and the validation items (each with
+replacement, independently; percentile method), so the judge's measurement error widens them.
+A resample in which the correction is undefined (a class absent, sensitivity + specificity <= 1,
+a singular matrix) is left out of the percentiles.
+
+A correction the validation set cannot support is not computed: fewer validation labels of a
+class than ``min_labels_per_class``, sensitivity + specificity <= 1, or a singular matrix; the
+reason is returned in place of the number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import nnls
+
+from ..schema import top_level_defaults
+from ..stats import BootstrapSettings
+
+# The schema's `judge_correction` defaults, written once there.
+_DEFAULTS = top_level_defaults("judge_correction")
+
+
+@dataclass(frozen=True)
+class CorrectionSettings:
+    min_labels_per_class: int = _DEFAULTS["min_labels_per_class"]
+
+    @classmethod
+    def from_config(cls, config: dict) -> CorrectionSettings:
+        """The config's `judge_correction` block (filled by the workflow; filled here when
+        partial)."""
+        block = {**_DEFAULTS, **((config or {}).get("judge_correction") or {})}
+        return cls(min_labels_per_class=int(block["min_labels_per_class"]))
+
+
+@dataclass(frozen=True)
+class Corrected:
+    """A corrected estimate with its CI, or the reason it could not be computed."""
+
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    reason: str = ""
+
+    @property
+    def cell(self):
+        """What a table shows: the number, or the reason in its place."""
+        return self.reason if self.reason else self.value
+
+
+DEFAULT_BOOTSTRAP = BootstrapSettings()
+DEFAULT_CORRECTION = CorrectionSettings()
+
+
+# --- point estimates ---------------------------------------------------------------------------
+
+
+def rogan_gladen(observed: float, sensitivity: float, specificity: float) -> float:
+    """True prevalence from an observed positive share; clipped to [0, 1]."""
+    youden = sensitivity + specificity - 1
+    if youden <= 0:
+        raise ValueError("sensitivity + specificity must exceed 1")
+    return float(np.clip((observed + specificity - 1) / youden, 0.0, 1.0))
+
+
+def invert_confusion(observed, confusion) -> np.ndarray:
+    """True class shares ``pi`` with ``confusion.T @ pi`` closest to ``observed``, pi on the simplex.
+
+    ``confusion`` is row-stochastic: row i holds P(judge says j | truth i).
+    """
+    q = np.asarray(observed, dtype=float)
+    m = np.asarray(confusion, dtype=float)
+    try:
+        pi = np.linalg.solve(m.T, q)
+    except np.linalg.LinAlgError:
+        pi = None
+    if pi is not None and np.all(pi >= -1e-12):
+        return _to_simplex(pi)
+    return _nnls_simplex(m.T, q)
+
+
+def _to_simplex(pi: np.ndarray) -> np.ndarray:
+    pi = np.clip(pi, 0.0, None)
+    return pi / pi.sum()
+
+
+def _nnls_simplex(a: np.ndarray, q: np.ndarray, weight: float = 1e3) -> np.ndarray:
+    # Least squares with pi >= 0; the sum-to-one constraint enters as a heavily weighted row.
+    a_aug = np.vstack([a, weight * np.ones(a.shape[1])])
+    q_aug = np.concatenate([q, [weight]])
+    pi, _ = nnls(a_aug, q_aug)
+    return _to_simplex(pi)
+
+
+# --- validation set -> error rates -------------------------------------------------------------
+
+
+def confusion_counts(truth, judged, classes) -> np.ndarray:
+    """Counts[i, j]: validation items of true class i the judge put in class j."""
+    index = {c: k for k, c in enumerate(classes)}
+    counts = np.zeros((len(classes), len(classes)), dtype=int)
+    for t, j in zip(truth, judged, strict=True):
+        counts[index[t], index[j]] += 1
+    return counts
+
+
+def _row_stochastic(counts: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return counts / counts.sum(axis=-1, keepdims=True)
+
+
+def support_problem(counts: np.ndarray, classes, min_labels: int) -> str:
+    """Why this validation table cannot support a correction ('' when it can)."""
+    per_class = counts.sum(axis=1)
+    if per_class.sum() == 0:
+        return "no validation labels"
+    short = [f"{c}: {int(n)}" for c, n in zip(classes, per_class, strict=True) if n < min_labels]
+    if short:
+        return f"fewer than {min_labels} validation labels per class ({', '.join(short)})"
+    m = _row_stochastic(counts)
+    if len(classes) == 2:
+        sensitivity, specificity = m[1, 1], m[0, 0]
+        if sensitivity + specificity <= 1:
+            return (
+                f"sensitivity + specificity <= 1 ({sensitivity:.2f} + {specificity:.2f}): "
+                "the judge is no better than chance"
+            )
+    elif np.linalg.matrix_rank(m) < len(classes):
+        return "the judge's confusion matrix is singular: its verdicts do not separate the classes"
+    return ""
+
+
+# --- corrected rates with two-sample bootstrap CIs ---------------------------------------------
+
+
+def _percentiles(values: np.ndarray, settings: BootstrapSettings):
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return float("nan"), float("nan")
+    alpha = (1 - settings.ci) / 2
+    low, high = np.percentile(values, [100 * alpha, 100 * (1 - alpha)])
+    return float(low), float(high)
+
+
+def _resample(observed_counts, validation_counts, settings: BootstrapSettings):
+    """Resampled class shares of the evaluated items and resampled validation tables.
+
+    Resampling items with replacement is a multinomial draw over their classes (or, for the
+    validation set, over the cells of its table), which is what is drawn here.
+    """
+    rng = np.random.default_rng(settings.seed)
+    n_obs = int(observed_counts.sum())
+    n_val = int(validation_counts.sum())
+    k = validation_counts.shape[0]
+    q = rng.multinomial(n_obs, observed_counts / n_obs, size=settings.n_resamples) / n_obs
+    cells = rng.multinomial(
+        n_val, validation_counts.ravel() / n_val, size=settings.n_resamples
+    ).reshape(-1, k, k)
+    return q, cells
+
+
+def corrected_rate(
+    judged_positive,
+    validation_truth,
+    validation_judged,
+    settings: BootstrapSettings = DEFAULT_BOOTSTRAP,
+    correction: CorrectionSettings = DEFAULT_CORRECTION,
+) -> Corrected:
+    """Rogan-Gladen corrected share of positives among the evaluated items.
+
+    ``judged_positive``: the judge's binary verdict per evaluated item (bool / 0-1);
+    ``validation_truth`` / ``validation_judged``: human label and judge verdict per validation item.
+    """
+    judged = np.asarray(judged_positive, dtype=bool)
+    if judged.size == 0:
+        return Corrected(None, None, None, "no judged items")
+    counts = confusion_counts(
+        np.asarray(validation_truth, dtype=bool),
+        np.asarray(validation_judged, dtype=bool),
+        (False, True),
+    )
+    problem = support_problem(counts, ("negative", "positive"), correction.min_labels_per_class)
+    if problem:
+        return Corrected(None, None, None, problem)
+    m = _row_stochastic(counts)
+    value = rogan_gladen(judged.mean(), m[1, 1], m[0, 0])
+    observed = np.array([np.sum(~judged), np.sum(judged)], dtype=float)
+    q, cells = _resample(observed, counts, settings)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mb = _row_stochastic(cells.astype(float))
+        sens, spec = mb[:, 1, 1], mb[:, 0, 0]
+        youden = sens + spec - 1
+        boot = np.where(youden > 0, (q[:, 1] + spec - 1) / youden, np.nan)
+    low, high = _percentiles(np.clip(boot, 0.0, 1.0), settings)
+    return Corrected(value, low, high)
+
+
+def corrected_distribution(
+    judged_classes,
+    validation_truth,
+    validation_judged,
+    classes,
+    settings: BootstrapSettings = DEFAULT_BOOTSTRAP,
+    correction: CorrectionSettings = DEFAULT_CORRECTION,
+    functional=None,
+) -> tuple[np.ndarray | None, Corrected]:
+    """Corrected class shares of the evaluated items and a functional of them with its CI.
+
+    ``functional`` maps a share vector to the number reported (default: identity is not a
+    number, so it must be given, e.g. the mean score ``pi @ classes`` for PCS).
+    Returns (corrected shares or None, Corrected for the functional).
+    """
+    judged = list(judged_classes)
+    if not judged:
+        return None, Corrected(None, None, None, "no judged items")
+    counts = confusion_counts(validation_truth, validation_judged, classes)
+    problem = support_problem(counts, classes, correction.min_labels_per_class)
+    if problem:
+        return None, Corrected(None, None, None, problem)
+    observed = confusion_counts(judged, judged, classes).diagonal().astype(float)
+    pi = invert_confusion(observed / observed.sum(), _row_stochastic(counts))
+    q, cells = _resample(observed, counts, settings)
+    mb = _row_stochastic(cells.astype(float))
+    boot = np.full(settings.n_resamples, np.nan)
+    with np.errstate(invalid="ignore"):
+        usable = ~np.isnan(mb).any(axis=(1, 2)) & (np.abs(np.linalg.det(np.nan_to_num(mb))) > 1e-9)
+    shares = np.linalg.solve(np.swapaxes(mb[usable], 1, 2), q[usable][..., None])[..., 0]
+    for row, b in zip(shares, np.flatnonzero(usable), strict=True):
+        share = _to_simplex(row) if np.all(row >= -1e-12) else _nnls_simplex(mb[b].T, q[b])
+        boot[b] = functional(share)
+    low, high = _percentiles(boot, settings)
+    return pi, Corrected(float(functional(pi)), low, high)

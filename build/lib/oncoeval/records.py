@@ -1,0 +1,147 @@
+"""The two record types that cross the `generate` rule: requests in, responses out.
+
+Request sets are JSONL files, one request per line::
+
+    {"request_id": "p01|specified|ff", "messages": [{"role": "user", "content": "..."}],
+     "params": {"temperature": 0, "max_new_tokens": 256, "seed": 0}, "meta": {...}}
+
+Responses follow the output contract of DESIGN.md; ``meta`` is copied through from the request.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+
+from .errors import InputError
+from .io import iter_jsonl, iter_jsonl_lines, write_jsonl
+
+ROLES = {"system", "user", "assistant"}
+# Generation parameters a request may carry; anything else is a mistake worth stopping on.
+KNOWN_PARAMS = {"temperature", "max_new_tokens", "seed", "top_p", "top_k", "stop", "response_shape"}
+# The seed of a sampled request that names none (the local backends draw it alike). A request
+# parameter, not the config's `bootstrap.seed`.
+REQUEST_SEED_UNSET = 0
+
+
+@dataclass(frozen=True)
+class Request:
+    request_id: str
+    messages: list[dict]
+    params: dict = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def sampled(self) -> bool:
+        return float(self.params.get("temperature", 0) or 0) > 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Response:
+    request_id: str
+    model: str
+    text: str | None
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float | None = None
+    cached: bool = False
+    error: str | None = None
+    cost_usd: float | None = None
+    meta: dict = field(default_factory=dict)
+    # Why a shaped request was answered without its shape enforced (oncoeval.judges.structured).
+    structured_fallback: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, row: dict) -> Response:
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in row.items() if k in known})
+
+
+def verdict_problem(resp: Response | None) -> str | None:
+    """Why a judge's reply cannot be used as a verdict (None when it can).
+
+    A failed call is no verdict, and neither is one cut off at the token limit
+    (``finish_reason`` ``length``): its conclusion may be missing or half-written.
+    """
+    if resp is None:
+        return "no response"
+    if resp.error is not None:
+        return f"error: {resp.error}"
+    if resp.finish_reason == "length":
+        return "truncated: the reply hit the token limit (finish_reason length)"
+    return None
+
+
+def validate_request(obj: dict, path, lineno: int) -> Request:
+    where = f"line {lineno}"
+    rid = obj.get("request_id")
+    if not isinstance(rid, str) or not rid:
+        raise InputError(path, where, "request_id must be a non-empty string")
+    where = f"line {lineno} (request_id {rid!r})"
+    messages = obj.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise InputError(path, where, "messages must be a non-empty list of chat messages")
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, dict) or msg.get("role") not in ROLES:
+            raise InputError(path, where, f"messages[{i}] needs a role in {sorted(ROLES)}")
+        if not isinstance(msg.get("content"), str):
+            raise InputError(path, where, f"messages[{i}].content must be a string")
+    params = obj.get("params", {})
+    if not isinstance(params, dict):
+        raise InputError(path, where, "params must be an object")
+    unknown = set(params) - KNOWN_PARAMS
+    if unknown:
+        raise InputError(
+            path, where, f"unknown params {sorted(unknown)}; known: {sorted(KNOWN_PARAMS)}"
+        )
+    if "response_shape" in params:
+        from .judges.structured import shape_problem
+
+        problem = shape_problem(params["response_shape"])
+        if problem:
+            raise InputError(path, where, problem)
+    meta = obj.get("meta", {})
+    if not isinstance(meta, dict):
+        raise InputError(path, where, "meta must be an object")
+    return Request(rid, messages, params, meta)
+
+
+def read_requests(path: str | os.PathLike) -> list[Request]:
+    """Read and validate a request set; duplicate ids and malformed lines raise InputError."""
+    requests: list[Request] = []
+    seen: dict[str, int] = {}
+    for lineno, obj in iter_jsonl_lines(path):
+        req = validate_request(obj, path, lineno)
+        if req.request_id in seen:
+            raise InputError(
+                path,
+                f"line {lineno}",
+                f"duplicate request_id {req.request_id!r} (first on line {seen[req.request_id]})",
+            )
+        seen[req.request_id] = lineno
+        requests.append(req)
+    return requests
+
+
+def write_requests(path: str | os.PathLike, requests) -> None:
+    rows = [r.to_dict() if isinstance(r, Request) else r for r in requests]
+    ids = [r["request_id"] for r in rows]
+    if len(ids) != len(set(ids)):
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        raise ValueError(f"duplicate request ids while writing {path}: {dupes[:5]}")
+    write_jsonl(path, rows)
+
+
+def read_responses(path: str | os.PathLike) -> list[Response]:
+    return [Response.from_dict(row) for row in iter_jsonl(path)]
+
+
+def write_responses(path: str | os.PathLike, responses) -> None:
+    write_jsonl(path, [r.to_dict() for r in responses])

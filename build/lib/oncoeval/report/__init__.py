@@ -1,0 +1,1 @@
+"""The workflow's report: HTML tables, the summary page, per-item pages, provenance, estimates."""

@@ -1,0 +1,123 @@
+"""``results/provenance.json``: what produced the results, so a table traces back to its sources.
+
+Per model: its backend and identity (the settings its answers depend on), the revision or the
+hash of its weights file, the hash of its chat template where a local tokenizer has one, and its
+decoding settings. For the run: library versions, every seed in the config, and the sha256 of
+every input file the config names (data, prompts, replayed answers) and of each enabled study's
+prompt templates (config/prompts/<study>/, read by name).
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.metadata
+import json
+import platform
+from pathlib import Path
+
+from ..backends import backends, get_backend
+from ..io import files_sha256
+from ..studies.contract import prompts_dir
+from . import tables
+
+# The workflow's own; each backend adds the libraries its answers depend on.
+LIBRARIES = (
+    "snakemake", "pandas", "numpy", "scipy", "scikit-learn", "sacrebleu", "rouge-score",
+    "matplotlib",
+)  # fmt: skip
+DECODING_KEYS = ("max_new_tokens", "generation", "dtype", "quantization", "batch_size", "reasoning")
+
+
+def library_versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    by_backends = [lib for backend in backends().values() for lib in backend.libraries]
+    for name in dict.fromkeys([*LIBRARIES, *by_backends]):
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def seeds(config, prefix: str = "") -> dict:
+    """Every ``seed`` key of the config, by its dotted path."""
+    found = {}
+    if isinstance(config, dict):
+        for key, value in config.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if key == "seed" and not isinstance(value, dict | list):
+                found[path] = value
+            else:
+                found.update(seeds(value, path))
+    elif isinstance(config, list):
+        for i, value in enumerate(config):
+            found.update(seeds(value, f"{prefix}[{i}]"))
+    return found
+
+
+def input_files(config, root: Path) -> dict[str, str]:
+    """sha256 of every existing file (or file inside a folder) named by a config string, and of
+    each enabled study's prompt templates."""
+    out: dict[str, str] = {}
+
+    def visit(value):
+        if isinstance(value, dict):
+            for v in value.values():
+                visit(v)
+        elif isinstance(value, list):
+            for v in value:
+                visit(v)
+        elif isinstance(value, str) and value and not value.startswith(("embedded:", "http")):
+            if (root / value).is_dir() and (value in ("results", ".") or "cache" in value):
+                return  # outputs and caches, not inputs
+            try:
+                out.update(files_sha256(value, root))
+            except OSError:
+                pass
+
+    studies = config.get("studies") or {}
+    enabled = {s: b for s, b in studies.items() if isinstance(b, dict) and b.get("enabled")}
+    skip = ("cache_dir", "model_store", "studies")
+    visit({k: v for k, v in config.items() if k not in skip})
+    visit(enabled)
+    # The templates a study reads by name, which no config key names.
+    visit([prompts_dir(study) for study in enabled])
+    return dict(sorted(out.items()))
+
+
+def model_record(cfg: dict, root: Path) -> dict:
+    backend = get_backend(cfg["backend"])
+    return {
+        "backend": cfg["backend"],
+        "identity": backend.identity(cfg),
+        "decoding": {k: cfg[k] for k in DECODING_KEYS if cfg.get(k) not in (None, {}, "")},
+        "revision": cfg.get("revision"),
+        **backend.provenance(cfg, root),
+    }
+
+
+def provenance(config: dict, models: dict[str, dict], root=".") -> dict:
+    root = Path(root)
+    return {
+        "models": {mid: model_record(cfg, root) for mid, cfg in sorted(models.items())},
+        "libraries": library_versions(),
+        "seeds": seeds(config),
+        "input_files_sha256": input_files(config, root),
+    }
+
+
+def provenance_page(record: dict) -> str:
+    body = (
+        "<p class='caption'>What produced the results: each model's identity, weights and "
+        "chat-template hashes and decoding settings; library versions; seeds; the sha256 of "
+        "every input file. The same record is in <code>results/provenance.json</code>.</p>"
+        f"<pre>{html.escape(json.dumps(record, indent=2, sort_keys=True, default=str))}</pre>"
+    )
+    return tables.page("Provenance", body)
+
+
+def write(config: dict, models: dict[str, dict], out_json, out_html, root=".") -> dict:
+    record = provenance(config, models, root)
+    Path(out_json).write_text(json.dumps(record, indent=2, sort_keys=True, default=str) + "\n")
+    Path(out_html).write_text(provenance_page(record), encoding="utf-8")
+    return record

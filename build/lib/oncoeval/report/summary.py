@@ -1,0 +1,229 @@
+"""The summary page: each study's headline result per model, then what the run cost.
+
+Study tables are read by file with their known headline columns, so a study that adds columns
+or rows does not break the summary; a table or column that is missing is reported as such.
+Usage (requests, failures, tokens, cost, wall time) is counted from the responses files and
+the ``generate`` jobs' Snakemake benchmarks.
+"""
+
+from __future__ import annotations
+
+import glob
+import html
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from ..io import iter_jsonl
+from ..studies import STUDIES
+from ..studies.contract import Headline
+from . import catalog, tables
+
+MODEL_COLUMNS = ("model", "responder", "held_out_model")
+N_COLUMNS = ("n", "n_profiles", "n_patients", "n_notes", "n_questions", "n_test", "n_units")
+UNSCORED_COLUMNS = ("n_unscored", "parse_failures", "unscored")
+SUMMARY_COLUMNS = [
+    "study", "model", "measure", "value", "ci_low", "ci_high", "n", "n_unscored", "source"
+]  # fmt: skip
+USAGE_COLUMNS = [
+    "model", "requests", "failed", "cached", "prompt_tokens", "completion_tokens",
+    "cost_usd", "wall_s",
+]  # fmt: skip
+
+
+def _first(columns, candidates):
+    return next((c for c in candidates if c in columns), None)
+
+
+def study_headlines(study: str) -> tuple[Headline, ...]:
+    """The headline measures the study's workflow.py declares (``HEADLINES``)."""
+    return tuple(catalog.study_declares(study, "HEADLINES", ()))
+
+
+def headline_rows(results: Path, studies) -> list[dict]:
+    """One row per (headline measure, model) of the enabled ``studies``, in registry order."""
+    rows = []
+    for h in (h for s in STUDIES if s in studies for h in study_headlines(s)):
+        path = Path(results) / h.study / h.table
+        base = {"study": h.study, "measure": h.measure, "source": str(path)}
+        if not path.exists():
+            rows.append({**base, "model": "(table not written)"})
+            continue
+        df = pd.read_csv(path, sep="\t")
+        if h.column not in df.columns:
+            rows.append({**base, "model": f"(no column {h.column})"})
+            continue
+        for column, value in h.where:
+            if column in df.columns:
+                df = df[df[column] == value]
+        model_col = _first(df.columns, MODEL_COLUMNS)
+        n_col = _first(df.columns, N_COLUMNS)
+        unscored_col = _first(df.columns, UNSCORED_COLUMNS)
+        invalid = [c for c in df.columns if c.startswith("invalid_")]
+        for _, r in df.iterrows():
+            rows.append(
+                {
+                    **base,
+                    "model": r[model_col] if model_col else "",
+                    "value": _cell(r[h.column]),
+                    "ci_low": r.get(f"{h.column}_ci_low", float("nan")),
+                    "ci_high": r.get(f"{h.column}_ci_high", float("nan")),
+                    "n": r[n_col] if n_col else float("nan"),
+                    "n_unscored": r[unscored_col]
+                    if unscored_col
+                    else (r[invalid].sum() if invalid else float("nan")),
+                }
+            )
+    return rows
+
+
+def _cell(value):
+    """A number, or the text a column of numbers and reasons holds (read back as strings)."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _sum(values):
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def usage_rows(root: Path, models=None) -> list[dict]:
+    """Per model: requests, failed calls, cached answers, tokens, cost and generate wall time."""
+    root = Path(root)
+    per_model: dict[str, dict] = {}
+    for path in sorted(glob.glob(str(root / "results" / "*" / "responses" / "*" / "*.jsonl"))):
+        model = Path(path).parent.name
+        if models is not None and model not in models:
+            continue
+        rows = list(iter_jsonl(path))
+        u = per_model.setdefault(
+            model, {"model": model, "_prompt": [], "_completion": [], "_cost": []}
+        )
+        u["requests"] = u.get("requests", 0) + len(rows)
+        u["failed"] = u.get("failed", 0) + sum(r.get("error") is not None for r in rows)
+        u["cached"] = u.get("cached", 0) + sum(bool(r.get("cached")) for r in rows)
+        u["_prompt"] += [r.get("prompt_tokens") for r in rows]
+        u["_completion"] += [r.get("completion_tokens") for r in rows]
+        u["_cost"] += [r.get("cost_usd") for r in rows]
+    out = []
+    for model, u in per_model.items():
+        wall = 0.0
+        for bench in glob.glob(str(root / "benchmarks" / "*" / "generate" / model / "*.tsv")):
+            wall += float(pd.read_csv(bench, sep="\t")["s"].sum())
+        out.append(
+            {
+                "model": model,
+                "requests": u["requests"],
+                "failed": u["failed"],
+                "cached": u["cached"],
+                "prompt_tokens": _sum(u["_prompt"]),
+                "completion_tokens": _sum(u["_completion"]),
+                "cost_usd": _sum(u["_cost"]),
+                "wall_s": round(wall, 1),
+            }
+        )
+    return out
+
+
+def summary_frames(root: Path, studies, models=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    root = Path(root)
+    headline = pd.DataFrame(headline_rows(root / "results", studies), columns=SUMMARY_COLUMNS)
+    usage = pd.DataFrame(usage_rows(root, models), columns=USAGE_COLUMNS)
+    return headline, usage
+
+
+def display_frame(headline: pd.DataFrame) -> pd.DataFrame:
+    """The headline rows as a reader sees them: ``value [95% CI]``, scored and unscored counts."""
+    shown = pd.DataFrame(
+        {
+            "study": headline["study"],
+            "model": headline["model"],
+            "measure": headline["measure"],
+            "result [95% CI]": [
+                tables.format_ci(v, lo, hi)
+                for v, lo, hi in zip(
+                    headline["value"], headline["ci_low"], headline["ci_high"], strict=True
+                )
+            ],
+            "n scored": [tables.format_number(_int(v)) for v in headline["n"]],
+            "unscored": [tables.format_number(_int(v)) for v in headline["n_unscored"]],
+        }
+    )
+    return shown
+
+
+def _int(value):
+    return int(value) if isinstance(value, int | float) and not math.isnan(value) else value
+
+
+def usage_display(usage: pd.DataFrame) -> pd.DataFrame:
+    shown = usage.copy()
+    shown["cost_usd"] = ["not priced" if pd.isna(v) else f"${v:.4f}" for v in usage["cost_usd"]]
+    for col in ("prompt_tokens", "completion_tokens"):
+        shown[col] = ["–" if pd.isna(v) else f"{int(v)}" for v in usage[col]]
+    shown["wall_s"] = [f"{v:.1f}" for v in usage["wall_s"]]
+    return shown
+
+
+def _styled(df: pd.DataFrame, table_id: str) -> str:
+    return tables.wrap(df.style.format(escape="html").hide(axis="index"), table_id)
+
+
+def fragment_html(headline: pd.DataFrame, usage: pd.DataFrame) -> str:
+    """The summary as an HTML fragment: one table per study, then the usage table."""
+    parts = []
+    shown = display_frame(headline)
+    for study in dict.fromkeys(headline["study"]):
+        block = shown[shown["study"] == study].drop(columns="study")
+        title = catalog.STUDY_TITLES.get(study, study).split(" ", 1)[-1]
+        parts.append(f"<h3>{html.escape(title)}</h3>")
+        parts.append(_styled(block, f"summary-{study}"))
+    parts.append("<h3>Models: calls, tokens, cost and wall time</h3>")
+    parts.append(_styled(usage_display(usage), "summary-usage"))
+    return "\n".join(parts)
+
+
+def write_summary(
+    root, studies, out_tsv, out_md, out_html, fragment, usage_tsv, models=None, replayed=()
+):
+    """Write results/summary.{tsv,md,html}, the usage table and the report's landing fragment;
+    ``replayed`` ids are named in the note as stored answers, not models."""
+    headline, usage = summary_frames(Path(root), studies, models)
+    headline.to_csv(out_tsv, sep="\t", index=False, float_format="%.6g")
+    usage.to_csv(usage_tsv, sep="\t", index=False, float_format="%.6g")
+    body = fragment_html(headline, usage)
+    Path(fragment).write_text(body, encoding="utf-8")
+    note = (
+        "Headline result of each study per model, with percentile-bootstrap 95% CIs; "
+        "judged rates are the raw judge verdicts (no judge-error correction applied)."
+        + catalog.stored_answers_note(replayed)
+    )
+    Path(out_html).write_text(
+        tables.page("OncoEval summary", f"<p class='caption'>{note}</p>\n{body}"), encoding="utf-8"
+    )
+    md = ["# OncoEval summary", "", note, ""]
+    md.append(display_frame(headline).to_markdown(index=False))
+    md += ["", "## Models", "", usage_display(usage).to_markdown(index=False), ""]
+    Path(out_md).write_text("\n".join(md), encoding="utf-8")
+    return headline, usage
+
+
+def terminal_summary(root=".") -> str:
+    """The end-of-run table printed by the Snakefile's onsuccess hook ("" when none was written)."""
+    root = Path(root)
+    tsv, usage_tsv = root / "results" / "summary.tsv", root / "results" / "usage.tsv"
+    if not tsv.exists():
+        return ""
+    headline = pd.read_csv(tsv, sep="\t")
+    text = ["", "OncoEval results (results/summary.md, report: make report)", ""]
+    text.append(display_frame(headline).to_string(index=False))
+    if usage_tsv.exists():
+        usage = pd.read_csv(usage_tsv, sep="\t")
+        text += ["", usage_display(usage).to_string(index=False)]
+    return "\n".join(text) + "\n"

@@ -1,0 +1,162 @@
+"""Bootstrap confidence intervals shared by every study (percentile method, seeded).
+
+All resampling goes through ``scipy.stats.bootstrap``. Values are one number per resampling unit
+(patient, question, note): a study that scores several rows per unit averages them per unit
+first, then bootstraps over units.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from .schema import top_level_defaults
+
+# The schema's `bootstrap` defaults: the settings' own defaults, so they are written once.
+_DEFAULTS = top_level_defaults("bootstrap")
+
+
+@dataclass(frozen=True)
+class BootstrapSettings:
+    n_resamples: int = _DEFAULTS["n_resamples"]
+    ci: float = _DEFAULTS["ci"]
+    seed: int = _DEFAULTS["seed"]
+
+    @classmethod
+    def from_config(cls, config: dict) -> BootstrapSettings:
+        """The config's `bootstrap` block (filled by the workflow; filled here when partial)."""
+        block = (config or {}).get("bootstrap") or {}
+        block = {**_DEFAULTS, **block}
+        return cls(
+            n_resamples=int(block["n_resamples"]),
+            ci=float(block["ci"]),
+            seed=int(block["seed"]),
+        )
+
+
+def _mean(x, axis=-1):
+    return np.mean(x, axis=axis)
+
+
+def bootstrap_mean_ci(values, settings: BootstrapSettings = BootstrapSettings()):
+    """(mean, ci_low, ci_high) of the mean of ``values`` over resampled units.
+
+    NaNs are dropped first (a unit without a value is not a zero). With fewer than two values the
+    interval is undefined and returned as NaN; a constant sample gets a zero-width interval.
+    """
+    x = np.asarray(values, dtype=float)
+    x = x[~np.isnan(x)]
+    if x.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    mean = float(x.mean())
+    if x.size < 2:
+        return mean, float("nan"), float("nan")
+    if np.all(x == x[0]):
+        return mean, mean, mean
+    res = stats.bootstrap(
+        (x,),
+        _mean,
+        n_resamples=settings.n_resamples,
+        confidence_level=settings.ci,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(settings.seed),
+    )
+    return mean, float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def bootstrap_stat_ci(statistic, n_units: int, settings: BootstrapSettings, min_units: int = 4):
+    """(ci_low, ci_high): percentile CI of any statistic of resampled units.
+
+    ``statistic(indices)`` gets a (resamples x units) matrix of resampled unit indices and returns
+    one value per resample, NaN where the resample leaves it undefined (an AUROC of one class, a
+    rank correlation of constant values): those resamples are skipped. NaN with fewer than
+    ``min_units`` units, or when fewer than half the resamples give a value.
+    """
+    if n_units < min_units:
+        return float("nan"), float("nan")
+    with warnings.catch_warnings():
+        # scipy's own interval is NaN when a resample is undefined; the skipping is done below.
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        res = stats.bootstrap(
+            (np.arange(n_units),),
+            lambda indices, axis=-1: statistic(indices),
+            n_resamples=settings.n_resamples,
+            confidence_level=settings.ci,
+            method="percentile",
+            vectorized=True,
+            rng=np.random.default_rng(settings.seed),
+        )
+    values = np.asarray(res.bootstrap_distribution, dtype=float)
+    values = values[~np.isnan(values)]
+    if len(values) < settings.n_resamples // 2:
+        return float("nan"), float("nan")
+    alpha = (1 - settings.ci) / 2
+    return float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))
+
+
+def _mean_diff(a, b, axis=-1):
+    return np.mean(a, axis=axis) - np.mean(b, axis=axis)
+
+
+def paired_bootstrap_diff(a, b, settings: BootstrapSettings = BootstrapSettings()):
+    """(mean(a - b), ci_low, ci_high), resampling units once and differencing within a resample.
+
+    ``a`` and ``b`` are aligned per unit; units where either is NaN are dropped.
+    """
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    keep = ~(np.isnan(a) | np.isnan(b))
+    a, b = a[keep], b[keep]
+    if a.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    diff = float(np.mean(a - b))
+    if a.size < 2:
+        return diff, float("nan"), float("nan")
+    if np.all(a - b == (a - b)[0]):
+        return diff, diff, diff
+    res = stats.bootstrap(
+        (a, b),
+        _mean_diff,
+        paired=True,
+        n_resamples=settings.n_resamples,
+        confidence_level=settings.ci,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(settings.seed),
+    )
+    return diff, float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def bootstrap_mean_cis(matrix, settings: BootstrapSettings = BootstrapSettings()):
+    """Means and percentile CIs for many rows at once (rows: models or metrics; columns: units).
+
+    Every row is resampled with the *same* resampled units, as a paired analysis needs, and the
+    work is one matrix product: each resample is a vector of multinomial counts over the units,
+    so a resampled mean is ``counts @ values / counts @ present``. NaN cells (a unit without a
+    value in that row) are left out of that row's means. Returns three arrays: mean, low, high.
+    Agrees with ``scipy.stats.bootstrap(method="percentile")`` up to resampling noise
+    (tests/spine/test_stats.py checks this).
+    """
+    x = np.atleast_2d(np.asarray(matrix, dtype=float))
+    present = ~np.isnan(x)
+    filled = np.where(present, x, 0.0)
+    n_units = x.shape[1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = filled.sum(axis=1) / present.sum(axis=1)
+    if n_units < 2:
+        nan = np.full(x.shape[0], np.nan)
+        return mean, nan, nan
+    rng = np.random.default_rng(settings.seed)
+    counts = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=settings.n_resamples)
+    counts = counts.astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        resampled = (counts @ filled.T) / (counts @ present.T)
+    alpha = (1 - settings.ci) / 2
+    low, high = np.nanpercentile(resampled, [100 * alpha, 100 * (1 - alpha)], axis=0)
+    too_few = present.sum(axis=1) < 2
+    low[too_few], high[too_few] = np.nan, np.nan
+    return mean, low, high

@@ -1,0 +1,250 @@
+"""Aggregate: the scores of every evaluated model -> PCS/PCR tables and figures; the verifier's
+agreement with human scores (judge validation); the blinded adjudication sheet."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ...io import read_jsonl, write_table
+from ...judges import adjudication, agreement
+from ...judges.adjudication import blind_id, read_filled_sheet
+from ...judges.correction import DEFAULT_CORRECTION, CorrectionSettings
+from ...records import Response
+from . import figures, metrics
+from .jury import jury_agreement_table, jury_reading
+from .parse import VALID_SCORES, judge, responses_by_id
+from .requests import load_human_scores
+from .score import read_scores
+
+log = logging.getLogger(__name__)
+
+
+def _listed(value) -> list:
+    return [value] if isinstance(value, str | Path) else list(value)
+
+
+def aggregate(
+    score_paths: dict,
+    out: dict,
+    settings,
+    correction: str,
+    validation_path=None,
+    judge_correction: CorrectionSettings = DEFAULT_CORRECTION,
+    own_verifier: dict | None = None,
+) -> None:
+    """pcs_pcr, pcs_by_category, pcs_by_generator, pairwise (TSV + MD) and the three figures.
+
+    With ``validation_path`` (the verifier's readable verdicts on human-scored answers), the
+    PCS/PCR tables show the corrected rates next to the raw ones, except for the models judged
+    by a verifier of their own (``own_verifier``: model -> verifier).
+    """
+    scores = {model: read_scores(path) for model, path in score_paths.items()}
+    validation = read_validation_pairs(validation_path) if validation_path else None
+    note = (
+        "PCS: mean verifier score (-1/0/1); PCR: share of score 1; over scored questions only. "
+        "n_unscored: questions whose answer or verifier reply could not be scored. "
+        f"Bootstrap {settings.ci:.0%} CI over questions ({settings.n_resamples} resamples, "
+        f"seed {settings.seed})."
+    )
+    correct = {
+        "validation": validation,
+        "correction": judge_correction,
+        "own_verifier": own_verifier,
+    }
+    notes = [note, correction_note(validation, judge_correction)]
+    overall = metrics.overall_table(scores, settings, **correct)
+    write_table(overall, out["pcs_pcr"], out["pcs_pcr_md"], "Cancer-Myth: PCS and PCR", notes)
+    by_cat = metrics.category_table(scores, settings, **correct)
+    write_table(
+        by_cat,
+        out["pcs_by_category"],
+        out["pcs_by_category_md"],
+        "Cancer-Myth: PCS by category",
+        notes,
+    )
+    by_gen = metrics.generator_table(scores, settings, **correct)
+    write_table(
+        by_gen,
+        out["pcs_by_generator"],
+        out["pcs_by_generator_md"],
+        "Cancer-Myth: PCS by generator x responder",
+        notes + ["Questions written by hand (`manual`) are left out, as in Figure 6b."],
+    )
+    pairs = metrics.pairwise_table(scores, settings, correction)
+    write_table(
+        jury_agreement_table(scores),
+        out["jury_agreement"],
+        out["jury_agreement_md"],
+        "Cancer-Myth: agreement between the verifier's jurors",
+        [
+            "Fleiss' kappa over the questions every juror scored; n_tie: questions left "
+            "unscored because the jurors' majority was tied. One juror: no jury."
+        ],
+    )
+    write_table(
+        pairs,
+        out["pairwise"],
+        out["pairwise_md"],
+        "Cancer-Myth: paired model comparisons",
+        [
+            "On the questions both models were scored on. pcs_diff = PCS(a) - PCS(b) with a "
+            "paired bootstrap CI; pcr_p_value: exact McNemar test (binomial on discordant "
+            f"pairs), adjusted across pairs with {correction}.",
+        ]
+        + (["Only one model: no pairs."] if len(scores) < 2 else []),
+    )
+    figures.overall_figure(overall, out["pcs_pcr_figure"])
+    figures.category_figure(by_cat, out["pcs_by_category_figure"])
+    figures.generator_figure(by_gen, out["pcs_by_generator_figure"])
+
+
+def correction_note(validation, judge_correction: CorrectionSettings) -> str:
+    if validation is None:
+        return "*_corrected: no judge validation, so no corrected rates (set human_scores)."
+    return (
+        "*_corrected: the same rate corrected for the verifier's errors on "
+        f"{len(validation[0])} human-scored answers (PCR: Rogan-Gladen on score 1 vs not; PCS: "
+        "the 3x3 confusion matrix inverted, constrained to valid shares). Their CIs resample "
+        "both the questions and the validation answers. A correction needs at least "
+        f"{judge_correction.min_labels_per_class} human labels per score and a verifier better "
+        "than chance; otherwise the cell gives the reason. It assumes the verifier errs on these "
+        "questions as it does on the validation answers."
+    )
+
+
+VALIDATION_PAIR_COLUMNS = ["id", "human_score", "verifier_score", "parse_error"]
+
+
+def read_validation_pairs(path):
+    """(human scores, verifier scores) of the validation answers the verifier scored."""
+    df = pd.read_csv(path, sep="\t", dtype={"id": str}, keep_default_na=False)
+    scored = df[df["verifier_score"].astype(str) != ""]
+    return (
+        scored["human_score"].astype(int).to_numpy(),
+        scored["verifier_score"].astype(float).to_numpy(),
+    )
+
+
+def judge_validation(
+    human_path,
+    first_path,
+    retry_path,
+    verifier,
+    settings,
+    tsv,
+    md,
+    confusion_tsv,
+    confusion_md,
+    pairs_tsv=None,
+    per_class_tsv=None,
+    per_class_md=None,
+    combine="majority",
+    adjudicated=None,
+    judged_paths=(),
+):
+    rows = load_human_scores(human_path)
+    jury = _listed(verifier)
+    firsts = [responses_by_id(p) for p in _listed(first_path)]
+    retries = [responses_by_id(p) for p in _listed(retry_path)]
+    if len(jury) == 1:
+        verdicts = [
+            judge(r["id"], _answer(r), firsts[0].get(r["id"]), retries[0].get(r["id"]))
+            for r in rows
+        ]
+    else:
+        verdicts = [jury_reading(r["id"], _answer(r), firsts, retries, combine) for r in rows]
+    verifier = "+".join(jury)
+    human = [r["human_score"] for r in rows]
+    verifier_scores = [np.nan if v["score"] is None else v["score"] for v in verdicts]
+    if len(jury) > 1 and combine == "mean":
+        # Agreement is counted on scores: a jury's mean verdict is rounded to the nearest one
+        # (halves to even, numpy's rule).
+        verifier_scores = [float(np.round(v)) for v in verifier_scores]
+    labelled = adjudicated_labels(adjudicated, judged_paths) if adjudicated else []
+    for lab in labelled:
+        rows.append({"id": f"adjudicated:{lab['item']}", "human_score": lab["label"]})
+        verdicts.append({"score": lab["score"], "parse_error": lab["parse_error"]})
+        human.append(lab["label"])
+        verifier_scores.append(np.nan if lab["score"] is None else lab["score"])
+    summary, confusion = metrics.judge_agreement(human, verifier_scores, settings, verifier)
+    kappa = agreement.kappa_with_ci(human, verifier_scores, metrics.SCORES, settings)
+    where = summary.columns.get_loc("cohen_kappa") + 1
+    summary.insert(where, "cohen_kappa_ci_high", kappa[2])
+    summary.insert(where, "cohen_kappa_ci_low", kappa[1])
+    if per_class_tsv:
+        write_table(
+            agreement.per_class_table(human, verifier_scores, metrics.SCORES, settings),
+            per_class_tsv,
+            per_class_md,
+            "Cancer-Myth: verifier sensitivity and specificity per human score",
+            [
+                "Each score against the other two, over the answers the verifier scored: "
+                "sensitivity = P(verifier gives s | human gave s), specificity = P(verifier does "
+                "not give s | human did not). Bootstrap CIs over the answers of each group."
+            ],
+        )
+    if pairs_tsv:
+        pairs = pd.DataFrame(
+            [
+                {
+                    "id": r["id"],
+                    "human_score": r["human_score"],
+                    "verifier_score": "" if v["score"] is None else v["score"],
+                    "parse_error": v["parse_error"],
+                }
+                for r, v in zip(rows, verdicts, strict=True)
+            ],
+            columns=VALIDATION_PAIR_COLUMNS,
+        )
+        write_table(pairs, pairs_tsv)
+    notes = [
+        f"Verifier {verifier} against {len(rows) - len(labelled)} human scores from {human_path}"
+        + (f" and {len(labelled)} adjudicated answers from {adjudicated}" if labelled else "")
+        + (
+            " (jury mean rounded to the nearest score)"
+            if len(jury) > 1 and combine == "mean"
+            else ""
+        )
+        + ". "
+        "Binary agreement collapses -1/0 vs 1; unreadable verifier replies are counted in "
+        "n_unscored and left out of the agreement figures."
+    ]
+    write_table(summary, tsv, md, "Cancer-Myth: verifier agreement with human scores", notes)
+    write_table(
+        confusion,
+        confusion_tsv,
+        confusion_md,
+        "Cancer-Myth: verifier vs human confusion matrix",
+        ["Rows: human score; columns: verifier score (verifier_unscored: no readable score)."],
+    )
+
+
+def adjudication_sheet(judged_paths: dict, sheet_path, key_path, max_items, seed) -> None:
+    """The blinded sheet of the answers whose verdicts are least certain, and its key."""
+    judged = {model: read_jsonl(path) for model, path in judged_paths.items()}
+    chosen = adjudication.select(judged, int(max_items), int(seed))
+    adjudication.write_sheet(chosen, "human_score", sheet_path, key_path)
+    log.info("%d answers on the adjudication sheet", len(chosen))
+
+
+def adjudicated_labels(sheet_path, judged_paths: dict) -> list[dict]:
+    """Labels of a filled adjudication sheet, each with the verifier's verdict on that answer."""
+    items = {
+        blind_id(model, rec["question_id"]): {
+            "model": model,
+            "question_id": rec["question_id"],
+            "score": rec["score"],
+            "parse_error": rec["parse_error"],
+        }
+        for model, path in judged_paths.items()
+        for rec in read_jsonl(path)
+    }
+    return read_filled_sheet(sheet_path, "human_score", VALID_SCORES, items)
+
+
+def _answer(row):
+    return Response(row["id"], "human-scored", row["answer"])

@@ -1,0 +1,251 @@
+"""PCS / PCR (§4.2), their breakdowns, paired comparisons and judge agreement (Appendix C).
+
+PCS is the mean verifier score, PCR the share of score 1, both over the questions a model was
+scored on; questions with a ``parse_error`` are counted in ``n_unscored`` and nowhere else.
+Confidence intervals are percentile bootstraps over questions (oncoeval.stats).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+from scipy.stats import binomtest
+from sklearn.metrics import cohen_kappa_score, confusion_matrix
+from statsmodels.stats.multitest import multipletests
+
+from ...judges.correction import (
+    DEFAULT_CORRECTION,
+    Corrected,
+    CorrectionSettings,
+    corrected_distribution,
+    corrected_rate,
+)
+from ...stats import BootstrapSettings, bootstrap_mean_ci, paired_bootstrap_diff
+from .data import CATEGORIES
+
+SCORES = (-1, 0, 1)
+
+
+NO_VALIDATION = "no judge validation (human_scores not set)"
+
+
+def pcs_pcr(
+    scores,
+    settings: BootstrapSettings,
+    validation=None,
+    correction: CorrectionSettings = DEFAULT_CORRECTION,
+) -> dict:
+    """n, n_unscored, PCS and PCR with bootstrap CIs for one set of per-question scores.
+
+    Next to them, PCS and PCR corrected for the verifier's errors measured on ``validation``
+    (human scores, verifier scores on the readable validation items); oncoeval.judges.correction.
+    """
+    s = pd.to_numeric(pd.Series(scores, dtype="object"), errors="coerce").astype(float)
+    scored = s.dropna().to_numpy()
+    pcs, pcs_lo, pcs_hi = bootstrap_mean_ci(scored, settings)
+    pcr, pcr_lo, pcr_hi = bootstrap_mean_ci((scored == 1).astype(float), settings)
+    return {
+        "n": int(scored.size),
+        "n_unscored": int(s.isna().sum()),
+        "pcs": pcs,
+        "pcs_ci_low": pcs_lo,
+        "pcs_ci_high": pcs_hi,
+        "pcr": pcr,
+        "pcr_ci_low": pcr_lo,
+        "pcr_ci_high": pcr_hi,
+        **corrected_pcs_pcr(scored, validation, settings, correction),
+    }
+
+
+def corrected_pcs_pcr(scored, validation, settings, correction) -> dict:
+    """PCR by Rogan-Gladen (score 1 vs not), PCS by inverting the 3x3 confusion matrix.
+
+    A cell holds the reason instead of a number where the validation set cannot support the
+    correction; the CI cells are then empty.
+    """
+    if isinstance(validation, str):  # why this row is not corrected
+        pcs = pcr = Corrected(None, None, None, validation)
+        return _corrected_cells(pcs, pcr)
+    human, verifier = (None, None) if validation is None else validation
+    if validation is None:
+        pcs = pcr = Corrected(None, None, None, NO_VALIDATION)
+    elif not (np.isin(scored, SCORES).all() and np.isin(verifier, SCORES).all()):
+        pcs = pcr = Corrected(None, None, None, "verdicts are not -1/0/1 (a jury's mean)")
+    else:
+        human, verifier = (np.asarray(v, dtype=int) for v in validation)
+        pcr = corrected_rate(scored == 1, human == 1, verifier == 1, settings, correction)
+        _, pcs = corrected_distribution(
+            scored.astype(int),
+            human,
+            verifier,
+            SCORES,
+            settings,
+            correction,
+            functional=lambda shares: float(shares @ np.array(SCORES)),
+        )
+    return _corrected_cells(pcs, pcr)
+
+
+def _corrected_cells(pcs: Corrected, pcr: Corrected) -> dict:
+    return {
+        "pcs_corrected": pcs.cell,
+        "pcs_corrected_ci_low": pcs.ci_low,
+        "pcs_corrected_ci_high": pcs.ci_high,
+        "pcr_corrected": pcr.cell,
+        "pcr_corrected_ci_low": pcr.ci_low,
+        "pcr_corrected_ci_high": pcr.ci_high,
+    }
+
+
+def for_model(model: str, validation=None, correction=DEFAULT_CORRECTION, own_verifier=None):
+    """The correction arguments of one model's rows: a model judged by its own verifier
+    (``own_verifier``: model -> verifier, cancer_myth.verifier_for) is not corrected by the
+    study verifier's validation; its cells say why."""
+    own = (own_verifier or {}).get(model)
+    if own and validation is not None:
+        validation = f"judged by {own}, not the validated verifier"
+    return {"validation": validation, "correction": correction}
+
+
+def overall_table(scores_by_model: dict[str, pd.DataFrame], settings, **correct) -> pd.DataFrame:
+    rows = [
+        {"model": m, **pcs_pcr(df["score"], settings, **for_model(m, **correct))}
+        for m, df in scores_by_model.items()
+    ]
+    return pd.DataFrame(rows, columns=["model"] + list(pcs_pcr([], settings)))
+
+
+def _grouped(scores_by_model, settings, column, values, label, **correct) -> pd.DataFrame:
+    rows = []
+    for model, df in scores_by_model.items():
+        for value in values:
+            part = df.loc[df[column] == value, "score"]
+            if len(part):
+                own = for_model(model, **correct)
+                rows.append({"model": model, label: value, **pcs_pcr(part, settings, **own)})
+    return pd.DataFrame(rows, columns=["model", label] + list(pcs_pcr([], settings)))
+
+
+def category_table(scores_by_model, settings, **correct) -> pd.DataFrame:
+    """Category-wise PCS and PCR per model (Figure 7), categories in the paper's order."""
+    present = {c for df in scores_by_model.values() for c in df["category"]}
+    order = [c for c in CATEGORIES if c in present] + sorted(present - set(CATEGORIES))
+    return _grouped(scores_by_model, settings, "category", order, "category", **correct)
+
+
+def generator_table(scores_by_model, settings, exclude=("manual",), **correct) -> pd.DataFrame:
+    """PCS of each responder on each generator's questions (Figure 6b); ``manual`` excluded."""
+    present = sorted(
+        {g for df in scores_by_model.values() for g in df["from_model"]} - set(exclude)
+    )
+    table = _grouped(scores_by_model, settings, "from_model", present, "generator", **correct)
+    return table.rename(columns={"model": "responder"})
+
+
+def pairwise_table(scores_by_model, settings, correction: str = "holm") -> pd.DataFrame:
+    """Every pair of models on the questions both were scored on.
+
+    PCS: paired bootstrap of the mean difference (a - b). PCR: exact McNemar test (two-sided
+    binomial test on the discordant pairs). p-values are corrected across pairs with
+    ``correction`` (statsmodels multipletests: ``holm`` or ``fdr_bh``).
+    """
+    columns = [
+        "model_a",
+        "model_b",
+        "n_paired",
+        "pcs_a",
+        "pcs_b",
+        "pcs_diff",
+        "pcs_diff_ci_low",
+        "pcs_diff_ci_high",
+        "pcr_a",
+        "pcr_b",
+        "pcr_diff",
+        "n_only_a_corrected",
+        "n_only_b_corrected",
+        "pcr_p_value",
+        "pcr_p_adjusted",
+        "correction",
+        "significant",
+    ]
+    rows = []
+    for a, b in itertools.combinations(sorted(scores_by_model), 2):
+        sa = scores_by_model[a].set_index("question_id")["score"].astype(float)
+        sb = scores_by_model[b].set_index("question_id")["score"].astype(float)
+        joined = pd.concat([sa.rename("a"), sb.rename("b")], axis=1, join="inner").dropna()
+        x, y = joined["a"].to_numpy(), joined["b"].to_numpy()
+        diff, lo, hi = paired_bootstrap_diff(x, y, settings)
+        only_a = int(np.sum((x == 1) & (y != 1)))
+        only_b = int(np.sum((x != 1) & (y == 1)))
+        discordant = only_a + only_b
+        p = binomtest(only_a, discordant, 0.5).pvalue if discordant else 1.0
+        rows.append(
+            {
+                "model_a": a,
+                "model_b": b,
+                "n_paired": len(joined),
+                "pcs_a": float(x.mean()) if len(x) else np.nan,
+                "pcs_b": float(y.mean()) if len(y) else np.nan,
+                "pcs_diff": diff,
+                "pcs_diff_ci_low": lo,
+                "pcs_diff_ci_high": hi,
+                "pcr_a": float((x == 1).mean()) if len(x) else np.nan,
+                "pcr_b": float((y == 1).mean()) if len(y) else np.nan,
+                "pcr_diff": float((x == 1).mean() - (y == 1).mean()) if len(x) else np.nan,
+                "n_only_a_corrected": only_a,
+                "n_only_b_corrected": only_b,
+                "pcr_p_value": float(p),
+            }
+        )
+    df = pd.DataFrame(rows, columns=columns)
+    if len(df):
+        reject, adjusted, _, _ = multipletests(df["pcr_p_value"], alpha=0.05, method=correction)
+        df["pcr_p_adjusted"] = adjusted
+        df["significant"] = reject
+        df["correction"] = correction
+    return df
+
+
+def judge_agreement(human, verifier, settings, verifier_id: str = ""):
+    """(summary table, confusion matrix) of verifier scores against human scores.
+
+    ``verifier`` holds NaN where the verifier's reply was unreadable: those pairs are counted in
+    ``n_unscored`` and left out of every agreement figure. Binary agreement collapses -1/0 vs 1.
+    """
+    h = np.asarray(human, dtype=float)
+    v = np.asarray(verifier, dtype=float)
+    keep = ~np.isnan(v)
+    unscored_by_human = [int(np.sum(h[~keep] == s)) for s in SCORES]
+    h, v = h[keep], v[keep]
+    exact = (h == v).astype(float)
+    binary = ((h == 1) == (v == 1)).astype(float)
+    e, e_lo, e_hi = bootstrap_mean_ci(exact, settings)
+    b, b_lo, b_hi = bootstrap_mean_ci(binary, settings)
+    if len(h) and len(set(h) | set(v)) > 1:
+        kappa = float(cohen_kappa_score(h.astype(int), v.astype(int), labels=list(SCORES)))
+    else:
+        kappa = np.nan
+    summary = pd.DataFrame(
+        [
+            {
+                "verifier": verifier_id,
+                "n": int(keep.sum()),
+                "n_unscored": int((~keep).sum()),
+                "exact_agreement": e,
+                "exact_agreement_ci_low": e_lo,
+                "exact_agreement_ci_high": e_hi,
+                "binary_agreement": b,
+                "binary_agreement_ci_low": b_lo,
+                "binary_agreement_ci_high": b_hi,
+                "cohen_kappa": kappa,
+            }
+        ]
+    )
+    cm = confusion_matrix(h.astype(int), v.astype(int), labels=list(SCORES)) if len(h) else None
+    cm = np.zeros((3, 3), dtype=int) if cm is None else cm
+    confusion = pd.DataFrame(cm, columns=[f"verifier_{s}" for s in SCORES])
+    confusion.insert(0, "human", list(SCORES))
+    confusion["verifier_unscored"] = unscored_by_human
+    return summary, confusion

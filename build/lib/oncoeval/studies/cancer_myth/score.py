@@ -1,0 +1,56 @@
+"""Score: one model's judged records -> the per-question scores table (scores/{model}.tsv)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from ...io import read_jsonl
+
+log = logging.getLogger(__name__)
+
+SCORE_COLUMNS = ["question_id", "category", "from_model", "score", "parse_error", "verifier"]
+
+
+def score_frame(judged: list[dict], jury: list[str], combine: str) -> pd.DataFrame:
+    """The scores table of judged records: a jury's rows keep every juror's vote (``votes``)
+    and no reason; a jury's mean verdict stays a fraction, every other score an integer."""
+    in_jury = len(jury) > 1
+    rows = [
+        {k: rec[k] for k in SCORE_COLUMNS}
+        | {"retried": rec["retried"]}
+        | (
+            {"reason": "", "votes": json.dumps(rec["votes"])}
+            if in_jury
+            else {"reason": rec["reason"]}
+        )
+        for rec in judged
+    ]
+    df = pd.DataFrame(
+        rows, columns=SCORE_COLUMNS + ["retried", "reason"] + (["votes"] if in_jury else [])
+    )
+    if not in_jury or combine == "majority":
+        df["score"] = df["score"].astype("Int64")
+    return df
+
+
+def read_scores(path: str | os.PathLike) -> pd.DataFrame:
+    df = pd.read_csv(path, sep="\t", dtype={"question_id": str}, keep_default_na=False)
+    df["score"] = pd.to_numeric(df["score"].replace("", None), errors="coerce")
+    return df
+
+
+def score(judged_path, jury, combine, scores_path) -> None:
+    df = score_frame(read_jsonl(judged_path), list(jury), combine)
+    Path(scores_path).parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(scores_path, sep="\t", index=False)
+    log.info(
+        "%d scored, %d unscored (%d retried)",
+        df["score"].notna().sum(),
+        df["score"].isna().sum(),
+        df["retried"].sum(),
+    )

@@ -1,0 +1,82 @@
+"""The shape every study has, so that a reader who knows one study knows them all.
+
+A study ``s`` is:
+
+- ``oncoeval/studies/s/``: ``workflow.py`` (the rules' side: ``paths``, ``OUTPUTS``,
+  ``final_targets(config)`` and the per-rule input/param helpers) and one module per stage,
+  ``prepare.py``, ``requests.py``, ``parse.py``, ``score.py``, ``aggregate.py``, plus whatever
+  helpers the study needs (metrics, prompts, ...).
+- ``rules/s.smk`` with the rules ``s_prepare``, ``s_requests``, ``s_parse``, ``s_score`` and
+  ``s_aggregate`` (judge steps: ``s_<judge>_requests``, then ``s_<judge>_parse`` where the
+  verdicts are read in a step of their own), each running ``scripts/s/<stage>.py``.
+- ``config/schemas/s.schema.yaml``: every setting and its default. The workflow fills the
+  defaults once (``oncoeval.config.filled_study_block``); the package reads the filled block and
+  repeats no default.
+- ``config/prompts/s/`` and ``tests/s/``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+STAGES = ("prepare", "requests", "parse", "score", "aggregate")
+# The package modules every study has: the rules' side, then one per stage.
+MODULES = ("workflow", *STAGES)
+
+
+def prompts_dir(study: str) -> str:
+    """The folder of a study's prompt templates (its stages read them by name)."""
+    return f"config/prompts/{study}"
+
+
+class ResultPaths:
+    """Paths under ``results/<study>/``: the one place a study's result paths are built.
+
+    Strings, since Snakemake rules take strings; wildcards are passed through as written, e.g.
+    ``paths.scores("{model}")``.
+    """
+
+    def __init__(self, study: str):
+        self.study = study
+        self.root = f"results/{study}"
+
+    def __call__(self, *parts: str) -> str:
+        return "/".join((self.root, *parts))
+
+    def prepared(self, name: str) -> str:
+        return self("prepared", name)
+
+    def requests(self, requestset: str) -> str:
+        return self("requests", f"{requestset}.jsonl")
+
+    def responses(self, model: str, requestset: str) -> str:
+        return self("responses", model, f"{requestset}.jsonl")
+
+    def parsed(self, model: str, suffix: str = "jsonl") -> str:
+        return self("parsed", f"{model}.{suffix}")
+
+    def scores(self, model: str) -> str:
+        return self("scores", f"{model}.tsv")
+
+    def table(self, name: str) -> str:
+        return self("tables", f"{name}.tsv")
+
+    def figure(self, name: str) -> str:
+        return self("figures", f"{name}.png")
+
+    def log(self, *parts: str) -> str:
+        return "/".join(("logs", self.study, *parts)) + ".log"
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One headline measure of a study, as the summary (results/summary.tsv) shows it per model.
+
+    A study declares its own as ``HEADLINES`` in its ``workflow.py``.
+    """
+
+    study: str
+    table: str  # under results/{study}/
+    measure: str  # as the summary names it
+    column: str  # value column; its interval is {column}_ci_low/_ci_high
+    where: tuple = ()  # (column, value) pairs selecting the rows of the published view

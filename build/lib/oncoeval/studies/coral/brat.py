@@ -1,0 +1,276 @@
+"""BRAT standoff reader (``.txt`` + ``.ann``) and ``annotation.conf`` schema, with validation.
+
+Handled ``.ann`` lines:
+
+- ``T``: entities, ``T3<TAB>Symptom 26 30<TAB>lump``; discontinuous spans ``s1 e1;s2 e2`` whose
+  text is the fragments joined by one space (BRAT's convention). The text must equal the note at
+  the offsets.
+- ``R``: binary relations, ``R1<TAB>SiteOf Arg1:T4 Arg2:T9``; role names vary, so the first
+  argument is ``arg1`` and the second ``arg2`` whatever they are called.
+- ``A`` (and legacy ``M``): attributes, ``A2<TAB>NegationModalityVal T16 negated``; a binary
+  attribute without value gets the value ``"true"``.
+- ``*``: equivalences, ``*<TAB>Equiv T1 T2``; kept as groups of entity ids.
+- ``E`` (events) and ``#`` (notes) are ignored.
+
+Pre-annotations (entity types containing ``PROBLEM``, ``TREATMENT``, ``TEST`` or
+``SectionAnnotate``, which the released corpus carries as a guide for annotators and
+``annotation.conf`` does not declare) are skipped as the public code skips them, with the
+relations and attributes that point at them; :attr:`Document.skipped` counts them per type.
+A BEL character (``\x07``) in the note reads as a space, as in the public code. Entity types
+outside ``annotation.conf`` are accepted only when the caller names them (``extra_entity_types``:
+the section markers of the chosen section source).
+
+Any other unknown type, attribute value, malformed line, offset mismatch, or reference to a
+missing entity raises :class:`~oncoeval.errors.InputError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...errors import InputError
+
+
+@dataclass(frozen=True)
+class Schema:
+    entities: frozenset[str]
+    relations: frozenset[str]
+    attributes: dict[str, frozenset[str]]  # name -> allowed values (empty: binary attribute)
+
+
+@dataclass
+class Entity:
+    id: str
+    type: str
+    spans: list[tuple[int, int]]
+    text: str
+    attributes: dict[str, str] = field(default_factory=dict)
+    line: int = 0  # line of the .ann file, for error messages
+
+    @property
+    def start(self) -> int:
+        return min(s for s, _ in self.spans)
+
+    @property
+    def end(self) -> int:
+        return max(e for _, e in self.spans)
+
+
+@dataclass(frozen=True)
+class Relation:
+    id: str
+    type: str
+    arg1: str
+    arg2: str
+
+
+@dataclass
+class Document:
+    doc_id: str
+    text: str
+    entities: dict[str, Entity]
+    relations: list[Relation]
+    equivalences: list[list[str]]
+    ann_path: str = ""
+    skipped: Counter = field(default_factory=Counter)  # pre-annotation type -> lines skipped
+
+
+# Substrings of the pre-annotation types (the public reader's test, case as written).
+PRE_ANNOTATION_MARKS = ("PROBLEM", "TREATMENT", "TEST", "SectionAnnotate")
+
+
+def is_pre_annotation(entity_type: str) -> bool:
+    return any(mark in entity_type for mark in PRE_ANNOTATION_MARKS)
+
+
+def read_schema(path: str | Path) -> Schema:
+    """Parse a BRAT ``annotation.conf``: entity, relation and attribute names (and values)."""
+    entities: set[str] = set()
+    relations: set[str] = set()
+    attributes: dict[str, frozenset[str]] = {}
+    section = None
+    for lineno, raw in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip()
+            continue
+        name, _, rest = line.partition("\t") if "\t" in line else line.partition(" ")
+        name, rest = name.strip(), rest.strip()
+        if section == "entities":
+            if not name.startswith("!"):
+                entities.add(name)
+        elif section == "relations":
+            if not name.startswith("<"):
+                relations.add(name)
+        elif section == "attributes":
+            values = frozenset()
+            match = re.search(r"Value:([^,\s]+)", rest)
+            if match:
+                values = frozenset(match.group(1).split("|"))
+            attributes[name] = values
+        elif section == "events":
+            continue
+        else:
+            raise InputError(path, f"line {lineno}", f"entry {name!r} outside a known section")
+    return Schema(frozenset(entities), frozenset(relations), attributes)
+
+
+def _parse_spans(spec: str) -> list[tuple[int, int]]:
+    spans = []
+    for frag in spec.split(";"):
+        start, end = frag.split()
+        spans.append((int(start), int(end)))
+    return spans
+
+
+def read_document(
+    txt_path: str | Path,
+    ann_path: str | Path,
+    schema: Schema,
+    extra_entity_types: frozenset[str] | set[str] = frozenset(),
+) -> Document:
+    """Read one BRAT pair and validate it against ``schema`` (plus ``extra_entity_types``)."""
+    txt_path, ann_path = Path(txt_path), Path(ann_path)
+    # newline="" keeps \r\n as two characters, as BRAT counts offsets on the raw file
+    with open(txt_path, encoding="utf-8", newline="") as handle:
+        text = handle.read().replace("\x07", " ")
+    skipped: Counter = Counter()
+    skipped_ids: set[str] = set()
+    entities: dict[str, Entity] = {}
+    relations: list[Relation] = []
+    equivalences: list[list[str]] = []
+    pending_attrs: list[tuple[int, str, str, str]] = []
+    pending_equivs: list[tuple[int, list[str]]] = []
+    rel_lines: dict[str, int] = {}
+
+    def fail(lineno, problem):
+        raise InputError(ann_path, f"line {lineno}", problem)
+
+    lines = ann_path.read_text(encoding="utf-8").splitlines()
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        kind = line[0]
+        if kind in "E#":
+            continue
+        parts = line.split("\t")
+        if kind == "T":
+            if len(parts) < 3:
+                fail(lineno, "entity line needs id, 'Type start end' and text separated by tabs")
+            ent_id, spec, ent_text = parts[0], parts[1], "\t".join(parts[2:])
+            try:
+                etype, span_spec = spec.split(" ", 1)
+                spans = _parse_spans(span_spec)
+            except ValueError:
+                fail(lineno, f"cannot read type and offsets from {spec!r}")
+            if etype not in schema.entities and etype not in extra_entity_types:
+                if is_pre_annotation(etype):
+                    skipped[etype] += 1
+                    skipped_ids.add(ent_id)
+                    continue
+                hint = "not in annotation.conf"
+                if etype.endswith(("_start", "_end")):
+                    hint += " nor a section marker of the chosen sections.source"
+                fail(lineno, f"unknown entity type {etype!r} ({hint})")
+            for start, end in spans:
+                if not 0 <= start <= end <= len(text):
+                    fail(lineno, f"offsets {start}-{end} outside the text ({len(text)} chars)")
+            expected = " ".join(text[s:e] for s, e in spans)
+            ent_text = ent_text.replace("\x07", " ")
+            if expected != ent_text:
+                fail(
+                    lineno,
+                    f"{ent_id} text {ent_text!r} differs from the note at {span_spec}: {expected!r}",
+                )
+            if ent_id in entities:
+                fail(lineno, f"duplicate entity id {ent_id}")
+            entities[ent_id] = Entity(ent_id, etype, spans, ent_text, line=lineno)
+        elif kind == "R":
+            if len(parts) < 2:
+                fail(lineno, "relation line needs an id and 'Type Arg1:T1 Arg2:T2'")
+            fields = parts[1].split()
+            if len(fields) != 3 or any(":" not in f for f in fields[1:]):
+                fail(lineno, f"cannot read relation {parts[1]!r}")
+            rtype = fields[0]
+            if rtype not in schema.relations:
+                fail(lineno, f"unknown relation type {rtype!r} (not in annotation.conf)")
+            args = [f.split(":", 1)[1] for f in fields[1:]]
+            if skipped_ids & set(args):
+                skipped["relations to pre-annotations"] += 1
+                continue
+            relations.append(Relation(parts[0], rtype, args[0], args[1]))
+            rel_lines[parts[0]] = lineno
+        elif kind in "AM":
+            if len(parts) < 2:
+                fail(lineno, "attribute line needs an id and 'Name Target [Value]'")
+            fields = parts[1].split()
+            if len(fields) not in (2, 3):
+                fail(lineno, f"cannot read attribute {parts[1]!r}")
+            name, target = fields[0], fields[1]
+            value = fields[2] if len(fields) == 3 else "true"
+            if name not in schema.attributes:
+                fail(lineno, f"unknown attribute {name!r} (not in annotation.conf)")
+            allowed = schema.attributes[name]
+            if allowed and value not in allowed:
+                fail(lineno, f"attribute {name} has no value {value!r}; allowed: {sorted(allowed)}")
+            pending_attrs.append((lineno, name, target, value))
+        elif kind == "*":
+            fields = parts[1].split() if len(parts) > 1 else []
+            if len(fields) < 3:
+                fail(lineno, "equivalence line needs a type and at least two entity ids")
+            pending_equivs.append((lineno, fields[1:]))
+        else:
+            fail(lineno, f"unknown annotation line type {kind!r}")
+
+    for rel in relations:
+        for arg in (rel.arg1, rel.arg2):
+            if arg not in entities:
+                fail(rel_lines[rel.id], f"relation {rel.id} refers to missing entity {arg}")
+    for lineno, name, target, value in pending_attrs:
+        if target in skipped_ids:
+            skipped["attributes of pre-annotations"] += 1
+            continue
+        if target not in entities:
+            fail(lineno, f"attribute {name} refers to missing entity {target}")
+        entities[target].attributes[name] = value
+    for lineno, ids in pending_equivs:
+        ids = [i for i in ids if i not in skipped_ids]
+        if len(ids) < 2:
+            continue
+        missing = [i for i in ids if i not in entities]
+        if missing:
+            fail(lineno, f"equivalence refers to missing entities {missing}")
+        equivalences.append(ids)
+    return Document(ann_path.stem, text, entities, relations, equivalences, str(ann_path), skipped)
+
+
+def find_documents(root: str | Path) -> list[tuple[Path, Path]]:
+    """Every ``<doc>.txt`` with its ``<doc>.ann`` under ``root`` (recursively), sorted by path.
+
+    A ``.txt`` without its ``.ann`` (or the reverse) stops the run: a silently skipped note would
+    change every mean.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise InputError(root, None, "notes folder does not exist")
+    pairs = []
+    txts = {p.with_suffix(""): p for p in root.rglob("*.txt")}
+    anns = {p.with_suffix(""): p for p in root.rglob("*.ann")}
+    for stem in sorted(set(txts) | set(anns)):
+        if stem not in anns:
+            raise InputError(txts[stem], None, "note has no .ann file beside it")
+        if stem not in txts:
+            raise InputError(anns[stem], None, "annotation file has no .txt beside it")
+        pairs.append((txts[stem], anns[stem]))
+    if not pairs:
+        raise InputError(root, None, "no BRAT .txt/.ann pairs found")
+    stems = [t.stem for t, _ in pairs]
+    dupes = sorted({s for s in stems if stems.count(s) > 1})
+    if dupes:
+        raise InputError(root, None, f"document names must be unique across folders: {dupes}")
+    return pairs

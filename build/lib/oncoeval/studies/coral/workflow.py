@@ -1,0 +1,109 @@
+"""The rules' side of the coral study: result paths, declared outputs, final targets and the
+input helpers rules/coral.smk calls while building the DAG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from oncoeval.config import study_evaluated_models
+
+from ..contract import Headline, ResultPaths, prompts_dir
+from .tasks import SUBTYPES
+
+paths = ResultPaths("coral")
+
+# For the report and the summary (oncoeval.report): the study's category title, what its
+# bootstrap resamples, and its headline measures per model.
+REPORT_TITLE = "CORAL (oncology note extraction)"
+RESAMPLING_UNIT = "note"
+HEADLINES = (
+    Headline("coral", "tables/overall.tsv", "EM-F1", "em_f1", (("view", "published"),)),
+    Headline("coral", "tables/overall.tsv", "BLEU-4", "bleu4", (("view", "published"),)),
+    Headline("coral", "tables/overall.tsv", "ROUGE-1", "rouge1", (("view", "published"),)),
+)
+PROMPT_DIR = prompts_dir(paths.study)
+
+# The metrics of the tables and figures: score column -> (label in the tables and on the axes,
+# name in the figure titles).
+METRICS = {
+    "bleu4": ("BLEU4", "BLEU-4"),
+    "rouge1": ("ROUGE1", "ROUGE-1"),
+    "em_f1": ("EM_F1", "exact-match F1"),
+}
+TABLES = ("overall", "by_field", "by_task", "by_cancer_type", "kruskal_gender", "kruskal_race")
+
+
+def table_outputs(name: str) -> dict[str, str]:
+    """A table's two files: ``<name>`` (.tsv) and ``<name>_md`` (.md)."""
+    return {name: paths.table(name), f"{name}_md": paths("tables", f"{name}.md")}
+
+
+def figure_name(panel: str, metric: str) -> str:
+    """Figure 3 (``figure3``, per pair) or Figure S2 (``figureS2``, per cancer type) of a metric."""
+    return f"{panel}_{metric}"
+
+
+# Intermediate files: inputs of later rules, not final targets.
+NOTES_ITEMS = paths("items", "notes.jsonl")
+REQUESTS = paths.requests("extraction")
+PARSED = paths.parsed("{model}", "tsv")
+
+OUTPUTS_PREPARE = {"sections": paths("items", "sections.tsv"), "gold": paths("gold", "gold.tsv")}
+SCORES = paths.scores("{model}")
+OUTPUTS_AGGREGATE = {
+    **{k: v for t in TABLES for k, v in table_outputs(t).items()},
+    **{
+        (name := figure_name(panel, metric)): paths.figure(name)
+        for panel in ("figure3", "figureS2")
+        for metric in METRICS
+    },
+}
+REVIEW_SHEET = paths("review", "{model}_sheet.xlsx")
+OUTPUTS_REVIEW = table_outputs("expert_review")
+# Every declared output of the study, by name ({model}: one file per evaluated model).
+OUTPUTS = {
+    **OUTPUTS_PREPARE,
+    "scores": SCORES,
+    "review_sheet": REVIEW_SHEET,
+    **OUTPUTS_AGGREGATE,
+    **OUTPUTS_REVIEW,
+}
+
+
+def note_files(notes_dir: str) -> list[str]:
+    """Every .txt and .ann under the notes folder (inputs of the prepare rule)."""
+    root = Path(notes_dir)
+    if not root.is_dir():
+        return [notes_dir]  # a missing folder: Snakemake reports the missing input by name
+    return sorted(str(p) for p in root.rglob("*") if p.suffix in (".txt", ".ann"))
+
+
+def prompt_files(subtypes) -> dict[str, list[str] | str]:
+    unknown = [s for s in subtypes if s not in SUBTYPES]
+    if unknown:
+        raise ValueError(f"studies.coral.subtypes: unknown {unknown}; known: {list(SUBTYPES)}")
+    return {
+        "system": f"{PROMPT_DIR}/system.txt",
+        "template": f"{PROMPT_DIR}/user_template.txt",
+        "tasks": [f"{PROMPT_DIR}/tasks/{s}.txt" for s in subtypes],
+    }
+
+
+def review_model(block: dict, models: list[str]) -> str | None:
+    """The model whose parsed outputs fill the review sheet: the configured one, else the first."""
+    return block["review"]["model"] or (models[0] if models else None)
+
+
+def final_targets(config: dict) -> list[str]:
+    """The study's final targets (``config``'s coral block filled by common.smk)."""
+    block = config["studies"]["coral"]
+    models = study_evaluated_models(config, "coral")
+    out = [OUTPUTS_PREPARE["gold"], OUTPUTS_PREPARE["sections"]]
+    out += [SCORES.format(model=m) for m in models]
+    out += list(OUTPUTS_AGGREGATE.values())
+    reviewer = review_model(block, models)
+    if reviewer:
+        out.append(REVIEW_SHEET.format(model=reviewer))
+    if block["review"]["sheet"]:
+        out += list(OUTPUTS_REVIEW.values())
+    return out

@@ -1,0 +1,77 @@
+"""Prepare stage: profiles (either form) and the clinician reference, validated, in canonical
+files (profiles.jsonl, reference.tsv, vocabulary.txt)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from ...errors import InputError
+from ...io import write_jsonl, write_table
+from .aliases import AliasTable
+from .profiles import load_profiles
+from .reference import load_reference, sites, vocabulary
+
+log = logging.getLogger(__name__)
+
+
+def prepare(
+    profiles_path,
+    reference_path,
+    site_aliases_path,
+    side_effect_aliases_path,
+    out_profiles,
+    out_reference,
+    out_vocabulary,
+    *,
+    form,
+    site_assignment,
+    site_phrases,
+    mentions,
+) -> None:
+    """``form``, ``site_assignment``, ``site_phrases``, ``mentions``: the study block's
+    ``profiles_form``, ``site_assignment``, ``site_phrases`` and ``specify_mentions``."""
+    site_aliases = AliasTable.read(site_aliases_path)
+    reference = load_reference(
+        reference_path, site_aliases, AliasTable.read(side_effect_aliases_path)
+    )
+    profiles = load_profiles(
+        profiles_path,
+        site_aliases,
+        sites(reference),
+        form=form,
+        site_assignment=site_assignment,
+        site_phrases=site_phrases,
+        mentions=mentions,
+    )
+    _check_reference_sites(reference_path, reference, profiles, site_aliases)
+    write_jsonl(out_profiles, [p.to_dict() for p in profiles])
+    write_table(reference, out_reference)
+    vocab = vocabulary(reference)
+    Path(out_vocabulary).write_text("".join(f"{v}\n" for v in vocab), encoding="utf-8")
+    per_site = reference.groupby("site").size().to_dict()
+    log.info(
+        "%d profiles; reference: %d items per site %s; vocabulary of %d",
+        len(profiles),
+        len(reference),
+        per_site,
+        len(vocab),
+    )
+    for p in profiles:
+        log.info("profile %s: site %s (added text %r)", p.profile_id, p.site, p.added_text)
+
+
+def _check_reference_sites(path, reference, profiles, site_aliases: AliasTable) -> None:
+    """Stop on a reference site that no profile has and the site alias table does not know: a
+    misspelt site whose side effects would otherwise join every grounded prompt's vocabulary."""
+    profile_sites = sorted({p.site for p in profiles})
+    for site in sites(reference):
+        if site in profile_sites or site_aliases.lookup(site) is not None:
+            continue
+        where = reference.attrs.get("site_rows", {}).get(site, "")
+        raise InputError(
+            path,
+            f"{where} (site {site!r})".strip(),
+            f"site {site!r} matches no profile's site {profile_sites} and is not in the site "
+            "alias table; fix its name or add it to the table",
+        )
