@@ -285,7 +285,7 @@ def main(argv=None) -> int:
     parser.add_argument("--report", help="the report file to name on the last line")
     args = parser.parse_args(argv)
     text = terminal_summary(args.root)
-    print(text or "No results summary was written (results/summary.tsv is missing).")
+    print(text.rstrip("\n") or "No results summary was written (results/summary.tsv is missing).")
     if args.report:
         print(f"Report: {args.report}")
     return 0
