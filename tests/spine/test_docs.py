@@ -85,3 +85,19 @@ def test_the_docs_name_the_stages_the_study_contract_names():
         assert listed in text, f"{page.name} does not list the contract's stages {STAGES}"
     bullets = re.findall(r"^- \*\*(\w+)\*\*", (REPO / "docs/workflow.md").read_text(), flags=re.M)
     assert bullets == [*STAGES[:2], "generate", *STAGES[2:]], bullets
+
+
+def test_the_departure_settings_named_in_the_docs_exist():
+    """Every setting docs/departures.md lists as a departure is a key of that study's schema."""
+    from oncoeval.config import study_schema
+
+    rows = re.findall(
+        r"^\| (\w+) \| (`[^|]*`) \|", (REPO / "docs/departures.md").read_text(), flags=re.M
+    )
+    assert rows
+    for study, settings in rows:
+        for dotted in re.findall(r"`([\w.]+)`", settings):
+            schema = study_schema(study)
+            for part in dotted.split("."):
+                assert part in schema.get("properties", {}), f"{study}.{dotted} is no setting"
+                schema = schema["properties"][part]
