@@ -600,6 +600,9 @@ MORE_CASES = [
     Case("metadata/nfd-duplicate-doc", lambda f: append_bytes(f / "metadata.tsv", "breast_01\u200b\tbreast\tFemale\tWhite\t51-60\n".encode()), coral_metadata, "doc_id 'breast_01'", "duplicate doc_id rows"),
     Case("review-sheet/duplicate-column", lambda f: edit(f / "review.tsv", "\tcategory\tcomment", "\tcategory\tcategory"), coral_review, "header", "column 'category' given twice"),
     Case("review-sheet/huge-cell", lambda f: append_bytes(f / "review.tsv", b"breast_01\thpi\tsymptoms\t0\tEntity\tSymptom\tlump\t1\t" + b"c" * 20_001 + b"\n"), coral_review, "row ", "more than the 20,000"),
+    Case("profiles/zero-width-specified", lambda f: append_bytes(f / "profiles.csv", ('demo99,"radiation therapy","' + ZW + '"\n').encode()), se_prepare, "(profile demo99)", "both the base and the specified"),
+    Case("reference/zero-width-term", lambda f: append_bytes(f / "reference.tsv", ("APBI\t" + ZW + "\tshort\tcommon\n").encode()), se_prepare, "row ", "empty side_effect"),
+    Case("profiles-xlsx/duplicate-column", lambda f: pd.DataFrame([["demo01", "a", "b"]], columns=["profile_id", "ProfilesNoLocation", "ProfilesNoLocation"]).to_excel(f / "profiles.xlsx", index=False) or f / "profiles.xlsx", se_prepare_xlsx("profiles"), "header", "column 'ProfilesNoLocation' given twice"),
     # BRAT notes: UTF-8 named by line, notes capped
     Case("brat/latin-1-txt", lambda f: write(f / "notes/breast_01.txt", LATIN1), coral_notes, "line 1", "not UTF-8"),
     Case("brat/latin-1-ann", lambda f: append_bytes(f / "notes/breast_01.ann", b"#1\tAnnotatorNotes T1\t" + LATIN1 + b"\n"), coral_notes, "line ", "not UTF-8"),
@@ -775,7 +778,7 @@ def config_check(over: dict) -> list[str]:
     oc.fill_config_defaults(cfg)
     for study in oc.STUDIES:
         cfg["studies"][study] = oc.filled_study_block(cfg, study)
-    return oc.config_problems(cfg, env={}, cuda_available=False)
+    return oc.config_problems(cfg, env={})
 
 
 PROBES = str(REPO / "resources" / "tests" / "probe-requests.jsonl")

@@ -68,19 +68,18 @@ def read_tsv(path: Path) -> pd.DataFrame | None:
 def standings(rows: pd.DataFrame, leaderboard: pd.DataFrame | None, measure: str) -> dict:
     """model -> "leader" / "tied with leader" / "" for one measure's rows.
 
-    From the study's leaderboard (``best``, ``tied_with_best``) when it ranks this measure,
-    else the highest value is "best" (no test of ties).
+    From the study's leaderboard (oncoeval.compare: ``best`` names the leader, ``tied_with_best``
+    marks the models not significantly behind it) when it ranks this measure, else the highest
+    value is marked :data:`UNTESTED_BEST` (no test of ties).
     """
     if leaderboard is not None and {"measure", "model", "best"} <= set(leaderboard.columns):
         ranked = leaderboard[leaderboard["measure"] == measure]
         if len(ranked):
-            out = {}
-            for _, r in ranked.iterrows():
-                tied = bool(r.get("tied_with_best", False)) if "tied_with_best" in r else False
-                out[r["model"]] = (
-                    "leader" if bool(r["best"]) else ("tied with leader" if tied else "")
-                )
-            return out
+            tied = ranked.get("tied_with_best", pd.Series(False, index=ranked.index))
+            return {
+                m: "leader" if m == best else ("tied with leader" if str(t) == "True" else "")
+                for m, best, t in zip(ranked["model"], ranked["best"], tied, strict=True)
+            }
     values = pd.to_numeric(rows["value"], errors="coerce")
     if values.notna().any():
         best = values.max()

@@ -47,7 +47,8 @@ def test_leader_and_ties_come_from_the_leaderboard(tmp_path):
                 "measure": ["PCS (raw judge verdicts)"] * 3,
                 "model": ["a", "b", "c"],
                 "value": [0.5, 0.45, 0.1],
-                "best": [True, False, False],
+                "rank": [1, 2, 3],
+                "best": ["a", "a", "a"],  # the leader, named on every row
                 "tied_with_best": [True, True, False],
             }
         ),
