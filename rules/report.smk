@@ -122,7 +122,7 @@ rule report_items:
     params:
         include_text=lambda wc: (
             config["report"]["include_phi_text"]
-            or not study_block(wc.study).get("contains_phi", False)
+            or not oc.study_block(config, wc.study)["contains_phi"]
         ),
         max_chars=config["report"]["item_max_chars"],
     script:
