@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from ...io import write_jsonl
+from ...judges.jury import combine as combine_votes
 from ...parsing import json_spans, too_long
 from ...records import Response, read_responses, verdict_problem
 from .data import normalize_category, read_items
@@ -215,6 +216,25 @@ def judge(rid: str, answer: Response | None, first: Response | None, retry: Resp
     return record
 
 
+def jury_reading(rid, answer, firsts: list[dict], retries: list[dict], how: str) -> dict:
+    """One item's combined record from every juror's first and retry replies: each read exactly
+    as a single verifier's (``judge``), the readable scores combined by ``how``
+    (oncoeval.judges.jury); ``votes`` keeps every juror's score."""
+    readings = [
+        judge(rid, answer, f.get(rid), r.get(rid)) for f, r in zip(firsts, retries, strict=True)
+    ]
+    verdict = combine_votes(
+        [x["score"] for x in readings], how, problems=[x["parse_error"] for x in readings]
+    )
+    return {
+        "score": verdict.value,
+        "parse_error": verdict.reason,
+        "votes": list(verdict.votes),
+        "retried": any(x["retried"] for x in readings),
+        "jurors": readings,
+    }
+
+
 def judged_records(items, answers, firsts, retries, jury: list[str], combine: str) -> list[dict]:
     """Per item: the question, the answer and its verdict (everything needed to audit).
 
@@ -227,8 +247,6 @@ def judged_records(items, answers, firsts, retries, jury: list[str], combine: st
         if len(jury) == 1:
             rec = judge(qid, answers.get(qid), firsts[0].get(qid), retries[0].get(qid))
         else:
-            from .jury import jury_reading
-
             rec = jury_reading(qid, answers.get(qid), firsts, retries, combine)
         judged.append(
             {
