@@ -391,13 +391,6 @@ def key_path(parts) -> str:
     return out
 
 
-def check_config(config: dict, env: dict | None = None, cuda_available=None) -> None:
-    """Raise one ConfigError listing every problem of ``config_problems``."""
-    problems = config_problems(config, env=env, cuda_available=cuda_available)
-    if problems:
-        raise ConfigError(format_problems(problems))
-
-
 def format_problems(problems: list[str]) -> str:
     if len(problems) == 1:
         return problems[0]

@@ -34,7 +34,7 @@ Rules of the published derivation:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 
 from .brat import Document, Entity
 from .sections import Section, entities_in
@@ -530,10 +530,6 @@ def derive(
     doc: Document, section: Section, subtype: str, rules: GoldRules = PUBLISHED
 ) -> list[GoldTuple]:
     return finish_tuples(DERIVATIONS[subtype](SectionGraph(doc, section, rules)), subtype, rules)
-
-
-def with_switch(rules: GoldRules, **switches) -> GoldRules:
-    return replace(rules, **switches)
 
 
 def pair_string(primary: str, value: str) -> str:
