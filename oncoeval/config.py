@@ -204,13 +204,20 @@ def config_problems(config: dict, env: dict | None = None, cuda_available=None) 
             # A marked mapping ({evaluated id: model id}) names models by its keys too.
             for mid in _ids(value) + (list(value) if isinstance(value, dict) else []):
                 unknown(f"studies.{study}.{dotted}", mid)
+            named = value
+            if isinstance(named, list) and len(set(named)) < len(named):
+                twice = sorted({m for m in named if named.count(m) > 1})
+                problems.append(
+                    f"studies.{study}.{dotted}: {twice} named more than once; a jury of one "
+                    "model twice is that model's verdict counted twice. Name each juror once."
+                )
         if not study_evaluated_models(config, study):
             problems.append(f"studies.{study}: enabled, but no model is evaluated (evaluate: [])")
         for dotted, why in contract.required_roles(study, block):
             if not _ids(_get(block, dotted)):
                 problems.append(f"studies.{study}.{dotted}: needs a model id ({why})")
         problems += data_problems(study, block)
-        problems += [f"studies.{study}.{p}" for p in contract.settings_problems(study, block)]
+        problems += contract.settings_problems(study, block)
     for route in model_routes(config):
         problem = phi_problem(config, models, route)
         if problem:

@@ -33,8 +33,8 @@ def _spoil_questions(tmp):
 
 @pytest.mark.slow
 def test_bad_inputs_stop_the_workflow_before_generate(workdir, tmp_path):
-    """Two studies with one bad input each, run with --keep-going: both stop in prepare, and no
-    job that depends on them starts."""
+    """Two studies with one bad input each, run with --keep-going: both stop in prepare, with
+    their message and no traceback, and no job that depends on them starts."""
     spoilt = {"side_effects": _spoil_profiles(tmp_path), "cancer_myth": _spoil_questions(tmp_path)}
     with FakeOpenAIServer() as server:
         model = {
@@ -70,6 +70,8 @@ def test_bad_inputs_stop_the_workflow_before_generate(workdir, tmp_path):
         assert server.stats()["total_calls"] == 0
     assert proc.returncode != 0
     logs = "\n".join(p.read_text() for p in (workdir / "logs").rglob("*") if p.is_file())
+    # A clean stop shows the project's message, not a Python traceback (which reads as a crash).
+    assert "Traceback" not in logs and "Traceback" not in proc.stdout + proc.stderr
     for study, (bad, _, record, problem) in spoilt.items():
         message = next(ln for ln in logs.splitlines() if str(bad) in ln)
         assert record in message and problem in message, message

@@ -35,7 +35,7 @@ DESCRIPTIONS = {
         (s, name): text for s in STUDIES for name, text in study_declares(s, "CAPTIONS", {}).items()
     },
     **{
-        (s, MODEL_CALLS): "Model calls per model and request set: failed and truncated."
+        (s, MODEL_CALLS): "Model calls per model and request set: failed, truncated and refused."
         for s in STUDIES
     },
 }

@@ -147,7 +147,8 @@ def required_roles(study: str, block: dict) -> list[tuple[str, str]]:
 
 
 def settings_problems(study: str, block: dict) -> list[str]:
-    """What the schema cannot say about the study block, each naming its key."""
+    """What the schema cannot say about the study block, each naming its key in full
+    (``studies.<study>.<key>: ...``)."""
     return list(_declared_call(study, "settings_problems", block, []))
 
 

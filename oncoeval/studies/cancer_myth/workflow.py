@@ -17,6 +17,7 @@ from .construct import check_inputs
 from .data import load_myths
 
 paths = ResultPaths("cancer_myth")
+STUDY = paths.study
 
 # For the report and the summary (oncoeval.report): the study's category title, what its
 # bootstrap resamples, and its headline measures per model.
@@ -139,14 +140,14 @@ def settings_problems(block: dict) -> list[str]:
     problems = []
     if block["adjudicated"] and not block["human_scores"]:
         problems.append(
-            "adjudicated: adjudicated labels join human_scores, which is not set; set "
+            f"studies.{STUDY}.adjudicated: adjudicated labels join human_scores, which is not set; set "
             "human_scores too"
         )
     if not block["construct"]:
         return problems
     if len(jurors(block)) > 1:
         problems.append(
-            "judges.verifier: the construction loop routes each question by one verifier's "
+            f"studies.{STUDY}.judges.verifier: the construction loop routes each question by one verifier's "
             "score; name a single verifier when construct is true"
         )
     files = construction_inputs(block)
@@ -154,7 +155,7 @@ def settings_problems(block: dict) -> list[str]:
         try:
             _checked(*files)
         except OncoEvalError as exc:
-            problems.append(f"construction: {exc}")
+            problems.append(f"studies.{STUDY}.construction: {exc}")
     return problems
 
 

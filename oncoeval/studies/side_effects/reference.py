@@ -81,6 +81,9 @@ def load_reference(
         raise InputError(path, None, "reference file is empty")
     first = [norm_key(v).replace(" ", "_") for v in filled.iloc[0]]
     if set(COLUMNS) <= set(first):
+        twice = [c for c in COLUMNS if first.count(c) > 1]
+        if twice:
+            raise InputError(path, "header", f"column {twice[0]!r} given twice; rename one")
         rows = _tidy_rows(path, grid, filled.index[0], first)
     else:
         rows = _published_rows(path, grid)

@@ -84,6 +84,17 @@ def required_roles(block: dict) -> list[tuple[str, str]]:
     return []
 
 
+def settings_problems(block: dict) -> list[str]:
+    """Settings of the filled block the schema cannot check (oncoeval.config calls this)."""
+    low, high = block["list_size"]
+    if low > high:
+        return [
+            f"studies.{STUDY}.list_size: [{low}, {high}] has its minimum above its maximum; "
+            "give [min, max], e.g. [20, 30]"
+        ]
+    return []
+
+
 def judge(block: dict) -> str | None:
     return block["judges"][MATCHER]
 
