@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import os
@@ -101,6 +102,17 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
+# How write_table writes a TSV (numbers to 6 significant digits).
+TSV_FORMAT = {"sep": "\t", "index": False, "float_format": "%.6g"}
+
+
+def as_written(df: pd.DataFrame, **read_csv_args) -> pd.DataFrame:
+    """``df`` as a reader of its TSV (``write_table``) gets it back: numbers rounded as written,
+    types as ``pandas.read_csv`` infers them (``read_csv_args``, e.g. ``dtype``). A stage that
+    builds on a table it publishes uses this, so its numbers are the published ones."""
+    return pd.read_csv(io.StringIO(df.to_csv(**TSV_FORMAT)), sep="\t", **read_csv_args)
+
+
 def write_table(
     df: pd.DataFrame, tsv_path: str | os.PathLike, md_path=None, title=None, notes=None
 ):
@@ -118,7 +130,7 @@ def write_table(
         title = f"{title}\n\n{capped}" if title else None
         notes = notes if title else [capped, *(notes or [])]
     with atomic_write(tsv_path) as handle:
-        df.to_csv(handle, sep="\t", index=False, float_format="%.6g")
+        df.to_csv(handle, **TSV_FORMAT)
     if md_path is not None:
         with atomic_write(md_path) as handle:
             if title:
