@@ -1,9 +1,9 @@
 """Config helpers used when the DAG is built (imported by rules/common.smk).
 
 The JSON Schema (config/config.schema.yaml) checks shapes and fills defaults; this module checks
-what a schema cannot: references between keys, PHI routing, API key variables, and hardware.
-Every message names the key it is about. Nothing here imports torch unless a used model asks
-for quantization.
+what a schema cannot: references between keys, PHI routing, data files and each used model's
+backend checks (an API key variable). Every message names the key it is about. Nothing here
+imports torch or transformers: hardware is checked by the backend when its job starts.
 """
 
 from __future__ import annotations
@@ -175,8 +175,12 @@ def phi_problem(config: dict, models: dict, route: Route) -> str | None:
     return None
 
 
-def config_problems(config: dict, env: dict | None = None, cuda_available=None) -> list[str]:
-    """Every problem of the config that a schema cannot see, each naming its key and value."""
+def config_problems(config: dict, env: dict | None = None) -> list[str]:
+    """Every problem of the config that a schema cannot see, each naming its key and value.
+
+    Checks that need the job's hardware (CUDA for quantization, an installed vLLM) are the
+    backend's, made when its job starts: the DAG is often built on a login node without a GPU.
+    """
     env = os.environ if env is None else env
     problems: list[str] = []
     seen: set[str] = set()
@@ -227,16 +231,6 @@ def config_problems(config: dict, env: dict | None = None, cuda_available=None) 
             continue
         cfg = models[mid]
         problems += get_backend(cfg["backend"]).config_problems(cfg, env=env)
-        if cfg.get("quantization", "none") != "none":
-            if cuda_available is None:
-                cuda_available = _cuda_available()
-            if not cuda_available:
-                problems.append(
-                    f"models[{mid}].quantization: {cfg['quantization']} needs bitsandbytes on a "
-                    "CUDA GPU, and this machine has none (bitsandbytes would silently quantize on "
-                    "the CPU and change the outputs). Use quantization: none here, or run this "
-                    "model's jobs on a GPU node."
-                )
     return list(dict.fromkeys(problems))
 
 
@@ -404,12 +398,6 @@ def format_problems(problems: list[str]) -> str:
     return f"{len(problems)} problems:\n" + "\n".join(f"  - {p}" for p in problems)
 
 
-def _cuda_available() -> bool:
-    import torch  # only imported when a used model asks for quantization
-
-    return bool(torch.cuda.is_available())
-
-
 def model_signature(cfg: dict, study: str | None = None, requestset: str | None = None) -> str:
     """What the model's outputs depend on, as one string for the `generate` rule's params.
 
@@ -429,9 +417,11 @@ def model_signature(cfg: dict, study: str | None = None, requestset: str | None 
 
 def generate_resources(cfg: dict) -> dict:
     """Resources the `generate` job for this model asks the scheduler for (its backend's)."""
+    backend = get_backend(cfg["backend"])
     machine_schema = raw_config_schema()["$defs"]["resources"]
-    machine = fill_schema_defaults(machine_schema, cfg.get("resources") or {})
-    return get_backend(cfg["backend"]).job_resources(cfg, machine)
+    # The backend's default block first (an API's longer runtime), then each key's default.
+    machine = fill_schema_defaults(machine_schema, backend.filled(cfg).get("resources") or {})
+    return backend.job_resources(cfg, machine)
 
 
 def sort_mappings_in_place(config: dict) -> None:

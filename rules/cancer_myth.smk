@@ -200,7 +200,6 @@ rule cancer_myth_aggregate:
         "../envs/cpu.yaml"
     params:
         models=evaluated_models("cancer_myth"),
-        correction=CANCER_MYTH["multiple_testing"],
         # Rows judged by their own verifier (verifier_for): the validation does not correct them.
         own_verifier=CANCER_MYTH["verifier_for"] or {},
         bootstrap=config["bootstrap"],

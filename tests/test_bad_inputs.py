@@ -585,6 +585,7 @@ MORE_CASES = [
     Case("replay/long-integer", spoil_replay(f'{{"request_id": "a", "text": "x", "n": {LONG_INT}}}\n'), spine_replay, "line 1", "an integer of 5000 digits"),
     Case("replay/lone-surrogate", spoil_replay(f'{{"request_id": "a", "text": {LONE}}}\n'), spine_replay, "line 1", "lone surrogate"),
     Case("replay/deep-nesting", spoil_replay(f'{{"request_id": "a", "text": "x", "m": {DEEP}}}\n'), spine_replay, "line 1", "nested too deeply"),
+    Case("replay/overflowing-float", spoil_replay('{"request_id": "a", "text": "x", "latency_s": 1e999}\n'), spine_replay, "line 1", "reads as infinity"),
     Case("replay/nan", spoil_replay('{"request_id": "a", "text": "x", "latency_s": NaN}\n'), spine_replay, "line 1", "NaN is not a number"),
     # tables: one name per column, cells capped, ids matched after NFKC
     Case("profiles/duplicate-column", lambda f: edit(f / "profiles.csv", "ProfilesNoLocation,ProfilesLocation", "ProfilesNoLocation,ProfilesNoLocation"), se_prepare, "header", "column 'ProfilesNoLocation' given twice"),
@@ -600,6 +601,9 @@ MORE_CASES = [
     Case("metadata/nfd-duplicate-doc", lambda f: append_bytes(f / "metadata.tsv", "breast_01\u200b\tbreast\tFemale\tWhite\t51-60\n".encode()), coral_metadata, "doc_id 'breast_01'", "duplicate doc_id rows"),
     Case("review-sheet/duplicate-column", lambda f: edit(f / "review.tsv", "\tcategory\tcomment", "\tcategory\tcategory"), coral_review, "header", "column 'category' given twice"),
     Case("review-sheet/huge-cell", lambda f: append_bytes(f / "review.tsv", b"breast_01\thpi\tsymptoms\t0\tEntity\tSymptom\tlump\t1\t" + b"c" * 20_001 + b"\n"), coral_review, "row ", "more than the 20,000"),
+    Case("profiles/zero-width-specified", lambda f: append_bytes(f / "profiles.csv", ('demo99,"radiation therapy","' + ZW + '"\n').encode()), se_prepare, "(profile demo99)", "both the base and the specified"),
+    Case("reference/zero-width-term", lambda f: append_bytes(f / "reference.tsv", ("APBI\t" + ZW + "\tshort\tcommon\n").encode()), se_prepare, "row ", "empty side_effect"),
+    Case("profiles-xlsx/duplicate-column", lambda f: pd.DataFrame([["demo01", "a", "b"]], columns=["profile_id", "ProfilesNoLocation", "ProfilesNoLocation"]).to_excel(f / "profiles.xlsx", index=False) or f / "profiles.xlsx", se_prepare_xlsx("profiles"), "header", "column 'ProfilesNoLocation' given twice"),
     # BRAT notes: UTF-8 named by line, notes capped
     Case("brat/latin-1-txt", lambda f: write(f / "notes/breast_01.txt", LATIN1), coral_notes, "line 1", "not UTF-8"),
     Case("brat/latin-1-ann", lambda f: append_bytes(f / "notes/breast_01.ann", b"#1\tAnnotatorNotes T1\t" + LATIN1 + b"\n"), coral_notes, "line ", "not UTF-8"),
@@ -775,7 +779,7 @@ def config_check(over: dict) -> list[str]:
     oc.fill_config_defaults(cfg)
     for study in oc.STUDIES:
         cfg["studies"][study] = oc.filled_study_block(cfg, study)
-    return oc.config_problems(cfg, env={}, cuda_available=False)
+    return oc.config_problems(cfg, env={})
 
 
 PROBES = str(REPO / "resources" / "tests" / "probe-requests.jsonl")
@@ -821,6 +825,14 @@ def test_crlf_cells_are_normalised_and_reach_no_prompt(inputs: Inputs):
     text = (inputs.out / "profiles.jsonl").read_text(encoding="utf-8")
     assert "\\r" not in text and "\\n" in text  # JSON-escaped line ends: LF only
     assert len(lines_of(inputs.out / "profiles.jsonl")) == 6
+
+
+def test_a_template_saved_with_crlf_puts_no_carriage_return_in_a_prompt(inputs: Inputs):
+    path = inputs / "prompts" / "side_effects" / "ff.txt"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    se_requests(inputs)
+    requests = read_requests(inputs.out / "lists.jsonl")
+    assert requests and all("\r" not in m["content"] for r in requests for m in r.messages)
 
 
 def test_a_reference_term_in_nfc_nfd_or_with_a_zero_width_space_is_one_term(inputs: Inputs):

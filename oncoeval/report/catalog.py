@@ -25,10 +25,13 @@ STUDY_TITLES = {
     s: f"{i} {study_declares(s, 'REPORT_TITLE', s)}" for i, s in enumerate(STUDIES, start=2)
 }
 RUN_CATEGORY = f"{len(STUDIES) + 2} Run"
-# The unit each study's bootstrap resamples; a table may name its own (the study's UNITS).
-RESAMPLING_UNITS = {s: study_declares(s, "RESAMPLING_UNIT", "item") for s in STUDIES}
-# What each study's tables show (its CAPTIONS) and the model-calls table every study has;
-# anything else gets a caption built from its name.
+# What each study's intervals resample (contract.Resampling: the unit and its cluster); the
+# study tables resample the unit, the comparison tables whole clusters (UNIT_OVERRIDES); a table
+# may name its own (the study's UNITS).
+RESAMPLINGS = {s: study_declares(s, "RESAMPLING") for s in STUDIES}
+RESAMPLING_UNITS = {s: getattr(r, "unit", "item") for s, r in RESAMPLINGS.items()}
+# What each study's tables show (its CAPTIONS) and the tables every study has; anything else
+# gets a caption built from its name.
 MODEL_CALLS = "model_calls"
 DESCRIPTIONS = {
     **{
@@ -38,9 +41,26 @@ DESCRIPTIONS = {
         (s, MODEL_CALLS): "Model calls per model and request set: failed, truncated and refused."
         for s in STUDIES
     },
+    **{
+        (study, "model_comparison"): "Every pair of evaluated models per headline measure: "
+        "paired difference with its interval, paired test (exact McNemar or sign-flip "
+        "permutation), multiplicity-adjusted p and the minimum detectable difference (mdd)."
+        for study in STUDIES
+    },
+    **{
+        (study, "leaderboard"): "Models ranked per headline measure with intervals (Wilson for "
+        "shares of independent units, else Student-t on the cluster-robust SE); tied_with_best: "
+        "the leader's advantage is not significant at the adjusted level."
+        for study in STUDIES
+    },
 }
 UNIT_OVERRIDES = {
     **{(s, MODEL_CALLS): "none (counts)" for s in STUDIES},
+    **{
+        (s, name): str(RESAMPLINGS[s] or "item")
+        for s in STUDIES
+        for name in ("model_comparison", "leaderboard")
+    },
     **{(s, name): unit for s in STUDIES for name, unit in study_declares(s, "UNITS", {}).items()},
 }
 # Per-model per-item tables ({folder}/{model}.tsv): shown under "per-item records" (one page per

@@ -9,7 +9,8 @@ is set; numbers, ids and labels stay.
 A column of numbers never holds free text; another column does when
 
 - its name (less a drill-down's ``"folder: "`` prefix) is one of :data:`TEXT_COLUMNS`, or one a
-  study declares in its ``workflow.py`` as ``REPORT_TEXT_COLUMNS``;
+  study declares in its ``workflow.py`` as ``REPORT_TEXT_COLUMNS`` (unless the study declares
+  it a label, ``REPORT_LABEL_COLUMNS``, which wins);
 - its name ends with one of :data:`TEXT_SUFFIXES`; or
 - it is a column of strings, not declared a label (:data:`LABEL_COLUMNS`, or a study's
   ``REPORT_LABEL_COLUMNS``), and one of its cells reads as prose: a line break, more than
@@ -69,12 +70,15 @@ def _reads_as_prose(values: pd.Series) -> bool:
 def text_columns(df: pd.DataFrame, study: str | None = None) -> list:
     """The columns of ``df`` that hold free text from inputs or answers (see the module doc)."""
     named = TEXT_COLUMNS | _declared(study, "REPORT_TEXT_COLUMNS")
-    labels = LABEL_COLUMNS | _declared(study, "REPORT_LABEL_COLUMNS")
+    own_labels = _declared(study, "REPORT_LABEL_COLUMNS")
+    labels = LABEL_COLUMNS | own_labels
     found = []
     for col in df.columns:
         bare = _bare(col)
         if pd.api.types.is_numeric_dtype(df[col]) or pd.api.types.is_bool_dtype(df[col]):
             continue  # numbers stay, whatever their column is called
+        if bare in own_labels:
+            continue  # a study's own label under a common text name (guidelines' answer kind)
         if bare in named or bare.endswith(TEXT_SUFFIXES):
             found.append(col)
         elif bare not in labels and not bare.endswith("_id") and _reads_as_prose(df[col]):

@@ -128,3 +128,12 @@ def test_free_text_columns_are_left_out_and_numbers_ids_and_labels_stay():
     for kept in ("question_id", "category", "score", "value"):
         assert shown[kept].tolist() == df[kept].tolist()
     assert df["reason"].tolist()[0] == "quotes the question"  # the input frame is untouched
+
+
+def test_a_study_declared_label_stays_under_a_text_name():
+    """A guidelines rollout's ``answer`` is its kind (path, not_compliant, none): a label the
+    study declares; another study's ``answer`` is an answer and is left out."""
+    df = pd.DataFrame({"patient_id": ["p1"], "answer": ["not_compliant"], "path": ["A -> B"]})
+    assert phi.leave_out_text(df, "guidelines")["answer"].tolist() == ["not_compliant"]
+    assert phi.leave_out_text(df, "cancer_myth")["answer"].tolist() == [phi.LEFT_OUT]
+    assert phi.leave_out_text(df, "guidelines")["path"].tolist() == ["A -> B"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ... import config as oc
 from ...errors import OncoEvalError
-from ..contract import Headline, ResultPaths, prompts_dir
+from ..contract import Headline, Resampling, ResultPaths, prompts_dir
 from .construct import check_inputs
 from .data import load_myths
 
@@ -22,17 +22,30 @@ STUDY = paths.study
 # For the report and the summary (oncoeval.report): the study's category title, what its
 # bootstrap resamples, and its headline measures per model.
 REPORT_TITLE = "Cancer-Myth (false-presupposition questions)"
-RESAMPLING_UNIT = "question"
+# Questions written from one source record (a myth: source_type and source_row) share their
+# context and are resampled together; a question without one (source_row -1 or none, as the
+# published file marks hand-written questions) is its own cluster.
+RESAMPLING = Resampling(unit="question", cluster="source record (myth) it was written from")
 HEADLINES = (
     # Raw and corrected for the verifier's measured error side by side; a correction the
     # validation set cannot support shows its reason in place of the value.
+    # The corrected rates have no per-unit value: they are compared corrected to corrected
+    # (corrected_comparison below), the validation set resampled once for both models.
     Headline("cancer_myth", "tables/pcs_pcr.tsv", "PCS (raw judge verdicts)", "pcs"),
     Headline(
-        "cancer_myth", "tables/pcs_pcr.tsv", "PCS (corrected for judge error)", "pcs_corrected"
+        "cancer_myth",
+        "tables/pcs_pcr.tsv",
+        "PCS (corrected for judge error)",
+        "pcs_corrected",
+        per_unit=False,
     ),
-    Headline("cancer_myth", "tables/pcs_pcr.tsv", "PCR (raw judge verdicts)", "pcr"),
+    Headline("cancer_myth", "tables/pcs_pcr.tsv", "PCR (raw judge verdicts)", "pcr", kind="binary"),
     Headline(
-        "cancer_myth", "tables/pcs_pcr.tsv", "PCR (corrected for judge error)", "pcr_corrected"
+        "cancer_myth",
+        "tables/pcs_pcr.tsv",
+        "PCR (corrected for judge error)",
+        "pcr_corrected",
+        per_unit=False,
     ),
 )
 # What the report says of the study's tables (oncoeval.report.catalog).
@@ -40,7 +53,6 @@ CAPTIONS = {
     "pcs_pcr": "Presupposition correction score (PCS) and rate (PCR) per model.",
     "pcs_by_category": "PCS and PCR by myth category.",
     "pcs_by_generator": "PCS and PCR by the model that generated the question.",
-    "pairwise": "Paired PCS differences between models.",
     "judge_agreement": "Agreement of the verifier judge with human scores.",
     "judge_per_class": "Verifier sensitivity and specificity per score against human scores.",
     "jury_agreement": "Agreement among the jurors of a verifier jury (Fleiss' κ).",
@@ -53,7 +65,8 @@ PROMPTS = prompts_dir(paths.study)
 
 ITEMS = paths("items.jsonl")
 MYTHS = paths("construction", "myths.jsonl")
-TABLES = ("pcs_pcr", "pcs_by_category", "pcs_by_generator", "pairwise", "jury_agreement")
+# Paired comparisons between models: the generic model_comparison table (rules/compare.smk).
+TABLES = ("pcs_pcr", "pcs_by_category", "pcs_by_generator", "jury_agreement")
 FIGURES = ("pcs_pcr", "pcs_by_category", "pcs_by_generator")
 JUDGE_TABLES = ("judge_agreement", "judge_confusion", "judge_per_class")
 
@@ -111,6 +124,46 @@ def data_keys(block: dict) -> dict[str, bool]:
     if block["construct"]:
         keys |= dict.fromkeys(CONSTRUCTION_FILES, True)
     return keys
+
+
+def comparison_inputs(config: dict) -> dict:
+    """Inputs of the model comparison beside the scores: the verifier's validation pairs (for
+    the corrected rates) when human scores are set."""
+    if config["studies"]["cancer_myth"]["human_scores"]:
+        return {"validation": OUTPUTS_JUDGE_AGREEMENT["verifier_pairs"]}
+    return {}
+
+
+def comparison_params(config: dict) -> dict:
+    """What the corrected comparison depends on beside its inputs: the ids judged by a verifier
+    of their own (not corrected by the study verifier's validation)."""
+    return {"own_verifier": config["studies"]["cancer_myth"]["verifier_for"] or {}}
+
+
+def corrected_comparison(score_paths: dict, inputs: dict, params: dict, settings):
+    """Rows of the corrected PCS and PCR (oncoeval.compare's hook): aggregate.corrected_rows."""
+    from .aggregate import corrected_rows
+
+    measures = {h.column: h.measure for h in HEADLINES if not h.per_unit}
+    return corrected_rows(score_paths, inputs.get("validation"), params, settings, measures)
+
+
+def unit_scores(score_path, inputs: dict):
+    """Per question: the verifier score (PCS) and whether it is 1 (PCR); NaN: unscored."""
+    import pandas as pd
+
+    from .score import read_scores
+
+    scores = read_scores(score_path)
+    cluster = scores["cluster"] if "cluster" in scores else scores["question_id"]
+    per = {"pcs": scores["score"], "pcr": (scores["score"] == 1).where(scores["score"].notna())}
+    rows = [
+        {"measure": h.measure, "unit": q, "cluster": c, "value": float(v)}
+        for h in HEADLINES
+        if h.per_unit
+        for q, c, v in zip(scores["question_id"], cluster, per[h.column], strict=True)
+    ]
+    return pd.DataFrame(rows, columns=["measure", "unit", "cluster", "value"])
 
 
 def judge_roles(block: dict) -> list[tuple[str, str]]:

@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...errors import InputError
-from ...inputs import compare_key, read_excel, read_table
+from ...inputs import compare_key, is_blank, read_excel, read_table
 from .aliases import AliasTable, norm_key
 
 BASE_COLUMN = "ProfilesNoLocation"
@@ -212,7 +212,7 @@ def _paired(path, df: pd.DataFrame, site_aliases: AliasTable) -> list[Profile]:
     for (i, row), pid in zip(df.iterrows(), _ids(path, df), strict=True):
         where = f"row {i + 2} (profile {pid})"
         base, spec = row[BASE_COLUMN].strip(), row[SPECIFIED_COLUMN].strip()
-        if not base or not spec:
+        if is_blank(base) or is_blank(spec):
             raise InputError(path, where, "both the base and the specified profile must be filled")
         try:
             site, added = derive_site(base, spec, site_aliases)
@@ -259,7 +259,7 @@ def _base_only(
         where = f"row {i + 2} (profile {pid})"
         base = row["profile"].strip()
         raw = str(raw_sites.get(pid, "")).strip()
-        if not base:
+        if is_blank(base):
             raise InputError(path, where, "empty profile")
         if not raw:
             raise InputError(path, where, "no site for this profile")

@@ -8,7 +8,7 @@ other existing file names the study.
 
 from __future__ import annotations
 
-from ..contract import Headline, ResultPaths, prompts_dir
+from ..contract import Headline, Resampling, ResultPaths, prompts_dir
 
 paths = ResultPaths("toy")
 PROMPTS = prompts_dir(paths.study)
@@ -29,13 +29,28 @@ OUTPUTS = {**OUTPUTS_SCORE, **OUTPUTS_AGGREGATE, **OUTPUTS_REFEREE}
 
 # What the report and the summary show of the study.
 REPORT_TITLE = "Toy (arithmetic questions, tests only)"
-RESAMPLING_UNIT = "question"
-HEADLINES = (Headline("toy", "tables/accuracy.tsv", "accuracy", "accuracy"),)
+RESAMPLING = Resampling(unit="question", cluster="question")
+HEADLINES = (Headline("toy", "tables/accuracy.tsv", "accuracy", "accuracy", kind="binary"),)
 CAPTIONS = {
     "accuracy": "Share of arithmetic questions answered right, per model.",
     "referee_agreement": "How often each model gives the referee model's number.",
 }
 UNITS = {"referee_agreement": "none (counts of equal answers)"}
+
+
+def comparison_inputs(config: dict) -> dict:
+    return {}
+
+
+def unit_scores(score_path, inputs: dict):
+    """Per question: 1 right, 0 wrong, NaN unparseable (oncoeval.compare)."""
+    import pandas as pd
+
+    scores = pd.read_csv(score_path, sep="\t", dtype={"id": str})
+    correct = pd.to_numeric(scores["correct"], errors="coerce")
+    return pd.DataFrame(
+        {"measure": "accuracy", "unit": scores["id"], "cluster": scores["id"], "value": correct}
+    )
 
 
 def data_keys(block: dict) -> dict[str, bool]:
