@@ -41,6 +41,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from ..errors import ConfigError
 from ..failures import CONTENT_FILTERED, KEY_REJECTED, no_text_problem
+from ..io import encodable_messages
 from ..judges.structured import SHAPE_PARAM, openai_fields
 from ..records import Request, Response
 from .base import BaseBackend
@@ -96,7 +97,7 @@ def request_kwargs(request: Request, cfg: dict) -> dict:
     """
     params = dict(request.params)
     reasoning = bool(cfg.get("reasoning"))
-    kwargs: dict = {"model": cfg["model"], "messages": request.messages}
+    kwargs: dict = {"model": cfg["model"], "messages": encodable_messages(request.messages)}
     extra: dict = {}
     max_new = params.pop("max_new_tokens", None)
     if max_new is not None:
