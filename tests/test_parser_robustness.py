@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oncoeval.judges.structured import text_problem
 from oncoeval.parsing import MAX_ANSWER_CHARS, MAX_JSON_DEPTH, TOO_LONG, bracket_spans
+from oncoeval.shapes import text_problem
 from oncoeval.studies.cancer_myth.parse import parse_category, parse_generated, parse_verifier
 from oncoeval.studies.coral.parse import _tuple_like, allowed_tuples, parse_response
 from oncoeval.studies.guidelines.parse import parse_answer, parse_label, strip_reasoning
@@ -47,8 +47,8 @@ PARSERS = {
         lambda t: LLMMatcher.parse(t, 5, 5),
         lambda r: r.reason if r.status != "ok" else "",
     ),
-    # a structured judge's reply checked against its shape (oncoeval.judges.structured)
-    "judges.structured": (
+    # a structured judge's reply checked against its shape (oncoeval.shapes)
+    "shapes": (
         lambda t: text_problem({"json_schema": {"type": "object"}}, t),
         lambda r: r,
     ),
@@ -225,7 +225,7 @@ def test_text_over_the_cap_is_a_too_long_failure(name):
     reason = failure(parse(text))
     if name == "guidelines.label":  # an expert's label, not model output: read whatever its size
         return
-    if name == "judges.structured":  # a shape check (one linear json.loads), not a reader
+    if name == "shapes":  # a structured reply's shape check (one linear json.loads), not a reader
         return
     if name == "guidelines.choice":  # a choice is A, B or none; too long is none
         assert reason == "no choice"
