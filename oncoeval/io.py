@@ -117,6 +117,12 @@ def json_line(obj, **kwargs) -> str:
     return text
 
 
+def text_without_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (a pair of surrogates is already one
+    character in a Python string, so only lone ones are touched)."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
 def encodable_messages(messages: list[dict]) -> list[dict]:
     """Chat messages with each lone surrogate replaced by U+FFFD, which a tokenizer or an HTTP
     body can encode (a judge's request may quote one from a model's answer; the request file and

@@ -2,7 +2,7 @@
 
 ``"\\ud800"`` is valid JSON and a valid Python string but has no UTF-8 form: writing it to the
 cache crashed `generate` after the call was paid for, so every rerun paid again. The real
-`openai` client against tests/fake_openai_server.py, whose answer quotes the prompt.
+`openai` client against tests/fake_openai_server.py (its ``surrogate`` step).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from fake_openai_server import FakeOpenAIServer, answer_text
 
-from oncoeval.cache import cache_key
+from oncoeval.cache import ResponseCache, cache_key
 from oncoeval.generate import run_generate
 from oncoeval.io import encodable_messages, write_table
 from oncoeval.records import Request, read_responses, write_requests
@@ -56,20 +56,20 @@ def generate(tmp_path, server, prompts, name):
 
 def test_a_lone_surrogate_answer_is_cached_and_read_back_unchanged(tmp_path, server):
     server.script("loop", ["surrogate"])
-    # A judge's request quoting such an answer can be sent too (as U+FFFD: no UTF-8 has it).
-    quoting = f"judge this answer: {LONE}"
-    counts, rows = generate(tmp_path, server, ["loop", quoting], "first.jsonl")
-    first, judged = rows
-    assert first.error is None and first.text == answer_text("loop", "gpt-x") + " " + LONE
-    assert judged.error is None and judged.text == answer_text("judge this answer: \ufffd", "gpt-x")
-    # Every file written is valid UTF-8, the surrogate a JSON escape.
-    for path in [tmp_path / "first.jsonl", *(tmp_path / "cache").rglob("*.jsonl")]:
-        assert "\\ud800" in path.read_bytes().decode("utf-8")
+    counts, (first,) = generate(tmp_path, server, ["loop"], "first.jsonl")
+    answer = answer_text("loop", "gpt-x")
+    # The responses file, which every later stage reads, carries U+FFFD in its place.
+    assert first.error is None and first.text == answer + " \ufffd"
+    # The cache keeps the answer as it came, escaped: valid UTF-8, read back unchanged.
+    (cache_file,) = (tmp_path / "cache" / "gpt").glob("*.jsonl")
+    assert "\\ud800" in cache_file.read_bytes().decode("utf-8")
+    stored = ResponseCache(tmp_path / "cache", "gpt", "probe--set").load()
+    assert [row["text"] for row in stored.values()] == [answer + " " + LONE]
 
     server.reset()
-    counts, rows = generate(tmp_path, server, ["loop", quoting], "again.jsonl")
-    assert server.stats()["total_calls"] == 0 and counts["cached"] == 2  # not paid again
-    assert [r.text for r in rows] == [first.text, judged.text]
+    counts, (again,) = generate(tmp_path, server, ["loop"], "again.jsonl")
+    assert server.stats()["total_calls"] == 0 and counts["cached"] == 1  # not paid again
+    assert again.text == first.text
 
 
 def test_surrogates_reach_a_tokenizer_replaced_but_keep_their_cache_key():
