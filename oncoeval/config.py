@@ -459,9 +459,9 @@ def _unknown_keys_message(validator, error) -> str | None:
     """The keys an ``unevaluatedProperties`` error should name, or None when there are none.
 
     When a backend's part of a model entry (an ``allOf`` branch) fails, JSON Schema counts none
-    of its keys as evaluated, so the error would list valid keys ("'concurrency', 'model'...
-    were unexpected") beside the real problem. Keys declared by the entry's schema or by a branch
-    whose condition holds are known; only the others are reported.
+    of its keys as evaluated, so the error would list the entry's valid keys as unexpected beside
+    the real problem. Keys declared by the entry's schema or by a branch whose condition holds
+    are known; only the others are reported.
     """
     schema, instance = error.schema, error.instance
     known = set(schema.get("properties", {}))
