@@ -75,7 +75,8 @@ class Headline:
     A study declares its own as ``HEADLINES`` in its ``workflow.py``. Each is also compared
     between models (oncoeval.compare: results/{study}/tables/model_comparison.tsv and
     leaderboard.tsv) from the per-unit values the study's ``unit_scores`` gives, unless
-    ``per_unit`` is False (a statistic of the whole set, such as an AUROC).
+    ``per_unit`` is False (a statistic of the whole set, such as an AUROC). Higher is better:
+    the leaderboard ranks the highest value first.
     """
 
     study: str
@@ -83,7 +84,9 @@ class Headline:
     measure: str  # as the summary names it
     column: str  # value column; its interval is {column}_ci_low/_ci_high
     where: tuple = ()  # (column, value) pairs selecting the rows of the published view
-    kind: str = "mean"  # per-unit value: "mean" (a bounded score) or "binary" (0/1 outcome)
+    # per-unit value: "mean" (a bounded score) or "binary" (a 0/1 outcome); the comparison
+    # treats any sample of only 0s and 1s as binary (Wilson interval, exact McNemar)
+    kind: str = "mean"
     per_unit: bool = True  # False: no per-unit value, so not compared between models
 
 
