@@ -327,7 +327,9 @@ def config_schema(schema_path: str | os.PathLike = CONFIG_SCHEMA) -> dict:
     model["properties"]["backend"]["enum"] = list(BACKEND_MODULES)
     model["allOf"] = [
         {
-            "if": {"properties": {"backend": {"const": name}}},
+            # `required`: an entry without a backend matches no branch (its one problem is the
+            # missing backend, not every backend's required keys).
+            "if": {"properties": {"backend": {"const": name}}, "required": ["backend"]},
             "then": copy.deepcopy(get_backend(name).CONFIG_SCHEMA),
         }
         for name in BACKEND_MODULES
@@ -379,9 +381,40 @@ def schema_problems(config: dict, schema_path: str | os.PathLike = CONFIG_SCHEMA
     validator = _validator(schema_path)
     problems = []
     for error in sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.path))):
-        message = error.message if len(error.message) < 300 else error.message[:300] + "..."
-        problems.append(f"{key_path(error.absolute_path) or '(top level)'}: {message}")
+        message = error.message
+        if error.validator == "unevaluatedProperties" and isinstance(error.instance, dict):
+            message = _unknown_keys_message(validator, error)
+            if message is None:  # only a consequence of another problem of the entry
+                continue
+        message = message if len(message) < 300 else message[:300] + "..."
+        problem = f"{key_path(error.absolute_path) or '(top level)'}: {message}"
+        if problem not in problems:  # one line per problem
+            problems.append(problem)
     return problems
+
+
+def _unknown_keys_message(validator, error) -> str | None:
+    """The keys an ``unevaluatedProperties`` error should name, or None when there are none.
+
+    When a backend's part of a model entry (an ``allOf`` branch) fails, JSON Schema counts none
+    of its keys as evaluated, so the error would list the entry's valid keys as unexpected beside
+    the real problem. Keys declared by the entry's schema or by a branch whose condition holds
+    are known; only the others are reported.
+    """
+    schema, instance = error.schema, error.instance
+    known = set(schema.get("properties", {}))
+    branches = [part for part in schema.get("allOf", []) if "if" in part]
+    matched = [p for p in branches if validator.evolve(schema=p["if"]).is_valid(instance)]
+    if branches and not matched:  # an unknown backend: that error says it, no key can be judged
+        return None
+    for part in [p for p in schema.get("allOf", []) if "if" not in p] + matched:
+        known |= set((part.get("then") or part).get("properties", {}))
+    unknown = [key for key in instance if key not in known]
+    if not unknown:
+        return None
+    names = ", ".join(repr(key) for key in unknown)
+    verb = "was" if len(unknown) == 1 else "were"
+    return f"Unevaluated properties are not allowed ({names} {verb} unexpected)"
 
 
 def key_path(parts) -> str:

@@ -45,7 +45,8 @@ def json_values(text: str) -> list:
     for block in _FENCE.findall(text):
         try:
             found.append(json.loads(block.strip()))
-        except (json.JSONDecodeError, RecursionError):  # nesting past Python's stack: not read
+        # nesting past Python's stack, an integer past its 4,300 digits (ValueError): not read
+        except (ValueError, RecursionError):
             pass
     if found:
         return found
@@ -79,7 +80,8 @@ def _as_score(value) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+(\.0+)?\s*", value):
+    # At most 20 digits: a verdict is -1, 0 or 1, and a longer run of digits overflows a float.
+    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d{1,20}(\.0+)?\s*", value):
         return int(float(value))
     return None
 
