@@ -2,7 +2,7 @@ import time
 
 from snakemake.utils import min_version
 
-from oncoeval.generate import print_failed_calls
+from oncoeval.calls import print_failed_calls
 
 min_version("9.0")
 

@@ -277,7 +277,8 @@ LEADERBOARD_COLUMNS = [
 
 @dataclass(frozen=True)
 class Measure:
-    """A headline measure as compared: its name, kind (``mean`` or ``binary``) and direction."""
+    """A headline measure as compared (higher is better): its name and kind (``mean`` or
+    ``binary``: a per-unit 0/1 outcome)."""
 
     name: str
     kind: str = "mean"
@@ -289,6 +290,12 @@ def _values(unit_scores: pd.DataFrame, measure: str) -> pd.DataFrame:
     return rows.drop_duplicates("unit").set_index("unit")[["cluster", "value"]]
 
 
+def _kind(*samples) -> str:
+    """``binary`` where every value is 0 or 1 (a declared binary measure, or a mean of one
+    rollout per note), so that shares get Wilson intervals and McNemar tests; else ``mean``."""
+    return "binary" if all(is_binary(x) for x in samples) else "mean"
+
+
 def compare_pair(a: pd.DataFrame, b: pd.DataFrame, measure: Measure, settings) -> dict:
     """One row of the comparison table: two models' values on the units both were scored on."""
     joined = a.join(b[["value"]].rename(columns={"value": "value_b"}), how="inner")
@@ -298,7 +305,7 @@ def compare_pair(a: pd.DataFrame, b: pd.DataFrame, measure: Measure, settings) -
     row = {"n_units": diffs.n_units, "n_clusters": diffs.n_clusters}
     if not diffs.n_units:
         return row | {"test": "no shared scored units"}
-    kind = "binary" if measure.kind == "binary" and is_binary(x) and is_binary(y) else "mean"
+    kind = _kind(x, y)
     method = interval_method(diffs, "mean", settings)
     low, high = interval(diffs, method, settings)
     p, test = paired_test(x, y, joined["cluster"].to_numpy(), kind, settings)
@@ -357,7 +364,7 @@ def value_rows(scores, measure: Measure, settings) -> list[dict]:
     for model in scores:
         values = _values(scores[model], measure.name)
         data = Clustered.of(values["value"].to_numpy(float), values["cluster"].to_numpy())
-        kind = "binary" if measure.kind == "binary" and is_binary(data.values) else "mean"
+        kind = _kind(data.values)
         method = interval_method(data, kind, settings)
         low, high = interval(data, method, settings)
         rows.append(
@@ -478,7 +485,8 @@ def notes(study: str, settings: CompareSettings, skipped, extra=()) -> list[str]
         "where the config's evaluate lists them).",
         f"mdd: the smallest true difference this comparison detects with {settings.power:.0%} "
         f"power at alpha {settings.alpha} (two-sided, unadjusted), from the observed spread of "
-        "the paired differences.",
+        "the paired differences. Intervals are per row (not adjusted); read significance from "
+        "p_adjusted.",
         *extra,
     ]
     if skipped:

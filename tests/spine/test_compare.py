@@ -350,3 +350,12 @@ def test_guidelines_units_are_the_expert_labelled_notes(tmp_path):
     units = workflow.unit_scores(tmp_path / "s.tsv", {})
     assert set(units["unit"]) == {"a", "c"}  # the unlabelled note is not a unit
     assert "meta-classifier AUROC (all features, held-out model)" not in set(units["measure"])
+
+
+def test_a_perfect_share_gets_a_wilson_interval_not_a_zero_width_one():
+    # 11 of 11 right (the demo's oracle): Wilson's lower bound n / (n + z^2) = 11 / 14.84
+    board = compare.leaderboard({"m": _long("x", [1.0] * 11)}, [Measure("x")], None, SETTINGS)
+    row = board.iloc[0]
+    assert row["interval"] == "Wilson score interval"
+    assert row["ci_low"] == pytest.approx(11 / (11 + 1.959964**2), abs=1e-4)
+    assert row["ci_high"] == pytest.approx(1.0)
