@@ -2,8 +2,8 @@ import time
 
 from snakemake.utils import min_version
 
-from oncoeval.generate import print_failed_calls
 from oncoeval import waves
+from oncoeval.calls import print_failed_calls
 
 min_version("9.0")
 
@@ -44,11 +44,14 @@ rule all:
         report_targets(),
 
 
+# A capped or subset run says so as its jobs start (and in every table, caption and summary).
 # Once the DAG is built: the run's `generate` jobs per model and their waves, which a job that
-# loads a local model's engine reads to answer the model's other ready request sets.
-# The rules leading to `generate` jobs go first when both are ready, so that a wave's requests
-# are all built when its first job loads the engine and answers them.
+# loads a local model's engine reads to answer the model's other ready request sets; the rules
+# leading to `generate` jobs go first when both are ready, so that a wave's requests are all
+# built when its first job loads the engine and answers them (oncoeval.waves).
 onstart:
+    if RUN_SCOPE:
+        print(f"OncoEval: {RUN_SCOPE}")
     waves.prefer_generate_inputs(workflow.dag)
     waves.write_plan(workflow.dag)
 
@@ -58,7 +61,7 @@ onstart:
 onsuccess:
     waves.retire_plan()
     print_failed_calls("logs", since=RUN_STARTED)
-    print(terminal_summary("."))
+    print_run_end(".")
 
 
 onerror:
