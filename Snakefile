@@ -46,13 +46,13 @@ rule all:
 
 # A capped or subset run says so as its jobs start (and in every table, caption and summary).
 # Once the DAG is built: the run's `generate` jobs per model and their waves, which a job that
-# loads a local model's engine reads to answer the model's other ready request sets; the rules
-# leading to `generate` jobs go first when both are ready, so that a wave's requests are all
-# built when its first job loads the engine and answers them (oncoeval.waves).
+# loads a local model's engine reads to answer the model's other ready request sets; jobs are
+# ordered by wave, so that a wave's requests are all built when its first job loads the engine
+# and answers them (oncoeval.waves).
 onstart:
     if RUN_SCOPE:
         print(f"OncoEval: {RUN_SCOPE}")
-    waves.prefer_generate_inputs(workflow.dag)
+    waves.order_by_wave(workflow.dag)
     waves.write_plan(workflow.dag)
 
 

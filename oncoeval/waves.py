@@ -80,29 +80,47 @@ def generate_plan(dag, rule: str = "generate") -> dict:
     return {"created": time.time(), "models": models}
 
 
-def prefer_generate_inputs(dag, rule: str = "generate") -> set[str]:
-    """Run first, whenever they are ready together with other jobs, the jobs of the rules that
-    lead to this run's `generate` jobs (requests, and the parsing between one wave's answers and
-    the next wave's requests): a wave's requests are then built before its first `generate`
-    job loads the engine. Rule priority 1 (a priority only orders ready jobs); the rules that
-    only read answers (tables, report) keep 0, as `generate` does. Returns the rules raised."""
+def order_by_wave(dag, rule: str = "generate") -> dict:
+    """Order ready jobs so that each wave's requests are built before its first `generate` job.
+
+    A job's depth is the number of `generate` jobs (any model) on the longest chain of this
+    run's jobs above it, a `generate` job counting itself. Every job gets priority
+    ``1 + deepest - depth``: the jobs that build a wave's requests (depth ``d``) go before that
+    wave's `generate` jobs (``d + 1``), and the last wave's cached jobs before the next wave's.
+    A priority only orders jobs that are ready together: nothing waits longer. Every priority is
+    at least 1 (Snakemake's ILP scheduler would rather not schedule a job of negative priority).
+    Returns the depths, by job."""
     deps = dag.dependencies
     needrun = set(dag.needrun_jobs())
-    todo = [j for j in needrun if j.rule.name == rule]
-    seen: set = set()
-    while todo:
-        job = todo.pop()
-        for dep in deps[job]:
-            if dep not in seen and dep in needrun:
-                seen.add(dep)
-                todo.append(dep)
-    raised = set()
-    for job in seen:
-        if job.rule.name != rule and not job.rule.priority:
-            job.rule.priority = 1
-            raised.add(job.rule.name)
+    depths: dict = {}
+
+    def depth(job) -> int:
+        if job not in depths:
+            above = [depth(d) for d in deps[job] if d in needrun]
+            depths[job] = max(above, default=0) + (job.rule.name == rule)
+        return depths[job]
+
+    for job in needrun:
+        depth(job)
+    deepest = max(depths.values(), default=0)
+    by_rule: dict = {}
+    for job, d in depths.items():
+        key = tuple(sorted((k, str(v)) for k, v in job.wildcards_dict.items()))
+        by_rule.setdefault(job.rule, {})[key] = 1 + deepest - d
+    for job_rule, table in by_rule.items():
+        job_rule.priority = _Priority(table)
     dag.update_priority()
-    return raised
+    return depths
+
+
+class _Priority:
+    """A rule's priority by its jobs' wildcards (Snakemake calls it with a job's wildcards)."""
+
+    def __init__(self, table: dict):
+        self.table = table
+
+    def __call__(self, wildcards):
+        return self.table.get(tuple(sorted((k, str(v)) for k, v in wildcards.items())), 0)
 
 
 def write_plan(dag, path: str | os.PathLike = PLAN_PATH) -> dict:
