@@ -257,7 +257,13 @@ def test_item_page_of_each_study_starts_on_its_items(run, window):
         top, left = found["target"]["top"], found["target"]["left"]
         assert 0 <= top < found["window"][1] / 2 and left >= 0, (study, found["target"])
         assert found["unreachable"] == [], (study, found["unreachable"])
-        assert len(found["text"].strip().splitlines()) > 1, study  # a header and its items
+        header, *rows = [line.split("\t") for line in found["text"].strip().splitlines()]
+        assert rows, study  # a header and its items
+        if study == "cancer_myth":
+            # A judged study's page shows each answer's verdict beside it (the stored verdicts
+            # of the reference answers: 1, the false presupposition corrected).
+            verdicts = {row[header.index("verdict")] for row in rows if len(row) == len(header)}
+            assert verdicts == {"1"}, verdicts
 
 
 MAKE = shutil.which("make")
