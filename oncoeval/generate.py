@@ -347,7 +347,9 @@ def failed_calls_report(logs_dir: str | os.PathLike = "logs", since: float | Non
     return "\n".join(lines)
 
 
-CALLS_COLUMNS = ["model", "requestset", "n_requests", "n_failed", "n_truncated", "n_cached"]
+CALLS_COLUMNS = [
+    "model", "requestset", "n_requests", "n_failed", "n_truncated", "n_filtered", "n_cached"
+]  # fmt: skip
 
 
 def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None):
@@ -355,7 +357,8 @@ def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None)
 
     ``n_failed`` counts error rows (failures accepted by ``max_failed_share``; they are unscored
     in the study's tables), ``n_truncated`` answers cut off at the token limit (``finish_reason``
-    ``length``: scored as written when a model's answer, unusable when a judge's verdict).
+    ``length``: scored as written when a model's answer, unusable when a judge's verdict),
+    ``n_filtered`` answers the provider withheld (``finish_reason`` ``content_filter``).
     """
     import pandas as pd
 
@@ -372,6 +375,7 @@ def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None)
                     "n_requests": len(responses),
                     "n_failed": sum(r.error is not None for r in responses),
                     "n_truncated": sum(r.finish_reason == "length" for r in responses),
+                    "n_filtered": sum(r.finish_reason == "content_filter" for r in responses),
                     "n_cached": sum(bool(r.cached) for r in responses),
                 }
             )

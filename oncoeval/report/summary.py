@@ -17,15 +17,29 @@ import pandas as pd
 
 from ..io import iter_jsonl
 from ..studies import STUDIES
-from ..studies.contract import Headline
+from ..studies.contract import Answers, Headline
 from . import catalog, tables
 
 MODEL_COLUMNS = ("model", "responder", "held_out_model")
 N_COLUMNS = ("n", "n_profiles", "n_patients", "n_notes", "n_questions", "n_test", "n_units")
 UNSCORED_COLUMNS = ("n_unscored", "parse_failures", "unscored")
+# What the model did, per model and study (oncoeval.studies.contract.Answers), beside each headline.
+ANSWER_COLUMNS = ["answers", "cut_share", "unparsed_share", "failed", "filtered"]
 SUMMARY_COLUMNS = [
-    "study", "model", "measure", "value", "ci_low", "ci_high", "n", "n_unscored", "source"
+    "study", "model", "measure", "value", "ci_low", "ci_high", "n", "n_unscored",
+    *ANSWER_COLUMNS, "warnings", "source",
 ]  # fmt: skip
+SUMMARY_NOTE = (
+    "Headline result of each study per model, with percentile-bootstrap 95% CIs. Judged rates "
+    "appear twice: as the raw judge verdicts and corrected for the judge's error measured on "
+    "the validation set (or the reason no correction can be made). Beside each headline, what "
+    "the model did: the share of its answers cut at the token cap, the share with nothing "
+    "parsed, and its failed and filtered calls; 'warnings' flags a headline where more than "
+    "half of the answers were cut or unparsed. CORAL's published view credits an answer of "
+    "'unknown' where the gold is unknown; its informative view scores known values only."
+)
+# A headline is flagged when more than this share of the model's answers was cut or unparsed.
+WARN_SHARE = 0.5
 USAGE_COLUMNS = [
     "model", "requests", "failed", "cached", "prompt_tokens", "completion_tokens",
     "cost_usd", "wall_s",
@@ -62,10 +76,14 @@ def headline_rows(results: Path, studies) -> list[dict]:
         unscored_col = _first(df.columns, UNSCORED_COLUMNS)
         invalid = [c for c in df.columns if c.startswith("invalid_")]
         for _, r in df.iterrows():
+            model = r[model_col] if model_col else ""
+            counts = answer_counts(results, h.study, model) if model_col else {}
             rows.append(
                 {
                     **base,
-                    "model": r[model_col] if model_col else "",
+                    **counts,
+                    "warnings": warnings_of(counts),
+                    "model": model,
                     "value": _cell(r[h.column]),
                     "ci_low": r.get(f"{h.column}_ci_low", float("nan")),
                     "ci_high": r.get(f"{h.column}_ci_high", float("nan")),
@@ -76,6 +94,65 @@ def headline_rows(results: Path, studies) -> list[dict]:
                 }
             )
     return rows
+
+
+def study_answers(study: str) -> Answers | None:
+    """The answers a study's workflow.py declares (``ANSWERS``), else None."""
+    return catalog.study_declares(study, "ANSWERS", None)
+
+
+def answer_counts(results: Path, study: str, model: str) -> dict:
+    """How one model's answers in a study came out: how many, the share cut at the token cap
+    (``finish_reason`` ``length``), the share with nothing parsed, failed calls, and calls the
+    provider filtered (``content_filter``). NaN where the files are not there."""
+    declared = study_answers(study)
+    out = dict.fromkeys(ANSWER_COLUMNS, float("nan"))
+    if declared is None:
+        return out
+    responses = Path(results) / study / "responses" / model / f"{declared.requestset}.jsonl"
+    if not responses.exists():
+        return out
+    rows = list(iter_jsonl(responses))
+    n = len(rows)
+    out["answers"] = n
+    out["failed"] = sum(r.get("error") is not None for r in rows)
+    out["filtered"] = sum(r.get("finish_reason") == "content_filter" for r in rows)
+    out["cut_share"] = sum(r.get("finish_reason") == "length" for r in rows) / n if n else 0.0
+    parsed = Path(results) / study / declared.parsed.format(model=model)
+    if parsed.exists():
+        table = _read_table(parsed)
+        if len(table):
+            ok = table.index.isin(table.query(declared.ok, engine="python").index)
+            keys = list(declared.keys)
+            parsed_any = pd.Series(ok, index=table.index).groupby([table[k] for k in keys]).any()
+            unparsed = int((~parsed_any).sum())
+        else:
+            unparsed = 0
+        out["unparsed_share"] = unparsed / n if n else 0.0
+    return out
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    if path.suffix == ".tsv":
+        df = pd.read_csv(path, sep="\t", keep_default_na=False)
+    else:
+        df = pd.DataFrame(list(iter_jsonl(path)))
+    # Missing values read as "" so that a query like ``reason == ''`` means "no reason".
+    return df.reset_index(drop=True).fillna("")
+
+
+def warnings_of(counts: dict) -> str:
+    """What a reader must know before trusting a headline: most answers cut or unparsed."""
+    notes = []
+    n = counts.get("answers")
+    for column, what in (
+        ("cut_share", "cut at the token cap"),
+        ("unparsed_share", "nothing parsed"),
+    ):
+        share = counts.get(column)
+        if isinstance(share, float) and not math.isnan(share) and share > WARN_SHARE:
+            notes.append(f"{what} in {round(share * n)}/{int(n)} answers")
+    return "; ".join(notes)
 
 
 def _cell(value):
@@ -140,22 +217,39 @@ def summary_frames(root: Path, studies, models=None) -> tuple[pd.DataFrame, pd.D
 
 def display_frame(headline: pd.DataFrame) -> pd.DataFrame:
     """The headline rows as a reader sees them: ``value [95% CI]``, scored and unscored counts."""
+    headline = headline.reindex(columns=SUMMARY_COLUMNS)
     shown = pd.DataFrame(
         {
             "study": headline["study"],
             "model": headline["model"],
             "measure": headline["measure"],
             "result [95% CI]": [
-                tables.format_ci(v, lo, hi)
+                tables.format_ci(_cell(v), lo, hi)
                 for v, lo, hi in zip(
                     headline["value"], headline["ci_low"], headline["ci_high"], strict=True
                 )
             ],
             "n scored": [tables.format_number(_int(v)) for v in headline["n"]],
             "unscored": [tables.format_number(_int(v)) for v in headline["n_unscored"]],
+            "cut at cap": _shares(headline, "cut_share"),
+            "nothing parsed": _shares(headline, "unparsed_share"),
+            "failed": [tables.format_number(_int(v)) for v in headline["failed"]],
+            "filtered": [tables.format_number(_int(v)) for v in headline["filtered"]],
+            "warnings": headline["warnings"].fillna("").astype(str),
         }
     )
     return shown
+
+
+def _shares(headline: pd.DataFrame, column: str) -> list[str]:
+    """``95% (38/40)``: a share of the model's answers with its count; "–" when not known."""
+    out = []
+    for share, n in zip(headline[column], headline["answers"], strict=True):
+        if pd.isna(share) or pd.isna(n):
+            out.append("–")
+        else:
+            out.append(f"{share:.0%} ({round(share * n)}/{int(n)})")
+    return out
 
 
 def _int(value):
@@ -199,11 +293,7 @@ def write_summary(
     usage.to_csv(usage_tsv, sep="\t", index=False, float_format="%.6g")
     body = fragment_html(headline, usage)
     Path(fragment).write_text(body, encoding="utf-8")
-    note = (
-        "Headline result of each study per model, with percentile-bootstrap 95% CIs; "
-        "judged rates are the raw judge verdicts (no judge-error correction applied)."
-        + catalog.stored_answers_note(replayed)
-    )
+    note = SUMMARY_NOTE + catalog.stored_answers_note(replayed)
     Path(out_html).write_text(
         tables.page("OncoEval summary", f"<p class='caption'>{note}</p>\n{body}"), encoding="utf-8"
     )

@@ -80,3 +80,16 @@ class Headline:
     measure: str  # as the summary names it
     column: str  # value column; its interval is {column}_ci_low/_ci_high
     where: tuple = ()  # (column, value) pairs selecting the rows of the published view
+
+
+@dataclass(frozen=True)
+class Answers:
+    """The answers every evaluated model gives in a study, and how their parse is read: what
+    the summary counts per model (answers cut at the token cap, answers with nothing parsed,
+    failed and filtered calls). A study declares its own as ``ANSWERS`` in its ``workflow.py``.
+    """
+
+    requestset: str  # the request set every evaluated model answers
+    parsed: str  # the per-model parse table under results/{study}/, with {model}
+    keys: tuple  # its columns naming one answer
+    ok: str  # a pandas query selecting rows that hold something parsed

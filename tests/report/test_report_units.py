@@ -48,20 +48,24 @@ def test_headline_rows_read_known_columns_and_views(tmp_path):
     (results / "coral" / "tables").mkdir(parents=True)
     pd.DataFrame(
         {
-            "model": ["m1", "m1"],
-            "view": ["published", "strict"],
-            "n_units": [40, 40],
-            "n_notes": [4, 4],
-            "parse_failures": [2, 2],
-            "em_f1": [0.5, 0.2],
-            "em_f1_ci_low": [0.4, 0.1],
-            "em_f1_ci_high": [0.6, 0.3],
-            "new_column_a_study_added": [1, 1],
+            "model": ["m1", "m1", "m1"],
+            "view": ["published", "strict", "informative"],
+            "n_units": [40, 40, 30],
+            "n_notes": [4, 4, 4],
+            "parse_failures": [2, 2, 2],
+            "em_f1": [0.5, 0.2, 0.1],
+            "em_f1_ci_low": [0.4, 0.1, 0.0],
+            "em_f1_ci_high": [0.6, 0.3, 0.2],
+            "new_column_a_study_added": [1, 1, 1],
         }
     ).to_csv(results / "coral" / "tables" / "overall.tsv", sep="\t", index=False)
     rows = summary.headline_rows(results, ["coral"])
-    em = [r for r in rows if r["measure"] == "EM-F1"]
-    assert len(em) == 1  # the published view only
+    em = [r for r in rows if r["measure"].startswith("EM-F1 (published")]
+    assert len(em) == 1  # the published view once, named as the view that credits "unknown"
+    assert "credits 'unknown'" in em[0]["measure"]
+    # The informative view beside it, labelled as such.
+    (informative,) = [r for r in rows if r["measure"].startswith("EM-F1 (informative")]
+    assert (informative["value"], informative["n"]) == (0.1, 4)
     assert (em[0]["model"], em[0]["value"], em[0]["ci_low"], em[0]["ci_high"]) == (
         "m1",
         0.5,
@@ -70,10 +74,46 @@ def test_headline_rows_read_known_columns_and_views(tmp_path):
     )
     assert (em[0]["n"], em[0]["n_unscored"]) == (4, 2)  # notes resampled; parse failures
     # A headline whose column is missing says so instead of failing.
-    bleu = [r for r in rows if r["measure"] == "BLEU-4"]
-    assert bleu == [{**bleu[0], "model": "(no column bleu4)"}]
+    bleu = [r for r in rows if r["measure"].startswith("BLEU-4")]
+    assert [r["model"] for r in bleu] == ["(no column bleu4)"] * 2
     shown = summary.display_frame(pd.DataFrame(rows, columns=summary.SUMMARY_COLUMNS))
     assert shown.iloc[0]["result [95% CI]"] == "0.500 [0.400, 0.600]"
+
+
+def test_headlines_say_how_many_answers_were_cut_or_unparsed_and_warn(tmp_path):
+    """A model that wrote no tuple in 3 of 4 CORAL answers, 3 of them cut at the token cap, one
+    call withheld by the provider: its headline rows carry the shares and a warning."""
+    from oncoeval.records import Response, write_responses
+    from oncoeval.studies.coral.parse import PARSED_COLUMNS, parsed_rows
+
+    study = tmp_path / "results" / "coral"
+    meta = [{"doc_id": f"d{i}", "section": "hpi", "subtype": "symptoms"} for i in range(4)]
+    responses = [
+        Response("r0", "m1", "SymptomEnt(Symptom='lump', Datetime={'2021'})", "stop", meta=meta[0]),
+        Response("r1", "m1", "The patient reports a lump and", "length", meta=meta[1]),
+        Response("r2", "m1", "Symptoms include", "length", meta=meta[2]),
+        Response("r3", "m1", "", "content_filter", meta=meta[3]),
+    ]
+    write_responses(study / "responses" / "m1" / "extraction.jsonl", responses)
+    parsed = [row for r in responses for row in parsed_rows(r)]
+    (study / "parsed").mkdir()
+    pd.DataFrame(parsed, columns=PARSED_COLUMNS).to_csv(
+        study / "parsed" / "m1.tsv", sep="\t", index=False
+    )
+    (study / "tables").mkdir()
+    pd.DataFrame({"model": ["m1"], "view": ["published"], "n_notes": [4], "em_f1": [0.3]}).to_csv(
+        study / "tables" / "overall.tsv", sep="\t", index=False
+    )
+
+    rows = summary.headline_rows(tmp_path / "results", ["coral"])
+    (em,) = [r for r in rows if r["measure"].startswith("EM-F1 (published")]
+    assert (em["answers"], em["failed"], em["filtered"]) == (4, 0, 1)
+    assert (em["cut_share"], em["unparsed_share"]) == (0.5, 0.75)
+    # More than half unparsed: flagged; exactly half cut: not.
+    assert em["warnings"] == "nothing parsed in 3/4 answers"
+    shown = summary.display_frame(pd.DataFrame(rows, columns=summary.SUMMARY_COLUMNS)).iloc[0]
+    assert (shown["cut at cap"], shown["nothing parsed"]) == ("50% (2/4)", "75% (3/4)")
+    assert shown["warnings"] == "nothing parsed in 3/4 answers"
 
 
 def test_summary_shows_corrected_pcs_pcr_beside_raw_or_the_reason(tmp_path):

@@ -10,7 +10,7 @@ from functools import cache
 
 from ... import config as oc
 from ...errors import ConfigError
-from ..contract import Headline, ResultPaths, prompts_dir
+from ..contract import Answers, Headline, ResultPaths, prompts_dir
 from .construct import check_inputs
 from .data import load_myths
 
@@ -20,6 +20,8 @@ paths = ResultPaths("cancer_myth")
 # bootstrap resamples, and its headline measures per model.
 REPORT_TITLE = "Cancer-Myth (false-presupposition questions)"
 RESAMPLING_UNIT = "question"
+# The answers are free text: what parses (or not) is the verifier's verdict on each.
+ANSWERS = Answers("answer", "judged/{model}.jsonl", ("question_id",), "parse_error == ''")
 HEADLINES = (
     # Raw and corrected for the verifier's measured error side by side; a correction the
     # validation set cannot support shows its reason in place of the value.

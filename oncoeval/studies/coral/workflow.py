@@ -7,7 +7,7 @@ from pathlib import Path
 
 from oncoeval.config import study_evaluated_models
 
-from ..contract import Headline, ResultPaths, prompts_dir
+from ..contract import Answers, Headline, ResultPaths, prompts_dir
 from .tasks import SUBTYPES
 
 paths = ResultPaths("coral")
@@ -16,10 +16,18 @@ paths = ResultPaths("coral")
 # bootstrap resamples, and its headline measures per model.
 REPORT_TITLE = "CORAL (oncology note extraction)"
 RESAMPLING_UNIT = "note"
-HEADLINES = (
-    Headline("coral", "tables/overall.tsv", "EM-F1", "em_f1", (("view", "published"),)),
-    Headline("coral", "tables/overall.tsv", "BLEU-4", "bleu4", (("view", "published"),)),
-    Headline("coral", "tables/overall.tsv", "ROUGE-1", "rouge1", (("view", "published"),)),
+ANSWERS = Answers(
+    "extraction", "parsed/{model}.tsv", ("doc_id", "section", "subtype"), "status == 'ok'"
+)
+# The published view scores every unit, so a field whose gold is "unknown" is credited to an
+# answer that says "unknown" (or nothing); the informative view keeps the units with a known gold
+# value, so it shows what the model extracted. The summary shows both, named so.
+PUBLISHED = "published view, credits 'unknown'"
+INFORMATIVE = "informative view, known values only"
+HEADLINES = tuple(
+    Headline("coral", "tables/overall.tsv", f"{label} ({name})", column, (("view", view),))
+    for label, column in (("EM-F1", "em_f1"), ("BLEU-4", "bleu4"), ("ROUGE-1", "rouge1"))
+    for view, name in (("published", PUBLISHED), ("informative", INFORMATIVE))
 )
 PROMPT_DIR = prompts_dir(paths.study)
 

@@ -8,7 +8,7 @@ paths or input functions. Param helpers return only what a rule's output depends
 from __future__ import annotations
 
 from ... import config as oc
-from ..contract import Headline, ResultPaths
+from ..contract import Answers, Headline, ResultPaths
 
 STUDY = "guidelines"
 paths = ResultPaths(STUDY)
@@ -17,6 +17,13 @@ paths = ResultPaths(STUDY)
 # bootstrap resamples, and its headline measures per model.
 REPORT_TITLE = "CancerGUIDE (guideline path tracing)"
 RESAMPLING_UNIT = "patient note"
+# A path that was read but breaks the tree is parsed (and scored wrong); these read nothing.
+ANSWERS = Answers(
+    "rollouts",
+    "rollouts/{model}.tsv",
+    ("patient_id", "note_set", "rollout"),
+    "invalid_reason not in ('generation_error', 'no_answer', 'too_long')",
+)
 HEADLINES = (
     Headline(STUDY, "tables/table1_expert.tsv", "path overlap", "path_overlap"),
     Headline(STUDY, "tables/table1_expert.tsv", "treatment match", "treatment_match"),

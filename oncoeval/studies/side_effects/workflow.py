@@ -9,7 +9,7 @@ model id and the judge: never the list of models, so adding a model reruns nothi
 from __future__ import annotations
 
 from ... import config as oc
-from ..contract import Headline, ResultPaths, prompts_dir
+from ..contract import Answers, Headline, ResultPaths, prompts_dir
 
 paths = ResultPaths("side_effects")
 
@@ -17,6 +17,7 @@ paths = ResultPaths("side_effects")
 # bootstrap resamples, and its headline measures per model.
 REPORT_TITLE = "Side effects (radiation side-effect lists)"
 RESAMPLING_UNIT = "patient profile"
+ANSWERS = Answers("lists", "parsed/{model}.jsonl", ("request_id",), "status == 'ok'")
 HEADLINES = (
     Headline("side_effects", "tables/table1.tsv", "F1, free-form (ff)", "f1"),
     Headline("side_effects", "tables/table3.tsv", "F1, grounded", "f1"),
