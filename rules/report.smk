@@ -17,6 +17,7 @@ localrules:
     report_figure,
     report_summary,
     report_items,
+    report_compare,
     estimate_models,
     report_provenance,
 
@@ -96,6 +97,7 @@ rule report_summary:
         replayed=lambda wc: sorted(
             {m for s in oc.enabled_studies(config) for m in replayed_in(s)}
         ),
+        item_pages=lambda wc: item_pages(),
     script:
         "../scripts/report_summary.py"
 
@@ -125,8 +127,36 @@ rule report_items:
             or not study_block(wc.study).get("contains_phi", False)
         ),
         max_chars=config["report"]["item_max_chars"],
+        compare=lambda wc: compare_link(wc.study),
     script:
         "../scripts/report_items.py"
+
+
+# Every model's answer to each item of a study side by side (studies with two or more models).
+rule report_compare:
+    input:
+        lambda wc: STUDY_TARGETS[wc.study](),
+    output:
+        report(
+            "results/report/{study}/drilldown/compare.html",
+            caption="../report/compare.rst",
+            category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
+            subcategory="per-item records",
+            labels={"entry": "models side by side", "n": "see the page"},
+        ),
+    log:
+        "logs/report/{study}/items/compare.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        models=lambda wc: evaluated_models(wc.study),
+        include_text=lambda wc: (
+            config["report"]["include_phi_text"]
+            or not study_block(wc.study).get("contains_phi", False)
+        ),
+        max_chars=config["report"]["item_max_chars"],
+    script:
+        "../scripts/report_compare.py"
 
 
 # The model settings `make estimate` prices the request sets with (oncoeval.report.estimate).

@@ -266,6 +266,8 @@ def test_estimate_counts_requests_tokens_and_cost_range(tmp_path):
     }
     rows = {r["study"]: r for r in estimate.estimate_rows(jobs, models, tmp_path)}
     se = rows["side_effects"]
+    # One model: its total and the overall total add the two studies.
+    assert rows["all"]["requests"] == 2 and rows["all"]["model"] == "all"
     assert (se["requests"], se["prompt_tokens"], se["max_new_tokens"]) == (2, 13, 250)
     assert se["cost_min_usd"] == pytest.approx(13 / 1000 * 2.0)
     assert se["cost_max_usd"] == pytest.approx(13 / 1000 * 2.0 + 250 / 1000 * 10.0)
@@ -276,6 +278,51 @@ def test_estimate_counts_requests_tokens_and_cost_range(tmp_path):
     assert "$2.5260" in text and "pending_request_sets are built" in text
 
 
+DRY_RUN_AFTER_AN_EARLIER_RUN = """
+rule cancer_myth_verify_requests:
+    input: results/cancer_myth/items.jsonl, results/cancer_myth/responses/gpt/answer.jsonl, config/prompts/cancer_myth/verifier.txt
+    output: results/cancer_myth/requests/verify--gpt.jsonl
+rule generate:
+    input: results/cancer_myth/requests/answer.jsonl
+    output: results/cancer_myth/responses/gpt/answer.jsonl
+    wildcards: study=cancer_myth, model=gpt, requestset=answer
+rule generate:
+    input: results/cancer_myth/requests/verify--gpt.jsonl
+    output: results/cancer_myth/responses/judge/verify--gpt.jsonl
+    wildcards: study=cancer_myth, model=judge, requestset=verify--gpt
+"""
+
+
+def test_estimate_reads_no_request_set_the_run_would_rebuild(tmp_path):
+    """An earlier run left 1 verifier request; the run rebuilds that set from the 3 new answers,
+    so the estimate counts 3 requests, each quoting the 40-character template (10 tokens) and
+    an answer at its 100-token cap, asking the 20 new tokens the earlier file's requests asked."""
+    message = [{"role": "user", "content": "q" * 8}]
+    write_jsonl(
+        tmp_path / "results/cancer_myth/requests/answer.jsonl",
+        [{"request_id": str(i), "messages": message, "params": {"max_new_tokens": 100}} for i in range(3)],
+    )  # fmt: skip
+    write_jsonl(
+        tmp_path / "results/cancer_myth/requests/verify--gpt.jsonl",
+        [{"request_id": "0", "messages": message, "params": {"max_new_tokens": 20}}],
+    )
+    (tmp_path / "config/prompts/cancer_myth").mkdir(parents=True)
+    (tmp_path / "config/prompts/cancer_myth/verifier.txt").write_text("t" * 40)
+    jobs = estimate.dry_run_jobs(DRY_RUN_AFTER_AN_EARLIER_RUN)
+    builders = {out: j for j in jobs if j["rule"] != "generate" for out in j["output"]}
+    models = {"gpt": {"backend": "hf"}, "judge": {"backend": "hf"}}
+    rows = estimate.estimate_rows(
+        estimate.generate_jobs(DRY_RUN_AFTER_AN_EARLIER_RUN), models, tmp_path, builders
+    )
+    judge = next(r for r in rows if r["model"] == "judge" and r["study"] == "cancer_myth")
+    assert (judge["requests"], judge["prompt_tokens"], judge["max_new_tokens"]) == (
+        3, 3 * 10 + 3 * 100, 3 * 20,
+    )  # fmt: skip
+    assert judge["pending_request_sets"] == "verify--gpt (estimated from answers)"
+    overall = rows[-1]
+    assert (overall["model"], overall["study"], overall["requests"]) == ("all", "all", 6)
+
+
 def test_estimate_of_local_and_unpriced_models(tmp_path):
     write_jsonl(
         tmp_path / "results" / "s" / "requests" / "r.jsonl",
@@ -283,9 +330,13 @@ def test_estimate_of_local_and_unpriced_models(tmp_path):
     )
     models = {"local": {"backend": "hf"}, "api": {"backend": "openai"}}
     rows = estimate.estimate_rows([("s", "local", "r"), ("s", "api", "r")], models, tmp_path)
-    by_model = {r["model"]: r for r in rows}
+    by_model = {r["model"]: r for r in rows if r["study"] != "all"}
     assert by_model["local"]["cost_max_usd"] == 0.0
     assert by_model["api"]["cost_max_usd"] is None
+    totals = {r["model"]: r for r in rows if r["study"] == "all"}
+    assert totals["local"]["cost_max_usd"] == 0.0
+    assert totals["all"]["cost_max_usd"] is None  # not priced: no total, not a low one
+    assert totals["all"]["requests"] == 2
     text = estimate.render(pd.DataFrame(rows, columns=estimate.COLUMNS))
     assert "No price set for API model(s) api" in text
 

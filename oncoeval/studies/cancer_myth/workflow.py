@@ -10,7 +10,7 @@ from functools import cache
 
 from ... import config as oc
 from ...errors import ConfigError
-from ..contract import Answers, Headline, ResultPaths, prompts_dir
+from ..contract import Answers, Headline, ItemScore, ResultPaths, prompts_dir
 from .construct import check_inputs
 from .data import load_myths
 
@@ -21,7 +21,15 @@ paths = ResultPaths("cancer_myth")
 REPORT_TITLE = "Cancer-Myth (false-presupposition questions)"
 RESAMPLING_UNIT = "question"
 # The answers are free text: what parses (or not) is the verifier's verdict on each.
-ANSWERS = Answers("answer", "judged/{model}.jsonl", ("question_id",), "parse_error == ''")
+ANSWERS = Answers(
+    "answer",
+    "judged/{model}.jsonl",
+    ("question_id",),
+    "parse_error == ''",
+    reason="parse_error",
+    score=ItemScore("scores/{model}.tsv", "score", ("question_id",)),
+    verdict=("score", "reason"),
+)
 HEADLINES = (
     # Raw and corrected for the verifier's measured error side by side; a correction the
     # validation set cannot support shows its reason in place of the value.

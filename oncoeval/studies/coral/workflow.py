@@ -7,7 +7,7 @@ from pathlib import Path
 
 from oncoeval.config import study_evaluated_models
 
-from ..contract import Answers, Headline, ResultPaths, prompts_dir
+from ..contract import Answers, Headline, ItemScore, ResultPaths, prompts_dir
 from .tasks import SUBTYPES
 
 paths = ResultPaths("coral")
@@ -17,7 +17,16 @@ paths = ResultPaths("coral")
 REPORT_TITLE = "CORAL (oncology note extraction)"
 RESAMPLING_UNIT = "note"
 ANSWERS = Answers(
-    "extraction", "parsed/{model}.tsv", ("doc_id", "section", "subtype"), "status == 'ok'"
+    "extraction",
+    "parsed/{model}.tsv",
+    ("doc_id", "section", "subtype"),
+    "status == 'ok'",
+    reason="reason",
+    value="value",
+    # Mean exact-match F1 over the answer's fields, on the published gold.
+    score=ItemScore(
+        "scores/{model}.tsv", "em_f1", ("doc_id", "section", "subtype"), "gold_view == 'published'"
+    ),
 )
 # The published view scores every unit, so a field whose gold is "unknown" is credited to an
 # answer that says "unknown" (or nothing); the informative view keeps the units with a known gold

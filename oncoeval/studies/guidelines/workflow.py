@@ -8,7 +8,7 @@ paths or input functions. Param helpers return only what a rule's output depends
 from __future__ import annotations
 
 from ... import config as oc
-from ..contract import Answers, Headline, ResultPaths
+from ..contract import Answers, Headline, ItemScore, ResultPaths
 
 STUDY = "guidelines"
 paths = ResultPaths(STUDY)
@@ -23,6 +23,9 @@ ANSWERS = Answers(
     "rollouts/{model}.tsv",
     ("patient_id", "note_set", "rollout"),
     "invalid_reason not in ('generation_error', 'no_answer', 'too_long')",
+    reason="invalid_reason",
+    value="path",
+    score=ItemScore("scores/{model}.tsv", "path_overlap", ("patient_id", "note_set")),
 )
 HEADLINES = (
     Headline(STUDY, "tables/table1_expert.tsv", "path overlap", "path_overlap"),

@@ -9,7 +9,7 @@ model id and the judge: never the list of models, so adding a model reruns nothi
 from __future__ import annotations
 
 from ... import config as oc
-from ..contract import Answers, Headline, ResultPaths, prompts_dir
+from ..contract import Answers, Headline, ItemScore, ResultPaths, prompts_dir
 
 paths = ResultPaths("side_effects")
 
@@ -17,7 +17,16 @@ paths = ResultPaths("side_effects")
 # bootstrap resamples, and its headline measures per model.
 REPORT_TITLE = "Side effects (radiation side-effect lists)"
 RESAMPLING_UNIT = "patient profile"
-ANSWERS = Answers("lists", "parsed/{model}.jsonl", ("request_id",), "status == 'ok'")
+LISTS = "lists"  # the request set every evaluated model answers
+ANSWERS = Answers(
+    LISTS,
+    "parsed/{model}.jsonl",
+    ("request_id",),
+    "status == 'ok'",
+    reason="reason",
+    value="items",
+    score=ItemScore("scores/{model}.tsv", "f1", ("profile_id", "variant", "regime")),
+)
 HEADLINES = (
     Headline("side_effects", "tables/table1.tsv", "F1, free-form (ff)", "f1"),
     Headline("side_effects", "tables/table3.tsv", "F1, grounded", "f1"),
@@ -25,7 +34,6 @@ HEADLINES = (
 )
 STUDY = paths.study
 PROMPTS = prompts_dir(STUDY)
-LISTS = "lists"  # the request set every evaluated model answers
 MATCHER = "matcher"  # the judge role of the llm matcher
 
 # Written here once: the rules declare these outputs, the scripts write them by name.
