@@ -93,7 +93,7 @@ rule report_summary:
         "../envs/cpu.yaml"
     params:
         studies=lambda wc: sorted(oc.enabled_studies(config)),
-        models=lambda wc: sorted(oc.used_models(config)),
+        models=lambda wc: {m: sorted(s) for m, s in oc.used_models(config).items()},
         replayed=lambda wc: sorted(
             {m for s in oc.enabled_studies(config) for m in replayed_in(s)}
         ),

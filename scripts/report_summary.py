@@ -15,4 +15,5 @@ write_summary(
     out.usage,
     models=snakemake.params.models,
     replayed=snakemake.params.replayed,
+    item_pages=snakemake.params.item_pages,
 )

@@ -222,28 +222,47 @@ def answer_columns(items, study_root: Path, model, declared, max_chars, include_
                 for column, shown in zip(
                     declared.verdict, ("verdict", "judge's reason"), strict=False
                 ):
-                    value = str(part[column].iloc[0])
+                    value = _text(part[column].iloc[0])
                     new.loc[rows, shown] = (
                         value if include_text or shown == "verdict" else PHI_LEFT_OUT
                     )
     if declared.score is not None:
         score_path = study_root / declared.score.table.format(model=model)
         if score_path.exists():
-            scores = pd.read_csv(score_path, sep="\t")
-            if declared.score.where:
-                scores = scores.query(declared.score.where, engine="python")
-            values = pd.to_numeric(scores[declared.score.column], errors="coerce")
-            means = values.groupby(_grouped(scores, declared.score.keys)).mean()
-            unit = _key_values(items, declared.score.keys)
-            new["score"] = [
-                _score(means.get(u)) if a else "" for u, a in zip(unit, answer, strict=True)
-            ]
+            means = _item_scores(pd.read_csv(score_path, sep="\t"), declared.score)
+            if means is not None:
+                unit = _key_values(items, declared.score.keys)
+                new["score"] = [
+                    _score(means.get(u)) if a else "" for u, a in zip(unit, answer, strict=True)
+                ]
     if not declared.verdict:
         new = new.drop(columns=["verdict", "judge's reason"])
     at = items.columns.get_loc("model output") + 1
     for offset, column in enumerate(new.columns):
         items.insert(at + offset, column, new[column])
     return items
+
+
+def _item_scores(scores: pd.DataFrame, declared) -> pd.Series | None:
+    """The declared score per answer (or unit), averaged over its rows; None when the table
+    lacks the declared columns (a table of another shape: no score column rather than a crash).
+    """
+    if not {declared.column, *declared.keys} <= set(scores.columns):
+        return None
+    if declared.where:
+        try:
+            scores = scores.query(declared.where, engine="python")
+        except NameError:  # a column the view names is missing
+            return None
+    values = pd.to_numeric(scores[declared.column], errors="coerce")
+    return values.groupby(_grouped(scores, declared.keys)).mean()
+
+
+def _text(value) -> str:
+    """A verdict as written: whole numbers without a decimal point, text as it is."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _score(value) -> str:
@@ -255,7 +274,8 @@ def _read(path: Path) -> pd.DataFrame:
         df = pd.read_csv(path, sep="\t", keep_default_na=False)
     else:
         df = pd.DataFrame([{k: _cell(v) for k, v in r.items()} for r in iter_jsonl(path)])
-    return df.reset_index(drop=True).fillna("")
+    df = df.reset_index(drop=True).astype(object)
+    return df.where(df.notna(), "")
 
 
 def per_model_tables(study_root: Path, model: str):

@@ -40,9 +40,11 @@ SUMMARY_NOTE = (
 )
 # A headline is flagged when more than this share of the model's answers was cut or unparsed.
 WARN_SHARE = 0.5
+# cost_usd: every answer's recorded cost; spent_usd: answers this run's calls paid for;
+# cached_usd: the recorded cost of answers read from the cache (paid for by an earlier run).
 USAGE_COLUMNS = [
     "model", "requests", "failed", "cached", "prompt_tokens", "completion_tokens",
-    "cost_usd", "wall_s",
+    "cost_usd", "spent_usd", "cached_usd", "wall_s",
 ]  # fmt: skip
 
 
@@ -138,7 +140,8 @@ def _read_table(path: Path) -> pd.DataFrame:
     else:
         df = pd.DataFrame(list(iter_jsonl(path)))
     # Missing values read as "" so that a query like ``reason == ''`` means "no reason".
-    return df.reset_index(drop=True).fillna("")
+    df = df.reset_index(drop=True).astype(object)
+    return df.where(df.notna(), "")
 
 
 def warnings_of(counts: dict) -> str:
@@ -171,28 +174,43 @@ def _sum(values):
 
 
 def usage_rows(root: Path, models=None) -> list[dict]:
-    """Per model: requests, failed calls, cached answers, tokens, cost and generate wall time."""
+    """Per model: requests, failed calls, cached answers, tokens, cost and generate wall time.
+
+    ``models`` (model id -> the studies it is used in, as ``oncoeval.config.used_models``
+    gives it) keeps the count to this config's models and studies: responses an earlier config
+    left under ``results/`` for another study or model are not counted. A list of ids keeps the
+    models only. Cost is split into what this run's calls spent and the recorded cost of the
+    answers read from the cache.
+    """
     root = Path(root)
     per_model: dict[str, dict] = {}
     for path in sorted(glob.glob(str(root / "results" / "*" / "responses" / "*" / "*.jsonl"))):
-        model = Path(path).parent.name
+        model, study = Path(path).parent.name, Path(path).parents[2].name
         if models is not None and model not in models:
+            continue
+        # Ad-hoc sets are named "adhoc:<set>"; their answers are under results/adhoc/.
+        if isinstance(models, dict) and study not in {s.split(":")[0] for s in models[model]}:
             continue
         rows = list(iter_jsonl(path))
         u = per_model.setdefault(
-            model, {"model": model, "_prompt": [], "_completion": [], "_cost": []}
+            model,
+            {"model": model, "_prompt": [], "_completion": [], "_spent": [], "_cached": []},
         )
         u["requests"] = u.get("requests", 0) + len(rows)
         u["failed"] = u.get("failed", 0) + sum(r.get("error") is not None for r in rows)
         u["cached"] = u.get("cached", 0) + sum(bool(r.get("cached")) for r in rows)
         u["_prompt"] += [r.get("prompt_tokens") for r in rows]
         u["_completion"] += [r.get("completion_tokens") for r in rows]
-        u["_cost"] += [r.get("cost_usd") for r in rows]
+        for r in rows:
+            u["_cached" if r.get("cached") else "_spent"].append(r.get("cost_usd"))
     out = []
     for model, u in per_model.items():
         wall = 0.0
         for bench in glob.glob(str(root / "benchmarks" / "*" / "generate" / model / "*.tsv")):
             wall += float(pd.read_csv(bench, sep="\t")["s"].sum())
+        # No answer of the kind: nothing spent (or read), not "not priced".
+        spent = _sum(u["_spent"]) if u["_spent"] else 0.0
+        cached = _sum(u["_cached"]) if u["_cached"] else 0.0
         out.append(
             {
                 "model": model,
@@ -201,7 +219,9 @@ def usage_rows(root: Path, models=None) -> list[dict]:
                 "cached": u["cached"],
                 "prompt_tokens": _sum(u["_prompt"]),
                 "completion_tokens": _sum(u["_completion"]),
-                "cost_usd": _sum(u["_cost"]),
+                "cost_usd": _sum([spent, cached]),
+                "spent_usd": spent,
+                "cached_usd": cached,
                 "wall_s": round(wall, 1),
             }
         )
@@ -257,41 +277,94 @@ def _int(value):
 
 
 def usage_display(usage: pd.DataFrame) -> pd.DataFrame:
+    usage = usage.reindex(columns=USAGE_COLUMNS)
     shown = usage.copy()
-    shown["cost_usd"] = ["not priced" if pd.isna(v) else f"${v:.4f}" for v in usage["cost_usd"]]
+    for col in ("cost_usd", "spent_usd", "cached_usd"):
+        shown[col] = ["not priced" if pd.isna(v) else f"${v:.4f}" for v in usage[col]]
+    shown = shown.rename(
+        columns={
+            "cost_usd": "cost",
+            "spent_usd": "spent in this run",
+            "cached_usd": "cost of answers read from the cache",
+        }
+    )
     for col in ("prompt_tokens", "completion_tokens"):
         shown[col] = ["–" if pd.isna(v) else f"{int(v)}" for v in usage[col]]
     shown["wall_s"] = [f"{v:.1f}" for v in usage["wall_s"]]
     return shown
 
 
-def _styled(df: pd.DataFrame, table_id: str) -> str:
-    return tables.wrap(df.style.format(escape="html").hide(axis="index"), table_id)
+def _styled(df: pd.DataFrame, table_id: str, links=()) -> str:
+    """The table, HTML-escaped but for the ``links`` columns (anchors built here)."""
+    styler = df.style.format(escape="html").hide(axis="index")
+    for column in links:
+        styler = styler.format(lambda v: v, subset=[column])
+    return tables.wrap(styler, table_id)
 
 
-def fragment_html(headline: pd.DataFrame, usage: pd.DataFrame) -> str:
-    """The summary as an HTML fragment: one table per study, then the usage table."""
+def item_links(pages) -> dict[tuple[str, str], str]:
+    """(study, model) -> its item page, relative to results/ (where summary.html and the
+    report sit), from the pages' paths ``results/report/{study}/drilldown/{model}.html``."""
+    out = {}
+    for page in pages:
+        parts = Path(page).parts
+        if len(parts) == 5 and parts[3] == "drilldown":
+            out[(parts[2], Path(page).stem)] = str(Path(*parts[1:]))
+    return out
+
+
+def fragment_html(headline: pd.DataFrame, usage: pd.DataFrame, item_pages=()) -> str:
+    """The summary as an HTML fragment: one table per study (each model linked to its item
+    page, and to the compare page where there is one), then the usage table."""
+    links = item_links(item_pages)
     parts = []
     shown = display_frame(headline)
+    shown["items"] = [
+        _items_cell(links, s, m) for s, m in zip(headline["study"], headline["model"], strict=True)
+    ]
     for study in dict.fromkeys(headline["study"]):
         block = shown[shown["study"] == study].drop(columns="study")
         title = catalog.STUDY_TITLES.get(study, study).split(" ", 1)[-1]
         parts.append(f"<h3>{html.escape(title)}</h3>")
-        parts.append(_styled(block, f"summary-{study}"))
+        parts.append(_styled(block, f"summary-{study}", links=["items"]))
     parts.append("<h3>Models: calls, tokens, cost and wall time</h3>")
     parts.append(_styled(usage_display(usage), "summary-usage"))
     return "\n".join(parts)
 
 
+def _items_cell(links: dict, study: str, model: str) -> str:
+    """Links to the model's item page and, where there is one, the study's compare page."""
+    if (study, model) not in links:
+        return ""
+    cell = _anchor(links[(study, model)], "answers")
+    if (study, "compare") in links:
+        cell += " · " + _anchor(links[(study, "compare")], "side by side")
+    return cell
+
+
+def _anchor(href: str, text: str) -> str:
+    return f"<a href='{html.escape(href, quote=True)}'>{html.escape(text)}</a>"
+
+
 def write_summary(
-    root, studies, out_tsv, out_md, out_html, fragment, usage_tsv, models=None, replayed=()
+    root,
+    studies,
+    out_tsv,
+    out_md,
+    out_html,
+    fragment,
+    usage_tsv,
+    models=None,
+    replayed=(),
+    item_pages=(),
 ):
     """Write results/summary.{tsv,md,html}, the usage table and the report's landing fragment;
-    ``replayed`` ids are named in the note as stored answers, not models."""
+    ``replayed`` ids are named in the note as stored answers, not models; each model's row
+    links to its ``item_pages``."""
     headline, usage = summary_frames(Path(root), studies, models)
     headline.to_csv(out_tsv, sep="\t", index=False, float_format="%.6g")
     usage.to_csv(usage_tsv, sep="\t", index=False, float_format="%.6g")
-    body = fragment_html(headline, usage)
+    body = fragment_html(headline, usage, item_pages)
     Path(fragment).write_text(body, encoding="utf-8")
     note = SUMMARY_NOTE + catalog.stored_answers_note(replayed)
     Path(out_html).write_text(

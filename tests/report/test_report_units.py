@@ -171,10 +171,17 @@ def test_usage_sums_tokens_cost_and_failures_per_model(tmp_path):
     bench.mkdir(parents=True)
     (bench / "a.tsv").write_text("s\th:m:s\n12.5\t0:00:12\n")
     (row,) = summary.usage_rows(tmp_path)
+    # Spent by this run's call, and the recorded cost of the answer read from the cache.
     assert row == {
         "model": "gpt", "requests": 3, "failed": 1, "cached": 1, "prompt_tokens": 14,
-        "completion_tokens": 6, "cost_usd": pytest.approx(0.012), "wall_s": 12.5,
+        "completion_tokens": 6, "cost_usd": pytest.approx(0.012), "spent_usd": 0.01,
+        "cached_usd": 0.002, "wall_s": 12.5,
     }  # fmt: skip
+    # An earlier config's answers of another study are not this config's usage.
+    write_jsonl(tmp_path / "results" / "coral" / "responses" / "gpt" / "x.jsonl", [{"cost_usd": 5}])
+    (row,) = summary.usage_rows(tmp_path, {"gpt": ["adhoc:a"]})
+    assert (row["requests"], row["cost_usd"]) == (3, pytest.approx(0.012))
+    assert summary.usage_rows(tmp_path)[0]["requests"] == 4  # unrestricted: every file
 
 
 def test_catalog_files_each_result_once_with_a_caption():
@@ -415,7 +422,73 @@ def test_item_page_joins_scores_and_truncates_input(tmp_path):
 
 def test_item_page_leaves_out_phi_text(tmp_path):
     items = drilldown.item_rows(_write_study(tmp_path), "coral", "m1", include_text=False)
-    assert set(items["input"]) == {drilldown.PHI_LEFT_OUT}
+    # The input is named by its request id, its text left out.
+    assert items["input"].tolist() == [
+        f"(request {rid}; {drilldown.PHI_TEXT})" for rid in ("n1|hpi", "n2|hpi")
+    ]
     assert set(items["model output"]) == {drilldown.PHI_LEFT_OUT}
     page = drilldown.items_page(tmp_path, "coral", "m1", include_text=False)
     assert "Patient note" not in page and "answer" not in json.dumps(items["model output"].tolist())
+
+
+def _judged_study(tmp_path, model, answers, verdicts):
+    """A Cancer-Myth study folder of one model: its answers, the verifier's replies read by the
+    study's own parser (judged records) and the scores built from them."""
+    from oncoeval.records import Response, write_responses
+    from oncoeval.studies.cancer_myth.parse import judge
+
+    root = tmp_path / "results" / "cancer_myth"
+    questions = [f"Question {i}?" for i in range(len(answers))]
+    write_jsonl(
+        root / "requests" / "answer.jsonl",
+        [{"request_id": str(i), "messages": [{"role": "user", "content": q}]} for i, q in enumerate(questions)],
+    )  # fmt: skip
+    replies = [
+        Response(str(i), model, text, "length" if text.endswith("and") else "stop")
+        for i, text in enumerate(answers)
+    ]
+    write_responses(root / "responses" / model / "answer.jsonl", replies)
+    judged = [
+        {"question_id": str(i), **judge(str(i), r, Response(str(i), "judge", v), None)}
+        for i, (r, v) in enumerate(zip(replies, verdicts, strict=True))
+    ]
+    write_jsonl(root / "judged" / f"{model}.jsonl", judged)
+    (root / "scores").mkdir(exist_ok=True)
+    pd.DataFrame(judged)[["question_id", "score", "parse_error", "reason"]].to_csv(
+        root / "scores" / f"{model}.tsv", sep="\t", index=False
+    )
+    return tmp_path
+
+
+def test_cancer_myth_item_page_shows_the_verdict_and_reason_in_each_answers_row(tmp_path):
+    verdicts = ['{"Reason": "Corrects the myth.", "Sharpness": 1}', "no verdict here"]
+    root = _judged_study(tmp_path, "m1", ["Surgery is not the only option.", "Yes and"], verdicts)
+    items = drilldown.item_rows(root, "cancer_myth", "m1").set_index("request_id")
+    assert items.loc["0", ["parse", "score", "verdict", "judge's reason"]].tolist() == [
+        "parsed", "1.000", "1", "Corrects the myth.",
+    ]  # fmt: skip
+    assert items.loc["1", "parse"] == "nothing parsed: no score in verifier output"
+    assert items.loc["1", "score"] == ""
+    # In one row, right after the output: the reader sees answer, parse, score and verdict.
+    columns = list(items.columns)
+    assert columns[columns.index("model output") + 1 :][:4] == [
+        "parse", "parsed", "score", "verdict",
+    ]  # fmt: skip
+    page = drilldown.items_page(root, "cancer_myth", "m1", compare="compare.html")
+    for control in ("item-search", "item-parse", "item-error", "item-score-min", "item-score-max"):
+        assert f"id='{control}'" in page
+    assert "href='compare.html'" in page and "sorted" in page
+
+
+def test_compare_page_shows_each_models_answer_and_score_to_one_item(tmp_path):
+    good = '{"Reason": "ok", "Sharpness": 1}'
+    bad = '{"Reason": "goes along with it", "Sharpness": -1}'
+    _judged_study(tmp_path, "m1", ["No, it is not needed.", "Also no."], [good, good])
+    _judged_study(tmp_path, "m2", ["Book it now.", "Also no."], [bad, good])
+    rows = drilldown.compare_rows(tmp_path, "cancer_myth", ["m1", "m2"]).set_index("request_id")
+    assert rows.loc["0", ["m1: model output", "m1: score", "m2: model output", "m2: score"]].tolist() == [
+        "No, it is not needed.", "1.000", "Book it now.", "-1.000",
+    ]  # fmt: skip
+    assert rows.loc["0", "input"] == "[user] Question 0?"
+    page = drilldown.compare_page(tmp_path, "cancer_myth", ["m1", "m2"])
+    assert "m2: score" in page and "2 items" in page
