@@ -15,7 +15,7 @@ CONFIG_ARGS = $(if $(CONFIG),--configfile=$(CONFIG))
 LAST_CONFIG = $(or $(CONFIG),$(shell cat results/.config 2>/dev/null))
 LAST_CONFIG_ARGS = $(if $(LAST_CONFIG),--configfile=$(LAST_CONFIG))
 
-.PHONY: setup run test test-fast test-slurm lint bench report estimate clean
+.PHONY: setup run workdir test test-fast test-slurm lint bench report estimate clean
 
 setup: $(VENV)/.installed
 
@@ -32,6 +32,12 @@ run: setup
 	mkdir -p results && echo "$(CONFIG)" > results/.config
 	$(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS)
 	$(MAKE) report
+
+# A directory per config, so that runs do not overwrite each other (oncoeval.rundir):
+# `make workdir RUN=name` makes runs/name/ (its own results/, logs/ and report, the cache shared),
+# then `make -C runs/name run CONFIG=...` and `make -C runs/name report` work there.
+workdir:
+	@$(BIN)/python -m oncoeval.rundir $(RUN)
 
 # The report of the last run's config; refuses (naming the files) when a result is missing or
 # was made by another config, older inputs, code or params.
