@@ -18,7 +18,7 @@ import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from ...io import read_jsonl, write_table  # noqa: E402
-from ...report.figures import legend_outside, note_empty, series_style  # noqa: E402
+from ...report.figures import label_bars, legend_outside, note_empty, series_style  # noqa: E402
 from ...report.figures import save as save_figure  # noqa: E402
 from ...stats import bootstrap_mean_ci  # noqa: E402
 from . import compliance, divergence, metaclf, proxies  # noqa: E402
@@ -251,7 +251,7 @@ def _plot_accuracy_by_consistency(bdf, figure):
         width = 0.8 / max(len(models), 1)
         for i, model in enumerate(models):
             g = part[part["model"] == model]
-            ax.bar(
+            bars = ax.bar(
                 np.arange(len(g)) + i * width,
                 g["accuracy"],
                 width=width,
@@ -259,6 +259,7 @@ def _plot_accuracy_by_consistency(bdf, figure):
                 capsize=3,
                 label=model,
             )
+            label_bars(ax, bars, g["accuracy"], g["n"], fontsize=6)
         if models:
             centres = part[part["model"] == models[0]]["bin_centre"]
             ax.set_xticks(
@@ -267,7 +268,7 @@ def _plot_accuracy_by_consistency(bdf, figure):
             )
         ax.set_xlabel(f"{cons} (nearest bin centre)")
         ax.set_ylabel(acc)
-        ax.set_ylim(0, 1.05)
+        ax.set_ylim(0, 1.2)  # room for the value labels
         ax.set_title(f"{acc} by {cons}")
         # Unscored notes are not in the bins; the caption of the bins table counts them.
         note_empty(ax, int(part["n"].sum()) if len(part) else 0, None, "labelled notes")
@@ -487,8 +488,12 @@ def _plot_roc(curves: dict, fs: str, figure):
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1)
     for k, (model, tpr) in enumerate(curves.items()):
         if tpr is not None:
-            style = {**series_style(k), "marker": None}  # dashes tell identical curves apart
-            ax.plot(metaclf.FPR_GRID, tpr, lw=1.2, alpha=0.8, label=model, **style)
+            # Dashes and markers, the markers staggered per curve: identical curves stay apart.
+            style = {**series_style(k), "markevery": (2 * k, 10)}
+            auc = np.trapezoid(tpr, metaclf.FPR_GRID)
+            ax.plot(
+                metaclf.FPR_GRID, tpr, lw=1.2, alpha=0.8, label=f"{model} (AUC {auc:.2f})", **style
+            )
     mean = metaclf.mean_roc(list(curves.values()))
     if mean is not None:
         ax.plot(metaclf.FPR_GRID, mean, lw=2.5, color="black", label="mean (common FPR grid)")
@@ -510,7 +515,8 @@ def _plot_roc_sets(curves: dict, figure):
         mean = metaclf.mean_roc(list(per_model.values()))
         if mean is not None:
             auc = np.trapezoid(mean, metaclf.FPR_GRID)
-            style = {**series_style(k), "marker": None}  # dashes tell identical curves apart
+            # Dashes and markers, the markers staggered per curve: identical curves stay apart.
+            style = {**series_style(k), "markevery": (2 * k, 10)}
             ax.plot(metaclf.FPR_GRID, mean, lw=1.8, label=f"{fs} (AUC {auc:.2f})", **style)
     if not legend_outside(ax):
         ax.text(0.5, 0.5, "no ROC curve: needs >= 2 models\nwith two-class test rows", ha="center")
@@ -619,7 +625,9 @@ def _plot_divergence_pairs(pairs: pd.DataFrame, figure, top: int = 5):
             (0.2, "label_count", "label"),
         ):
             total = pairs.loc[pairs["model"] == model, col].sum()
-            ax.bar(x + shift, part[col] / total if total else 0 * x, 0.4, label=name)
+            shares = part[col] / total if total else 0 * x
+            bars = ax.bar(x + shift, shares, 0.4, label=name)
+            label_bars(ax, bars, shares, part[col], fontsize=5)
         ax.set_xticks(x, part.index, rotation=30, ha="right", fontsize=7)
         ax.set_ylabel("share of pairs")
         ax.set_title(model, fontsize=9)
