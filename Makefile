@@ -15,7 +15,7 @@ CONFIG_ARGS = $(if $(CONFIG),--configfile=$(CONFIG))
 LAST_CONFIG = $(or $(CONFIG),$(shell cat results/.config 2>/dev/null))
 LAST_CONFIG_ARGS = $(if $(LAST_CONFIG),--configfile=$(LAST_CONFIG))
 
-.PHONY: setup run workdir test test-fast test-slurm lint bench report estimate clean
+.PHONY: setup run workdir test test-fast test-slurm lint docs bench report estimate clean
 
 setup: $(VENV)/.installed
 
@@ -65,7 +65,14 @@ lint: setup
 	$(BIN)/ruff check oncoeval scripts tests bench
 	$(BIN)/ruff format --check oncoeval scripts tests bench
 	$(BIN)/snakefmt --check Snakefile rules
+	$(BIN)/yamllint --strict config profiles envs
+	$(BIN)/python -m oncoeval.docs_config --check
 	$(BIN)/snakemake --lint
+
+# The configuration reference (config/README.md), written from the schemas' descriptions and
+# defaults; `make lint` and tests/spine/test_docs_config.py fail when it is stale.
+docs: setup
+	$(BIN)/python -m oncoeval.docs_config
 
 bench: setup
 	$(BIN)/python -m bench

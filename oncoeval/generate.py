@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from .backends import get_backend
 from .cache import DEFAULT_CLAIM_STALE_S, RequestClaims, ResponseCache, cache_key
+from .failures import cures, filtered
 from .records import Request, Response, read_requests, read_responses, write_responses
 
 log = logging.getLogger(__name__)
@@ -210,6 +211,8 @@ def run_generate(
         "errors": len(failed),
         "truncated": sum(r.finish_reason == "length" for r in ordered),
         "first_error": failed[0].error if failed else None,
+        # What to do about them, one sentence per kind of failure (oncoeval.failures).
+        "cures": cures([r.error for r in failed], model_cfg),
         "seconds": round(time.perf_counter() - started, 3),
         # What this job's own calls used (cached answers cost nothing now).
         **usage_totals([r for r in ordered if not r.cached]),
@@ -226,7 +229,7 @@ def run_generate(
             f"model {model_cfg['id']!r}, study {study!r}, request set {requestset!r}: "
             f"{len(failed)} of {len(ordered)} requests failed for good ({share:.1%}; "
             f"max_failed_share allows {max_failed_share:.1%}). First error: {failed[0].error}. "
-            "The answered requests are in the cache: a plain rerun asks only the failed ones. "
+            f"The answered requests are in the cache. To fix: {'; '.join(counts['cures'])}. "
             "To accept failures, raise max_failed_share (they are then counted as unscored)."
         )
     write_responses(out_path, ordered)
@@ -325,8 +328,15 @@ def failed_calls_report(logs_dir: str | os.PathLike = "logs", since: float | Non
             continue
         entry = totals.setdefault(
             (row["model"], row["study"]),
-            {"errors": 0, "requests": 0, "refused": [], "first_error": row.get("first_error")},
+            {
+                "errors": 0,
+                "requests": 0,
+                "refused": [],
+                "first_error": row.get("first_error"),
+                "cures": [],
+            },
         )
+        entry["cures"] += [c for c in row.get("cures") or [] if c not in entry["cures"]]
         entry["errors"] += int(row["errors"])
         entry["requests"] += int(row["requests"])
         if not row.get("accepted", True):
@@ -336,7 +346,7 @@ def failed_calls_report(logs_dir: str | os.PathLike = "logs", since: float | Non
     lines = ["Failed model calls in this run (per model and study):"]
     for (model, study), e in sorted(totals.items()):
         fate = (
-            f"stopped request sets {', '.join(e['refused'])} (a plain rerun asks them again)"
+            f"stopped request sets {', '.join(e['refused'])}"
             if e["refused"]
             else "accepted by max_failed_share, counted as unscored"
         )
@@ -344,12 +354,21 @@ def failed_calls_report(logs_dir: str | os.PathLike = "logs", since: float | Non
             f"  {model} / {study}: {e['errors']} of {e['requests']} requests failed; {fate}. "
             f"First error: {e['first_error']}"
         )
+        if e["refused"]:
+            lines += [f"    To fix: {c}." for c in e["cures"]]
     return "\n".join(lines)
 
 
 CALLS_COLUMNS = [
-    "model", "requestset", "n_requests", "n_failed", "n_truncated", "n_filtered", "n_cached"
-]  # fmt: skip
+    "model",
+    "requestset",
+    "n_requests",
+    "n_failed",
+    "n_truncated",
+    "n_refused",
+    "n_filtered",
+    "n_cached",
+]
 
 
 def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None):
@@ -358,7 +377,9 @@ def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None)
     ``n_failed`` counts error rows (failures accepted by ``max_failed_share``; they are unscored
     in the study's tables), ``n_truncated`` answers cut off at the token limit (``finish_reason``
     ``length``: scored as written when a model's answer, unusable when a judge's verdict),
-    ``n_filtered`` answers the provider withheld (``finish_reason`` ``content_filter``).
+    ``n_refused`` refusals (the provider's ``refusal`` field: kept as the answer's text and scored
+    as written) and ``n_filtered`` calls the provider's content filter withheld (failed calls,
+    also in ``n_failed``). A reply with no text (a content filter, null content) is a failed call.
     """
     import pandas as pd
 
@@ -375,7 +396,8 @@ def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None)
                     "n_requests": len(responses),
                     "n_failed": sum(r.error is not None for r in responses),
                     "n_truncated": sum(r.finish_reason == "length" for r in responses),
-                    "n_filtered": sum(r.finish_reason == "content_filter" for r in responses),
+                    "n_refused": sum(bool(r.refused) for r in responses),
+                    "n_filtered": sum(filtered(r.error) for r in responses),
                     "n_cached": sum(bool(r.cached) for r in responses),
                 }
             )

@@ -54,6 +54,8 @@ class Response:
     meta: dict = field(default_factory=dict)
     # Why a shaped request was answered without its shape enforced (oncoeval.judges.structured).
     structured_fallback: str | None = None
+    # The text is the model's refusal (an API's ``message.refusal``), not an answer to the task.
+    refused: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -194,6 +194,10 @@ rule report_provenance:
     conda:
         "../envs/cpu.yaml"
     params:
-        models=lambda wc: {mid: model_cfg(mid) for mid in oc.used_models(config)},
+        # Each model's signature (what its answers depend on): an operational edit (spend
+        # cap, concurrency...) reruns nothing; the script reads the entries from the config.
+        models=lambda wc: {
+            mid: oc.model_signature(model_cfg(mid)) for mid in oc.used_models(config)
+        },
     script:
         "../scripts/report_provenance.py"

@@ -40,10 +40,11 @@ class BaseBackend:
     #: on the machine.
     phi_safe_default = False
 
-    #: model-config keys that never change a response (operational settings); everything else
-    #: in the model's entry is identity.
+    #: model-config keys that never change a response (operational settings: what is allowed,
+    #: spent, scheduled or accepted); everything else in the model's entry is identity, part of
+    #: every cache key and job signature. Each backend adds its own (concurrency, timeouts...).
     operational_keys: frozenset[str] = frozenset(
-        {"id", "phi_safe", "resources", "threads", "max_failed_share"}
+        {"id", "phi_safe", "resources", "threads", "max_failed_share", "max_cost_usd"}
     )
 
     @classmethod

@@ -216,7 +216,10 @@ class ContinuousBatches:
         # 80-90% of the free memory (of the machine, on a CPU), and a large batch-token budget
         # makes attention masks of hundreds of MB per forward there.
         longest = max(len(j.prompt) for j in jobs) + generation.max_new_tokens
-        page = ContinuousBatchingConfig().page_size
+        # transformers 5.23 calls the cache's unit `page_size`; earlier 5.x (5.17 on the lent
+        # GPU machine) call it `block_size` and have no `page_size`.
+        defaults = ContinuousBatchingConfig()
+        page = getattr(defaults, "page_size", None) or getattr(defaults, "block_size", None) or 256
         rows = min(self.batch_size, len(jobs))
         sizes = {"num_blocks": rows * (-(-longest // page) + 1)}
         if self.device.type == "cpu":

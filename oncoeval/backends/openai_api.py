@@ -23,10 +23,14 @@ OpenAI-compatible server (vLLM, llama.cpp server) through ``base_url``.
   without sending it; a body that is not a chat completion (an HTML page with status 200) is a
   failure. Token usage, ``cost_usd`` (from ``price``), ``finish_reason`` and ``latency_s``
   (first attempt to answer, retries included) are recorded.
+- A reply with no text is a failed call (oncoeval.failures.no_text_problem): ``finish_reason``
+  ``content_filter`` (with or without text) and null content without a refusal. A refusal
+  (``message.refusal``) is kept as the answer's text, with ``refused`` set.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -36,6 +40,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from ..errors import ConfigError
+from ..failures import CONTENT_FILTERED, KEY_REJECTED, no_text_problem
 from ..judges.structured import SHAPE_PARAM, openai_fields
 from ..records import Request, Response
 from .base import BaseBackend
@@ -126,6 +131,17 @@ def cost_usd(price: dict | None, prompt_tokens: int | None, completion_tokens: i
         + completion_tokens / 1000 * float(price.get("completion_per_1k", 0)),
         8,
     )
+
+
+class CutBody(RuntimeError):
+    """A status-200 answer whose body ended before its JSON did, after the retries."""
+
+
+def cut_in_transit(cause) -> bool:
+    """Whether an HTTP error is a body that stopped before its announced length (the client's
+    HTTP library raises a ``RemoteProtocolError``; matched by name, as the SDK's httpx may be a
+    renamed fork)."""
+    return type(cause).__name__ == "RemoteProtocolError" and "complete message body" in str(cause)
 
 
 class Slots:
@@ -439,14 +455,26 @@ class Backend(BaseBackend):
         """One chat completion, waiting out long ``Retry-After`` answers the client refuses."""
         import openai
 
-        long_waits = 0
+        long_waits = cut_bodies = 0
         while True:
             if self._rejected is not None:
-                raise RuntimeError(f"not sent: the API rejected the key ({self._rejected})")
+                raise RuntimeError(f"{KEY_REJECTED} ({self._rejected})")
             try:
                 completion = self.client.chat.completions.create(
                     **request_kwargs(request, self.cfg)
                 )
+            except json.JSONDecodeError as exc:
+                # Status 200 whose JSON stops early (a proxy cut the body): asked again like a
+                # transient failure, then reported as a cut body.
+                if cut_bodies >= self.max_retries:
+                    raise CutBody(
+                        f"the answer from {self.client.base_url} was cut off: its JSON ends "
+                        f"early ({exc}); retried {cut_bodies} times"
+                    ) from exc
+                cut_bodies += 1
+                log.warning("request %s: the answer was cut off; asking again", request.request_id)
+                time.sleep(min(8.0, 0.5 * 2**cut_bodies))
+                continue
             except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
                 self._rejected = f"{type(exc).__name__} {exc.status_code}"
                 raise
@@ -478,13 +506,35 @@ class Backend(BaseBackend):
                 raise ValueError("the server returned no choices")
             return completion
 
+    def _describe(self, exc: Exception) -> str:
+        """A failed call's ``error``: "ErrorType: message", naming what the user can check."""
+        import openai
+
+        text = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__
+            if cut_in_transit(cause):
+                return (
+                    f"CutBody: the answer from {self.client.base_url} was cut off in transit "
+                    f"({cause}); retried {self.max_retries} times"
+                )
+            if not isinstance(exc, openai.APITimeoutError):
+                detail = f" ({type(cause).__name__}: {cause})" if cause else ""
+                return f"{text} could not reach base_url {self.client.base_url}{detail}"
+        if isinstance(exc, openai.BadRequestError) and getattr(exc, "code", None) in (
+            "content_filter",
+            "content_policy_violation",
+        ):
+            return f"{text} ({CONTENT_FILTERED}: the prompt was refused)"
+        return text
+
     def _call(self, request: Request) -> Response:
         started = time.perf_counter()
         try:
             completion, fallback = self._create(request)
         except Exception as exc:  # one failed request must not stop the others
-            message = self._scrub(f"{type(exc).__name__}: {exc}")
-            if not message.startswith("RuntimeError: not sent"):  # one line per refused key
+            message = self._scrub(self._describe(exc))
+            if KEY_REJECTED not in message:  # one line per refused key
                 log.warning("request %s failed for good: %s", request.request_id, message)
             return Response(
                 request.request_id,
@@ -494,23 +544,30 @@ class Backend(BaseBackend):
                 error=message,
             )
         choice = completion.choices[0]
-        message = choice.message
-        text = message.content
-        if text is None:  # a refusal (or a tool call) has no content
-            text = getattr(message, "refusal", None) or ""
+        text = choice.message.content
+        refusal = getattr(choice.message, "refusal", None)
+        refused = text is None and bool(refusal)
+        if refused:  # a refusal is the model's answer: kept, and counted as refused
+            text = refusal
+        # No text (filtered by the provider, or null content) is a failed call, never a score.
+        problem = no_text_problem(text, choice.finish_reason)
+        if problem:
+            log.warning("request %s failed: %s", request.request_id, problem)
         usage = completion.usage
         prompt_tokens = getattr(usage, "prompt_tokens", None)
         completion_tokens = getattr(usage, "completion_tokens", None)
         return Response(
             request.request_id,
             self.model_id,
-            text,
+            None if problem else text,
             finish_reason=choice.finish_reason,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             latency_s=round(time.perf_counter() - started, 4),
+            error=problem,
             cost_usd=cost_usd(self.price, prompt_tokens, completion_tokens),
             structured_fallback=fallback,
+            refused=refused,
         )
 
     def generate(self, requests: list[Request]) -> Iterator[Response]:

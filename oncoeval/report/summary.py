@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..failures import filtered
 from ..io import iter_jsonl
 from ..studies import STUDIES
 from ..studies.contract import Answers, Headline
@@ -118,7 +119,7 @@ def answer_counts(results: Path, study: str, model: str) -> dict:
     n = len(rows)
     out["answers"] = n
     out["failed"] = sum(r.get("error") is not None for r in rows)
-    out["filtered"] = sum(r.get("finish_reason") == "content_filter" for r in rows)
+    out["filtered"] = sum(filtered(r.get("error")) for r in rows)
     out["cut_share"] = sum(r.get("finish_reason") == "length" for r in rows) / n if n else 0.0
     parsed = Path(results) / study / declared.parsed.format(model=model)
     if parsed.exists():

@@ -81,8 +81,9 @@ def test_headline_rows_read_known_columns_and_views(tmp_path):
 
 
 def test_headlines_say_how_many_answers_were_cut_or_unparsed_and_warn(tmp_path):
-    """A model that wrote no tuple in 3 of 4 CORAL answers, 3 of them cut at the token cap, one
-    call withheld by the provider: its headline rows carry the shares and a warning."""
+    """A model that wrote no tuple in 3 of 4 CORAL answers, 2 of them cut at the token cap, one
+    call withheld by the provider's filter: its headline rows carry the shares and a warning."""
+    from oncoeval.failures import no_text_problem
     from oncoeval.records import Response, write_responses
     from oncoeval.studies.coral.parse import PARSED_COLUMNS, parsed_rows
 
@@ -92,7 +93,14 @@ def test_headlines_say_how_many_answers_were_cut_or_unparsed_and_warn(tmp_path):
         Response("r0", "m1", "SymptomEnt(Symptom='lump', Datetime={'2021'})", "stop", meta=meta[0]),
         Response("r1", "m1", "The patient reports a lump and", "length", meta=meta[1]),
         Response("r2", "m1", "Symptoms include", "length", meta=meta[2]),
-        Response("r3", "m1", "", "content_filter", meta=meta[3]),
+        Response(
+            "r3",
+            "m1",
+            None,
+            "content_filter",
+            meta=meta[3],
+            error=no_text_problem("", "content_filter"),
+        ),
     ]
     write_responses(study / "responses" / "m1" / "extraction.jsonl", responses)
     parsed = [row for r in responses for row in parsed_rows(r)]
@@ -107,7 +115,7 @@ def test_headlines_say_how_many_answers_were_cut_or_unparsed_and_warn(tmp_path):
 
     rows = summary.headline_rows(tmp_path / "results", ["coral"])
     (em,) = [r for r in rows if r["measure"].startswith("EM-F1 (published")]
-    assert (em["answers"], em["failed"], em["filtered"]) == (4, 0, 1)
+    assert (em["answers"], em["failed"], em["filtered"]) == (4, 1, 1)
     assert (em["cut_share"], em["unparsed_share"]) == (0.5, 0.75)
     # More than half unparsed: flagged; exactly half cut: not.
     assert em["warnings"] == "nothing parsed in 3/4 answers"

@@ -411,10 +411,11 @@ def doc_configs() -> dict[str, list[dict]]:
         demo,
         yaml.safe_load((REPO / "config/demo-construct.yaml").read_text()),
     ]
-    for doc in ("README.md", "config/README.md"):
-        blocks = re.findall(r"```yaml\n(.*?)```", (REPO / doc).read_text(), flags=re.S)
+    docs = [REPO / "README.md", REPO / "config/README.md", *sorted((REPO / "docs").glob("**/*.md"))]
+    for doc in docs:
+        blocks = re.findall(r"```yaml\n(.*?)```", doc.read_text(), flags=re.S)
         for i, block in enumerate(blocks):
-            out[f"{doc} yaml block {i}"] = [yaml.safe_load(block)]
+            out[f"{doc.relative_to(REPO)} yaml block {i}"] = [yaml.safe_load(block)]
     return out
 
 

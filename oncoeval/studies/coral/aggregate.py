@@ -52,7 +52,7 @@ VIEW_NOTES = [
     "spelled right) and counts every unit as that code did: an answer without tuples and a "
     "missing gold are both the all-unknown tuple ('unknown unknown'), so a unit without gold "
     "that the model answers 'unknown' scores 1. Remaining differences from the public code are "
-    "listed in the README (CORAL: published view and deliberate differences).",
+    "listed in docs/departures.md (CORAL: published view and deliberate differences).",
     "Views `gold_present` and `informative` (published gold) drop units without any gold "
     "tuple, and units whose gold pairs are all 'unknown'; view `clean` scores the informative "
     "units against this project's own gold derivation (every GoldRules switch on). All three are "

@@ -1,7 +1,7 @@
 """Prepare stage: validate the guideline tree and the notes; write the canonical inputs.
 
 Outputs (workflow.OUTPUTS_PREPARE): the canonical tree, the notes of every note set, the labels
-that cannot be scored, and the tree summary table. File layouts: config/README.md (### guidelines).
+that cannot be scored, and the tree summary table. File layouts: docs/studies.md (guidelines).
 """
 
 from __future__ import annotations

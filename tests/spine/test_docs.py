@@ -1,0 +1,103 @@
+"""The README gets a user to results: short, the two commands first (CI runs its test command),
+and every link in it and in docs/ leads somewhere (issue #25 item 1)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from tests.conftest import REPO
+
+README = REPO / "README.md"
+# Markdown links [text](target), skipping images and absolute URLs.
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def doc_pages() -> list:
+    docs = sorted((REPO / "docs").glob("**/*.md"))
+    return [README, REPO / "CONTRIBUTING.md", REPO / "config" / "README.md", *docs]
+
+
+def heading_anchors(path) -> set[str]:
+    """GitHub's anchors of a Markdown file's headings (lower case, punctuation dropped, spaces
+    to hyphens), outside fenced code."""
+    text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S)
+    anchors = set()
+    for title in re.findall(r"^#+\s+(.*?)\s*$", text, flags=re.M):
+        slug = re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+        anchors.add(slug)
+    return anchors
+
+
+def test_readme_is_short_and_starts_with_the_two_commands():
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 200, f"README.md has {len(lines)} lines (at most 200)"
+    body = [line for line in lines if line.strip() and not line.startswith("# ")]
+    assert body[:4] == ["```bash", "make run", "make test", "```"], body[:4]
+
+
+def test_ci_runs_the_readmes_test_command_and_make_knows_both():
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r"^make test$", ci, flags=re.M), ".ci/run does not call `make test`"
+    for target in ("run", "test"):
+        done = subprocess.run(
+            ["make", "-n", target], cwd=REPO, capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stderr
+
+
+def test_readme_sends_the_details_to_docs_pages_listed_in_the_index():
+    readme = README.read_text(encoding="utf-8")
+    index = (REPO / "docs" / "index.md").read_text(encoding="utf-8")
+    linked = set(re.findall(r"\]\(docs/([\w/-]+\.md)", readme))
+    assert {"index.md", "departures.md", "models.md", "cluster.md", "report.md"} <= linked
+    listed = set(re.findall(r"\]\(([\w/-]+\.md)\)", index))
+    pages = {p.relative_to(REPO / "docs").as_posix() for p in (REPO / "docs").glob("**/*.md")}
+    assert pages - {"index.md"} <= listed, (
+        f"docs pages missing from docs/index.md: {pages - listed}"
+    )
+
+
+@pytest.mark.parametrize("page", doc_pages(), ids=lambda p: p.relative_to(REPO).as_posix())
+def test_every_relative_link_resolves(page):
+    broken = []
+    for target in LINK.findall(page.read_text(encoding="utf-8")):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        dest = (page.parent / path).resolve() if path else page
+        if not dest.exists():
+            broken.append(f"{target}: no file {dest}")
+        elif anchor and dest.suffix == ".md" and anchor not in heading_anchors(dest):
+            broken.append(f"{target}: no heading #{anchor} in {dest.name}")
+    assert not broken, f"{page.relative_to(REPO)}: " + "; ".join(broken)
+
+
+def test_the_docs_name_the_stages_the_study_contract_names():
+    from oncoeval.studies.contract import STAGES
+
+    listed = ", ".join(f"`{stage}`" for stage in STAGES)
+    for page in (README, REPO / "docs" / "workflow.md"):
+        text = " ".join(page.read_text(encoding="utf-8").split())
+        assert f"{len(STAGES)} stages" in text.replace("five", "5"), page.name
+        assert listed in text, f"{page.name} does not list the contract's stages {STAGES}"
+    bullets = re.findall(r"^- \*\*(\w+)\*\*", (REPO / "docs/workflow.md").read_text(), flags=re.M)
+    assert bullets == [*STAGES[:2], "generate", *STAGES[2:]], bullets
+
+
+def test_the_departure_settings_named_in_the_docs_exist():
+    """Every setting docs/departures.md lists as a departure is a key of that study's schema."""
+    from oncoeval.config import study_schema
+
+    rows = re.findall(
+        r"^\| (\w+) \| (`[^|]*`) \|", (REPO / "docs/departures.md").read_text(), flags=re.M
+    )
+    assert rows
+    for study, settings in rows:
+        for dotted in re.findall(r"`([\w.]+)`", settings):
+            schema = study_schema(study)
+            for part in dotted.split("."):
+                assert part in schema.get("properties", {}), f"{study}.{dotted} is no setting"
+                schema = schema["properties"][part]
