@@ -36,7 +36,8 @@ rule report_table:
             category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
             subcategory=lambda wc: entry_of(wc, "tsv").subcategory,
             labels=lambda wc, input: {
-                "entry": entry_of(wc, "tsv").rel,
+                "entry": entry_of(wc, "tsv").title(),
+                "file": entry_of(wc, "tsv").rel,
                 "n": report_catalog.count_n(input[0]),
             },
         ),
@@ -61,7 +62,11 @@ rule report_figure:
             caption="../report/entry.rst",
             category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
             subcategory="figures",
-            labels=lambda wc: {"entry": entry_of(wc, "png").rel, "n": "see its table"},
+            labels=lambda wc: {
+                "entry": entry_of(wc, "png").title(),
+                "file": entry_of(wc, "png").rel,
+                "n": "on the figure; see its table",
+            },
         ),
     log:
         "logs/report/{study}/{entry_path}.figure.log",

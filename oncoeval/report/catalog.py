@@ -118,6 +118,71 @@ DESCRIPTIONS = {
         for study in STUDIES
     },
 }
+# What each figure shows and how it was drawn (a figure may share its table's name).
+_BARS = "bars are means with 95% bootstrap CIs as error bars, each labelled with its value and n"
+FIGURE_DESCRIPTIONS = {
+    ("side_effects", "precision_recall"): (
+        "Precision against recall of the specified profiles per model and prompting regime: "
+        "each point is the mean over profiles with 95% bootstrap CIs as error bars, labelled "
+        "with its values and n profiles; coinciding points show as nested rings."
+    ),
+    ("side_effects", "recall_strata"): (
+        f"Recall of the specified profiles by onset and by frequency stratum per model, averaged "
+        f"over regimes: {_BARS} (profiles); a stratum without data reads 'no data'."
+    ),
+    ("cancer_myth", "pcs_pcr"): (
+        f"PCS (-1 to 1) and PCR (0 to 1) per model from the raw judge verdicts: {_BARS} "
+        "(questions scored)."
+    ),
+    ("cancer_myth", "pcs_by_category"): (
+        f"PCS per myth category and model from the raw judge verdicts: {_BARS} (questions)."
+    ),
+    ("cancer_myth", "pcs_by_generator"): (
+        "Mean PCS of each responder (columns) on the questions each generator model wrote "
+        "(rows), one number per cell; 'unscored' where no answer of the cell was scored."
+    ),
+    **{
+        ("coral", f"figure3_{metric}"): (
+            f"Figure 3: mean {label} per (entity, related entity) pair and model on the published "
+            f"view: {_BARS} (units); a pair without scored units reads 'no data'."
+        )
+        for metric, label in (
+            ("em_f1", "exact-match F1"),
+            ("bleu4", "BLEU-4"),
+            ("rouge1", "ROUGE-1"),
+        )
+    },
+    **{
+        ("coral", f"figureS2_{metric}"): (
+            f"Figure S2: mean {label} per pair and cancer type on the published view: {_BARS} "
+            "(units)."
+        )
+        for metric, label in (
+            ("em_f1", "exact-match F1"),
+            ("bleu4", "BLEU-4"),
+            ("rouge1", "ROUGE-1"),
+        )
+    },
+    ("guidelines", "accuracy_by_consistency"): (
+        "Figure 3: accuracy (path overlap, treatment match) of the labelled notes by "
+        "self-consistency bin per model: bars are bin means with standard errors, each labelled "
+        "with its value and n notes."
+    ),
+    ("guidelines", "proxy_heatmap"): (
+        "Agreement of each proxy benchmark with the expert labels (Spearman correlation and RMSE "
+        "of the model rankings, per accuracy metric), with each proxy's coverage; n/a where there "
+        "are too few models or data."
+    ),
+    ("guidelines", "roc_feature_sets"): (
+        "ROC of the meta-classifier per feature set, averaged over the held-out models on a "
+        "common false-positive-rate grid; the legend lists every curve with its AUC, and dashes "
+        "and staggered markers keep coinciding curves apart."
+    ),
+    ("guidelines", "divergence_pairs"): (
+        "Figure 6: the divergence-point pairs most often seen in rollouts and in the expert "
+        "labels per model, as shares of each model's pairs (bars labelled with share and count)."
+    ),
+}
 UNIT_OVERRIDES = {
     **{(study, "model_calls"): "none (counts)" for study in STUDIES},
     ("guidelines", "compliance"): "none (counts and rates over rollouts)",
@@ -180,6 +245,17 @@ class Entry:
         return self.folder if self.subcategory == "per-item records" else self.name
 
     def description(self) -> str:
+        if self.kind == "figure":
+            known = FIGURE_DESCRIPTIONS.get((self.study, self.name))
+            if known is None and self.name.startswith("roc_"):
+                feature_set = self.name.removeprefix("roc_")
+                known = (
+                    f"ROC of the meta-classifier on feature set {feature_set}: one curve per "
+                    "held-out model and their mean on a common false-positive-rate grid; the "
+                    "legend lists every curve with its AUC."
+                )
+            if known:
+                return known
         known = DESCRIPTIONS.get((self.study, self.table_key))
         if known:
             return known
@@ -189,6 +265,24 @@ class Entry:
         if self.kind == "figure":
             return f"Figure {words}: the numbers of the study's table of the same name, plotted."
         return f"Table {words} of the {self.study.replace('_', ' ')} study."
+
+    @property
+    def headline(self) -> bool:
+        """Whether the entry is a table the summary reads its headline measures from."""
+        tables = {h.table for h in study_declares(self.study, "HEADLINES", ())}
+        return self.kind == "table" and self.rel in tables
+
+    def title(self) -> str:
+        """The entry's name in the report, in words; headline tables first (the report sorts
+        entries by this label: "Headline: ..." before "Table: ...")."""
+        # What it shows: the description's first clause (a paper's "Figure 3: " set aside).
+        text = re.sub(r"^Figure \w+: ", "", self.description())
+        text = re.split(r"\. |: ", text)[0].rstrip(".")
+        if len(text) > 90:
+            text = text[:87].rsplit(" ", 1)[0] + " …"
+        if self.kind == "figure":
+            return f"Figure: {text}"
+        return f"{'Headline' if self.headline else 'Table'}: {text}"
 
     def resampling_unit(self) -> str:
         if self.subcategory == "per-item records":

@@ -192,6 +192,35 @@ def test_usage_sums_tokens_cost_and_failures_per_model(tmp_path):
     assert summary.usage_rows(tmp_path)[0]["requests"] == 4  # unrestricted: every file
 
 
+# Every figure the four studies draw (the demo's feature sets for the ROC panels).
+FIGURES = [
+    "results/side_effects/figures/precision_recall.png",
+    "results/side_effects/figures/recall_strata.png",
+    *(f"results/cancer_myth/figures/{n}.png" for n in ("pcs_pcr", "pcs_by_category", "pcs_by_generator")),
+    *(f"results/coral/figures/{p}_{m}.png" for p in ("figure3", "figureS2") for m in ("em_f1", "bleu4", "rouge1")),
+    *(f"results/guidelines/figures/{n}.png" for n in (
+        "accuracy_by_consistency", "proxy_heatmap", "roc_feature_sets", "divergence_pairs", "roc_all",
+    )),
+]  # fmt: skip
+
+
+def test_every_figure_has_a_caption_of_its_own_and_entries_are_titled_in_words():
+    generic = "the numbers of the study's table of the same name, plotted"
+    for entry in catalog.entries(FIGURES):
+        assert generic not in entry.caption(), entry.path
+        assert entry.title().startswith("Figure: ") and "/" not in entry.title(), entry.path
+    tables = catalog.entries(
+        ["results/cancer_myth/tables/pairwise.tsv", "results/cancer_myth/tables/pcs_pcr.tsv"]
+    )
+    titles = [e.title() for e in tables]
+    assert titles == [
+        "Table: Paired PCS differences between models",
+        "Headline: Presupposition correction score (PCS) and rate (PCR) per model",
+    ]
+    # The report lists entries by this label: the headline table comes first.
+    assert sorted(titles)[0].startswith("Headline: ")
+
+
 def test_catalog_files_each_result_once_with_a_caption():
     paths = [
         "results/side_effects/tables/table1.tsv",
@@ -500,3 +529,26 @@ def test_compare_page_shows_each_models_answer_and_score_to_one_item(tmp_path):
     assert rows.loc["0", "input"] == "[user] Question 0?"
     page = drilldown.compare_page(tmp_path, "cancer_myth", ["m1", "m2"])
     assert "m2: score" in page and "2 items" in page
+
+
+def test_run_page_opens_on_the_models_table_before_the_input_hashes(tmp_path):
+    (tmp_path / "replay").mkdir()
+    (tmp_path / "replay" / "set.jsonl").write_text("{}")
+    (tmp_path / "data.jsonl").write_text("abc")
+    models = {
+        "r": {"id": "r", "backend": "replay", "path": "replay"},
+        "gpt": {"id": "gpt", "backend": "openai", "model": "gpt-x", "revision": "2024-08-06",
+                "max_new_tokens": 64},
+    }  # fmt: skip
+    record = provenance.provenance({"notes": "data.jsonl"}, models, tmp_path)
+    usage = [
+        {"model": "gpt", "prompt_tokens": 1200, "completion_tokens": 80, "spent_usd": 0.01,
+         "cached_usd": 0.002},
+    ]  # fmt: skip
+    table = provenance.models_table(record, usage).set_index("model")
+    assert table.loc["gpt", "revision or weights"] == "revision 2024-08-06"
+    assert table.loc["gpt", "decoding"] == "max_new_tokens=64"
+    assert table.loc["gpt", ["prompt tokens", "spent in this run"]].tolist() == ["1200", "$0.0100"]
+    assert table.loc["r", "revision or weights"].startswith("1 replayed file(s)")
+    page = provenance.provenance_page(record, usage)
+    assert page.index("revision 2024-08-06") < page.index("data.jsonl")
