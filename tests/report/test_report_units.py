@@ -552,3 +552,18 @@ def test_run_page_opens_on_the_models_table_before_the_input_hashes(tmp_path):
     assert table.loc["r", "revision or weights"].startswith("1 replayed file(s)")
     page = provenance.provenance_page(record, usage)
     assert page.index("revision 2024-08-06") < page.index("data.jsonl")
+
+
+def test_a_number_read_back_beside_a_reason_is_formatted_like_every_other(tmp_path):
+    """summary.tsv as the terminal reads it back: a column holding a reason holds its numbers
+    as text; they print as numbers (0.019 [0.000, 0.056]), never as 0.0185185."""
+    path = tmp_path / "summary.tsv"
+    pd.DataFrame(
+        {
+            "study": ["cancer_myth"] * 2, "model": ["m1", "m2"], "measure": ["PCS corrected"] * 2,
+            "value": [0.0185185, "no judge validation"], "ci_low": [0.0, None],
+            "ci_high": [0.0555556, None], "n": [27, 27], "n_unscored": [0, 0],
+        }
+    ).to_csv(path, sep="\t", index=False)  # fmt: skip
+    shown = summary.display_frame(pd.read_csv(path, sep="\t"))
+    assert shown["result [95% CI]"].tolist() == ["0.019 [0.000, 0.056]", "no judge validation"]
