@@ -253,6 +253,14 @@ def config_problems(config: dict, env: dict | None = None, cuda_available=None) 
         for dotted in STUDY_MODEL_KEYS[study]:
             for mid in _ids(_get(block, dotted)):
                 unknown(f"studies.{study}.{dotted}", mid)
+            named = _get(block, dotted)
+            if isinstance(named, list) and len(set(named)) < len(named):
+                twice = sorted({m for m in named if named.count(m) > 1})
+                problems.append(
+                    f"studies.{study}.{dotted}: {twice} named more than once; a jury of one "
+                    "model twice is that model's verdict counted twice. Name each juror once."
+                )
+        problems += study_settings_problems(study, block)
         for mid in block.get("verifier_for") or {}:  # its keys name evaluated ids
             unknown(f"studies.{study}.verifier_for", mid)
         if not study_evaluated_models(config, study):
@@ -281,6 +289,16 @@ def config_problems(config: dict, env: dict | None = None, cuda_available=None) 
                     "model's jobs on a GPU node."
                 )
     return list(dict.fromkeys(problems))
+
+
+def study_settings_problems(study: str, block: dict) -> list[str]:
+    """What a study's own ``workflow.settings_problems(block)`` finds in its block (settings
+    the schema cannot check: regexes that must compile, ranges given as [min, max])."""
+    import importlib
+
+    module = importlib.import_module(f"oncoeval.studies.{study}.workflow")
+    check = getattr(module, "settings_problems", None)
+    return list(check(block)) if check else []
 
 
 def data_problems(study: str, block: dict) -> list[str]:

@@ -49,6 +49,7 @@ rule report_table:
         caption=lambda wc: entry_of(wc, "tsv").caption(
             caption_replayed(entry_of(wc, "tsv"), wc.study)
         ),
+        include_text=lambda wc: shows_phi_text(wc.study),
     script:
         "../scripts/report_table.py"
 
@@ -127,10 +128,7 @@ rule report_items:
     conda:
         "../envs/cpu.yaml"
     params:
-        include_text=lambda wc: (
-            config["report"]["include_phi_text"]
-            or not study_block(wc.study).get("contains_phi", False)
-        ),
+        include_text=lambda wc: shows_phi_text(wc.study),
         max_chars=config["report"]["item_max_chars"],
         compare=lambda wc: compare_link(wc.study),
     script:

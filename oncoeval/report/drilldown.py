@@ -8,7 +8,8 @@ per-item score and, for a judged study, the judge's verdict and reason. The page
 column (click its header) and filters by text, parse status, error and score range, in plain
 JavaScript that runs offline. A compare page per study shows every model's answer and score to
 one item side by side. Text of a study marked ``contains_phi`` is left out unless the config's
-``report.include_phi_text`` asks for it: the input is shown as its request id.
+``report.include_phi_text`` asks for it (oncoeval.report.phi): the row keeps its request id,
+parse status, score and verdict.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ import pandas as pd
 
 from ..io import iter_jsonl
 from . import catalog, tables
+from .phi import LEFT_OUT as PHI_LEFT_OUT
+from .phi import leave_out_text
 
-PHI_TEXT = "text left out: the study's inputs are marked contains_phi"
-PHI_LEFT_OUT = f"({PHI_TEXT})"
 ANSWER_COLUMNS = ["parse", "parsed", "score", "verdict", "judge's reason"]
 # Sorting and filtering in the page itself (no library, no network): headers sort on click
 # (numbers as numbers, blanks last); the controls filter by text, parse status, error and score.
@@ -154,7 +155,7 @@ def item_rows(root, study: str, model: str, max_chars: int = 600, include_text: 
                     "request set": requestset,
                     "request_id": rid,
                     **meta,
-                    "input": text_in if include_text else f"(request {rid}; {PHI_TEXT})",
+                    "input": text_in if include_text else PHI_LEFT_OUT,
                     "model output": text_out if include_text else PHI_LEFT_OUT,
                     "finish": resp.get("finish_reason") or "",
                     "error": resp.get("error") or "",
@@ -172,7 +173,9 @@ def item_rows(root, study: str, model: str, max_chars: int = 600, include_text: 
         values = [c for c in extra.columns if c not in keys]
         extra = extra[keys + values].rename(columns={c: f"{folder}: {c}" for c in values})
         items = items.merge(extra, on=keys, how="left")
-    return items
+    # The joined tables' reasons, parsed values and quotes, and any request meta copied from an
+    # input record, are left out by the same rule as every other report page.
+    return items if include_text else leave_out_text(items, study)
 
 
 def _key_values(items: pd.DataFrame, keys) -> pd.Series:
@@ -210,8 +213,8 @@ def answer_columns(items, study_root: Path, model, declared, max_chars, include_
                 good = part[ok[part.index]]
                 if len(good):
                     status = "parsed"
-                else:
-                    why = part[declared.reason].iloc[0] if declared.reason else ""
+                else:  # why, unless it may quote the text of a contains_phi study
+                    why = part[declared.reason].iloc[0] if declared.reason and include_text else ""
                     status = f"nothing parsed: {why}" if why else "nothing parsed"
                 new.loc[rows, "parse"] = status
                 if declared.value and len(good):

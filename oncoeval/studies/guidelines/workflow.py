@@ -17,6 +17,9 @@ paths = ResultPaths(STUDY)
 # bootstrap resamples, and its headline measures per model.
 REPORT_TITLE = "CancerGUIDE (guideline path tracing)"
 RESAMPLING_UNIT = "patient note"
+# Report columns that hold labels under a name the report's PHI rule reads as free text
+# (oncoeval.report.phi): a rollout's `answer` is its kind (path, not_compliant, none).
+REPORT_LABEL_COLUMNS = ("answer",)
 # A path that was read but breaks the tree is parsed (and scored wrong); these read nothing.
 ANSWERS = Answers(
     "rollouts",
