@@ -73,29 +73,35 @@ ITEMS_SCRIPT = """
     });
     document.getElementById('item-count').textContent = shown;
   }
+  function sortBy(i, ascending) {
+    const th = headers[i];
+    headers.forEach((h) => delete h.dataset.sorted);
+    th.dataset.sorted = ascending ? 'ascending' : 'descending';
+    const sign = ascending ? 1 : -1;
+    const sorted = rows().sort(function (a, b) {
+      const x = cell(a, i), y = cell(b, i);
+      const nx = number(x), ny = number(y);
+      if (x === '' || y === '') { return (x === '') - (y === ''); }
+      if (nx !== null && ny !== null) { return sign * (nx - ny); }
+      return sign * x.localeCompare(y);
+    });
+    const body = table.querySelector('tbody');
+    sorted.forEach((row) => body.appendChild(row));
+  }
   headers.forEach(function (th, i) {
     th.style.cursor = 'pointer';
     th.title = 'Sort by this column';
-    th.addEventListener('click', function () {
-      const ascending = th.dataset.sorted !== 'ascending';
-      headers.forEach((h) => delete h.dataset.sorted);
-      th.dataset.sorted = ascending ? 'ascending' : 'descending';
-      const sign = ascending ? 1 : -1;
-      const sorted = rows().sort(function (a, b) {
-        const x = cell(a, i), y = cell(b, i);
-        const nx = number(x), ny = number(y);
-        if (x === '' || y === '') { return (x === '') - (y === ''); }
-        if (nx !== null && ny !== null) { return sign * (nx - ny); }
-        return sign * x.localeCompare(y);
-      });
-      const body = table.querySelector('tbody');
-      sorted.forEach((row) => body.appendChild(row));
-    });
+    th.addEventListener('click', () => sortBy(i, th.dataset.sorted !== 'ascending'));
   });
   Object.values(controls).filter(Boolean).forEach((c) => c.addEventListener('input', filter));
-  // A link may carry a search: page.html#q=TEXT opens the page filtered.
-  if (location.hash.startsWith('#q=') && controls.query) {
-    controls.query.value = decodeURIComponent(location.hash.slice(3));
+  // A link may carry the view: page.html#q=TEXT&parse=nothing&error=with&min=0&max=0.5
+  // &sort=score&order=descending opens the page filtered and sorted.
+  const wanted = new URLSearchParams(location.hash.slice(1));
+  for (const [name, control] of Object.entries(controls)) {
+    if (control && wanted.has(name)) { control.value = wanted.get(name); }
+  }
+  if (wanted.has('sort') && column(wanted.get('sort')) >= 0) {
+    sortBy(column(wanted.get('sort')), wanted.get('order') !== 'descending');
   }
   filter();
 })();
