@@ -59,7 +59,10 @@ def test_estimate_runs_no_model_and_counts_what_the_run_would_send(tmp_path):
         math.ceil(sum(len(m["content"]) for m in r["messages"]) / 4) for r in requests
     )
     estimate = pd.read_csv(workdir / "results" / "estimate" / "estimate.tsv", sep="\t")
-    (row,) = estimate.to_dict("records")
+    row, model_total, total = estimate.to_dict("records")
+    # One model in one study: its total and the overall total repeat its counts.
+    assert (model_total["study"], total["model"], total["study"]) == ("all", "all", "all")
+    assert model_total["requests"] == total["requests"] == 48
     # The study asks 160 new tokens; the model's cap of 100 applies.
     assert (row["model"], row["study"], row["requests"]) == ("gpt-priced", "side_effects", 48)
     assert (row["prompt_tokens"], row["max_new_tokens"]) == (prompt_tokens, 48 * 100)
