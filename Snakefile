@@ -2,7 +2,7 @@ import time
 
 from snakemake.utils import min_version
 
-from oncoeval.generate import print_failed_calls
+from oncoeval.calls import print_failed_calls
 
 min_version("9.0")
 
@@ -32,6 +32,7 @@ for _study in oc.STUDIES:
     include: f"rules/{_study}.smk"
 
 
+include: "rules/compare.smk"
 include: "rules/report.smk"
 
 

@@ -21,6 +21,9 @@ from .io import iter_jsonl, iter_jsonl_lines, write_jsonl
 ROLES = {"system", "user", "assistant"}
 # Generation parameters a request may carry; anything else is a mistake worth stopping on.
 KNOWN_PARAMS = {"temperature", "max_new_tokens", "seed", "top_p", "top_k", "stop", "response_shape"}
+# New tokens a local backend (hf, vllm) generates for a request that names no max_new_tokens
+# (every study's request sets name one; an API backend leaves it to the server).
+REQUEST_MAX_NEW_TOKENS_UNSET = 256
 # The seed of a sampled request that names none (the local backends draw it alike). A request
 # parameter, not the config's `bootstrap.seed`.
 REQUEST_SEED_UNSET = 0
@@ -54,7 +57,7 @@ class Response:
     error: str | None = None
     cost_usd: float | None = None
     meta: dict = field(default_factory=dict)
-    # Why a shaped request was answered without its shape enforced (oncoeval.judges.structured).
+    # Why a shaped request was answered without its shape enforced (oncoeval.shapes).
     structured_fallback: str | None = None
     # The text is the model's refusal (an API's ``message.refusal``), not an answer to the task.
     refused: bool = False
@@ -143,7 +146,7 @@ def validate_request(obj: dict, path, lineno: int) -> Request:
         if problem:
             raise InputError(path, where, f"params.{name}: {problem}")
     if "response_shape" in params:
-        from .judges.structured import shape_problem
+        from .shapes import shape_problem
 
         problem = shape_problem(params["response_shape"])
         if problem:
