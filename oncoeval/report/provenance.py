@@ -107,15 +107,19 @@ def provenance(config: dict, models: dict[str, dict], root=".") -> dict:
 
 
 def weights_of(record: dict) -> str:
-    """A model's revision or the hash of its weights (first 12 hex digits), as one cell."""
-    if record.get("revision"):
-        return f"revision {record['revision']}"
-    for key in ("weights_sha256", "gguf_sha256"):
-        if record.get(key):
-            return f"{key.removesuffix('_sha256')} sha256 {record[key][:12]}"
-    if record.get("replayed_files"):
-        return f"{len(record['replayed_files'])} replayed file(s), sha256 in the record below"
-    return record.get("note", "–")
+    """What the model's backend recorded of its weights (a revision, a file's hash, replayed
+    files, or a note), as one cell; hashes cut to 12 hex digits."""
+    parts = []
+    for key, value in record.items():
+        if key in ("backend", "identity", "decoding") or value in (None, "", {}, []):
+            continue
+        if isinstance(value, dict):
+            parts.append(f"{key}: {len(value)} file(s), sha256 in the record below")
+        elif key.endswith("sha256"):
+            parts.append(f"{key} {str(value)[:12]}")
+        else:
+            parts.append(f"{key} {value}")
+    return "; ".join(parts) or "–"
 
 
 def models_table(record: dict, usage=()) -> pd.DataFrame:

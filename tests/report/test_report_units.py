@@ -210,11 +210,11 @@ def test_every_figure_has_a_caption_of_its_own_and_entries_are_titled_in_words()
         assert generic not in entry.caption(), entry.path
         assert entry.title().startswith("Figure: ") and "/" not in entry.title(), entry.path
     tables = catalog.entries(
-        ["results/cancer_myth/tables/pairwise.tsv", "results/cancer_myth/tables/pcs_pcr.tsv"]
+        ["results/cancer_myth/tables/pcs_by_category.tsv", "results/cancer_myth/tables/pcs_pcr.tsv"]
     )
     titles = [e.title() for e in tables]
     assert titles == [
-        "Table: Paired PCS differences between models",
+        "Table: PCS and PCR by myth category",
         "Headline: Presupposition correction score (PCS) and rate (PCR) per model",
     ]
     # The report lists entries by this label: the headline table comes first.
@@ -533,21 +533,26 @@ def test_run_page_opens_on_the_models_table_before_the_input_hashes(tmp_path):
     (tmp_path / "replay").mkdir()
     (tmp_path / "replay" / "set.jsonl").write_text("{}")
     (tmp_path / "data.jsonl").write_text("abc")
-    models = {
-        "r": {"id": "r", "backend": "replay", "path": "replay"},
-        "gpt": {"id": "gpt", "backend": "openai", "model": "gpt-x", "revision": "2024-08-06",
-                "max_new_tokens": 64},
-    }  # fmt: skip
+    models = {"r": {"id": "r", "backend": "replay", "path": "replay"}}
     record = provenance.provenance({"notes": "data.jsonl"}, models, tmp_path)
+    # A local model as its backend records it (revision, weights hash, decoding).
+    record["models"]["local"] = {
+        "backend": "hf", "identity": {}, "decoding": {"max_new_tokens": 64},
+        "revision": "2024-08-06", "weights_sha256": "ab" * 32,
+    }  # fmt: skip
     usage = [
-        {"model": "gpt", "prompt_tokens": 1200, "completion_tokens": 80, "spent_usd": 0.01,
+        {"model": "local", "prompt_tokens": 1200, "completion_tokens": 80, "spent_usd": 0.01,
          "cached_usd": 0.002},
     ]  # fmt: skip
     table = provenance.models_table(record, usage).set_index("model")
-    assert table.loc["gpt", "revision or weights"] == "revision 2024-08-06"
-    assert table.loc["gpt", "decoding"] == "max_new_tokens=64"
-    assert table.loc["gpt", ["prompt tokens", "spent in this run"]].tolist() == ["1200", "$0.0100"]
-    assert table.loc["r", "revision or weights"].startswith("1 replayed file(s)")
+    assert table.loc["local", "revision or weights"] == (
+        "revision 2024-08-06; weights_sha256 abababababab"
+    )
+    assert table.loc["local", "decoding"] == "max_new_tokens=64"
+    assert table.loc["local", ["prompt tokens", "spent in this run"]].tolist() == [
+        "1200", "$0.0100",
+    ]  # fmt: skip
+    assert table.loc["r", "revision or weights"].startswith("replayed_files: 1 file(s)")
     page = provenance.provenance_page(record, usage)
     assert page.index("revision 2024-08-06") < page.index("data.jsonl")
 
