@@ -8,12 +8,16 @@ CORES ?= 2
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
-# The run's config on top of config/config.yaml (`make run CONFIG=my.yaml`); `make report` and
-# `make estimate` default to the config of the last `make run` (recorded in results/.config).
+# The run's config on top of config/config.yaml (`make run CONFIG=my.yaml`) and further Snakemake
+# arguments (`make run ARGS="--config only=cancer_myth limit=5"`); `make report` defaults to the
+# config and arguments of the last `make run` (recorded in results/.config and results/.args).
 CONFIG ?=
+ARGS ?=
 CONFIG_ARGS = $(if $(CONFIG),--configfile=$(CONFIG))
 LAST_CONFIG = $(or $(CONFIG),$(shell cat results/.config 2>/dev/null))
 LAST_CONFIG_ARGS = $(if $(LAST_CONFIG),--configfile=$(LAST_CONFIG))
+LAST_ARGS = $(if $(CONFIG)$(ARGS),$(ARGS),$(shell cat results/.args 2>/dev/null))
+REPORT = results/report.html
 
 .PHONY: setup run workdir test test-fast test-slurm lint docs bench report estimate clean
 
@@ -28,10 +32,14 @@ $(VENV)/.installed: requirements.lock requirements-embedded.txt pyproject.toml
 	$(BIN)/python -m pip install -q --no-deps -e .
 	touch $@
 
+# The run, its report (quiet), then its results and the report's path as the last lines, also
+# when nothing was left to do (Snakemake's onsuccess hook does not run then).
 run: setup
 	mkdir -p results && echo "$(CONFIG)" > results/.config
-	$(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS)
-	$(MAKE) report
+	printf '%s\n' '$(subst ','\'',$(ARGS))' > results/.args
+	ONCOEVAL_SUMMARY_AT_END=1 $(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS) $(ARGS)
+	$(BIN)/python -m oncoeval.report.build --report $(REPORT) $(CONFIG_ARGS) $(ARGS)
+	@$(BIN)/python -m oncoeval.report.summary --report $(REPORT)
 
 # A directory per config, so that runs do not overwrite each other (oncoeval.rundir):
 # `make workdir RUN=name` makes runs/name/ (its own results/, logs/ and report, the cache shared),
@@ -39,11 +47,11 @@ run: setup
 workdir:
 	@$(BIN)/python -m oncoeval.rundir $(RUN)
 
-# The report of the last run's config; refuses (naming the files) when a result is missing or
-# was made by another config, older inputs, code or params.
+# The report of the last run's config and arguments; refuses (naming the files) when a result is
+# missing or was made by another config, older inputs, code or params.
 report: setup
-	$(BIN)/python -m oncoeval.report.fresh $(LAST_CONFIG_ARGS)
-	$(BIN)/snakemake $(LAST_CONFIG_ARGS) --report results/report.html
+	$(BIN)/python -m oncoeval.report.build --report $(REPORT) $(LAST_CONFIG_ARGS) $(LAST_ARGS)
+	@echo "Report: $(REPORT)"
 
 # Requests, prompt tokens, maximum new tokens and cost range per model and study, from the
 # stages that call no model.

@@ -43,11 +43,17 @@ rule all:
         report_targets(),
 
 
+# A capped or subset run says so as its jobs start (and in every table, caption and summary).
+onstart:
+    if RUN_SCOPE:
+        print(f"OncoEval: {RUN_SCOPE}")
+
+
 # The end of every run names the model calls that failed, per model and study, and prints the
 # headline results, tokens and cost.
 onsuccess:
     print_failed_calls("logs", since=RUN_STARTED)
-    print(terminal_summary("."))
+    print_run_end(".")
 
 
 onerror:

@@ -21,6 +21,7 @@ from tqdm import tqdm
 from .backends import get_backend
 from .cache import RequestClaims, ResponseCache, cache_key
 from .failures import cures
+from .io import text_without_lone_surrogates
 from .records import Request, Response, read_requests, write_responses
 from .schema import top_level_default
 
@@ -166,7 +167,12 @@ class JobRequests:
             resp = answers.get(self.keys[r.request_id])
             if resp is None:  # a backend that skipped a request is a bug; record it, never drop
                 resp = Response(r.request_id, model_id, None, error="backend returned no response")
-            ordered.append(dataclasses.replace(resp, request_id=r.request_id, meta=r.meta))
+            # The cache keeps a lone surrogate as it came (escaped); the responses file, which
+            # every later stage reads as text, carries U+FFFD in its place (oncoeval.io).
+            text = None if resp.text is None else text_without_lone_surrogates(resp.text)
+            ordered.append(
+                dataclasses.replace(resp, request_id=r.request_id, meta=r.meta, text=text)
+            )
         return ordered
 
 

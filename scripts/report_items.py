@@ -12,4 +12,5 @@ Path(snakemake.output[0]).write_text(
         ".", wc.study, wc.model, params.max_chars, params.include_text, compare=params.compare
     ),
     encoding="utf-8",
+    errors="backslashreplace",  # a lone surrogate in an answer is shown as \ud800
 )

@@ -16,4 +16,5 @@ write_summary(
     models=snakemake.params.models,
     replayed=snakemake.params.replayed,
     item_pages=snakemake.params.item_pages,
+    scope=snakemake.params.scope,
 )
