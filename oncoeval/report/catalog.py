@@ -9,6 +9,7 @@ entry's ``n`` is counted from the file when the report is built.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -54,71 +55,9 @@ DESCRIPTIONS = {
         for study in STUDIES
     },
 }
-# What each figure shows and how it was drawn (a figure may share its table's name).
-_BARS = "bars are means with 95% bootstrap CIs as error bars, each labelled with its value and n"
-FIGURE_DESCRIPTIONS = {
-    ("side_effects", "precision_recall"): (
-        "Precision against recall of the specified profiles per model and prompting regime: "
-        "each point is the mean over profiles with 95% bootstrap CIs as error bars, labelled "
-        "with its values and n profiles; coinciding points show as nested rings."
-    ),
-    ("side_effects", "recall_strata"): (
-        f"Recall of the specified profiles by onset and by frequency stratum per model, averaged "
-        f"over regimes: {_BARS} (profiles); a stratum without data reads 'no data'."
-    ),
-    ("cancer_myth", "pcs_pcr"): (
-        f"PCS (-1 to 1) and PCR (0 to 1) per model from the raw judge verdicts: {_BARS} "
-        "(questions scored)."
-    ),
-    ("cancer_myth", "pcs_by_category"): (
-        f"PCS per myth category and model from the raw judge verdicts: {_BARS} (questions)."
-    ),
-    ("cancer_myth", "pcs_by_generator"): (
-        "Mean PCS of each responder (columns) on the questions each generator model wrote "
-        "(rows), one number per cell; 'unscored' where no answer of the cell was scored."
-    ),
-    **{
-        ("coral", f"figure3_{metric}"): (
-            f"Figure 3: mean {label} per (entity, related entity) pair and model on the published "
-            f"view: {_BARS} (units); a pair without scored units reads 'no data'."
-        )
-        for metric, label in (
-            ("em_f1", "exact-match F1"),
-            ("bleu4", "BLEU-4"),
-            ("rouge1", "ROUGE-1"),
-        )
-    },
-    **{
-        ("coral", f"figureS2_{metric}"): (
-            f"Figure S2: mean {label} per pair and cancer type on the published view: {_BARS} "
-            "(units)."
-        )
-        for metric, label in (
-            ("em_f1", "exact-match F1"),
-            ("bleu4", "BLEU-4"),
-            ("rouge1", "ROUGE-1"),
-        )
-    },
-    ("guidelines", "accuracy_by_consistency"): (
-        "Figure 3: accuracy (path overlap, treatment match) of the labelled notes by "
-        "self-consistency bin per model: bars are bin means with standard errors, each labelled "
-        "with its value and n notes."
-    ),
-    ("guidelines", "proxy_heatmap"): (
-        "Agreement of each proxy benchmark with the expert labels (Spearman correlation and RMSE "
-        "of the model rankings, per accuracy metric), with each proxy's coverage; n/a where there "
-        "are too few models or data."
-    ),
-    ("guidelines", "roc_feature_sets"): (
-        "ROC of the meta-classifier per feature set, averaged over the held-out models on a "
-        "common false-positive-rate grid; the legend lists every curve with its AUC, and dashes "
-        "and staggered markers keep coinciding curves apart."
-    ),
-    ("guidelines", "divergence_pairs"): (
-        "Figure 6: the divergence-point pairs most often seen in rollouts and in the expert "
-        "labels per model, as shares of each model's pairs (bars labelled with share and count)."
-    ),
-}
+# What each figure shows and how it was drawn (a study's FIGURE_CAPTIONS: figure name, or a
+# pattern such as ``roc_*``, -> caption; a figure may share its table's name).
+FIGURE_DESCRIPTIONS = {s: study_declares(s, "FIGURE_CAPTIONS", {}) for s in STUDIES}
 UNIT_OVERRIDES = {
     **{(s, MODEL_CALLS): "none (counts)" for s in STUDIES},
     **{
@@ -194,16 +133,13 @@ class Entry:
 
     def description(self) -> str:
         if self.kind == "figure":
-            known = FIGURE_DESCRIPTIONS.get((self.study, self.name))
-            if known is None and self.name.startswith("roc_"):
-                feature_set = self.name.removeprefix("roc_")
-                known = (
-                    f"ROC of the meta-classifier on feature set {feature_set}: one curve per "
-                    "held-out model and their mean on a common false-positive-rate grid; the "
-                    "legend lists every curve with its AUC."
-                )
+            captions = FIGURE_DESCRIPTIONS.get(self.study, {})
+            known = captions.get(self.name) or next(
+                (text for key, text in captions.items() if fnmatch.fnmatchcase(self.name, key)),
+                None,
+            )
             if known:
-                return known
+                return known.replace("{name}", self.name)
         known = DESCRIPTIONS.get((self.study, self.table_key))
         if known:
             return known

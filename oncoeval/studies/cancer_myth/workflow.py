@@ -36,6 +36,21 @@ ANSWERS = Answers(
     score=ItemScore("scores/{model}.tsv", "score", ("question_id",)),
     verdict=("score", "reason"),
 )
+# Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.
+_BARS = "bars are means with 95% bootstrap CIs as error bars, each labelled with its value and n"
+FIGURE_CAPTIONS = {
+    "pcs_pcr": (
+        f"PCS (-1 to 1) and PCR (0 to 1) per model from the raw judge verdicts: {_BARS} "
+        "(questions scored)."
+    ),
+    "pcs_by_category": (
+        f"PCS per myth category and model from the raw judge verdicts: {_BARS} (questions)."
+    ),
+    "pcs_by_generator": (
+        "Mean PCS of each responder (columns) on the questions each generator model wrote "
+        "(rows), one number per cell; 'unscored' where no answer of the cell was scored."
+    ),
+}
 HEADLINES = (
     # Raw and corrected for the verifier's measured error side by side; a correction the
     # validation set cannot support shows its reason in place of the value.

@@ -53,6 +53,25 @@ ANSWERS = Answers(
 # compared (oncoeval.compare, unit_scores) on the published view.
 PUBLISHED = "published view, credits 'unknown'"
 INFORMATIVE = "informative view, known values only"
+# Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.
+_BARS = "bars are means with 95% bootstrap CIs as error bars, each labelled with its value and n"
+_METRIC_NAMES = {"em_f1": "exact-match F1", "bleu4": "BLEU-4", "rouge1": "ROUGE-1"}
+FIGURE_CAPTIONS = {
+    **{
+        f"figure3_{metric}": (
+            f"Figure 3: mean {label} per (entity, related entity) pair and model on the published "
+            f"view: {_BARS} (units); a pair without scored units reads 'no data'."
+        )
+        for metric, label in _METRIC_NAMES.items()
+    },
+    **{
+        f"figureS2_{metric}": (
+            f"Figure S2: mean {label} per pair and cancer type on the published view: {_BARS} "
+            "(units)."
+        )
+        for metric, label in _METRIC_NAMES.items()
+    },
+}
 HEADLINES = tuple(
     Headline(
         "coral",

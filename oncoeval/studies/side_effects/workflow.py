@@ -28,6 +28,19 @@ ANSWERS = Answers(
     value="items",
     score=ItemScore("scores/{model}.tsv", "f1", ("profile_id", "variant", "regime")),
 )
+# Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.
+_BARS = "bars are means with 95% bootstrap CIs as error bars, each labelled with its value and n"
+FIGURE_CAPTIONS = {
+    "precision_recall": (
+        "Precision against recall of the specified profiles per model and prompting regime: "
+        "each point is the mean over profiles with 95% bootstrap CIs as error bars, labelled "
+        "with its values and n profiles; coinciding points show as nested rings."
+    ),
+    "recall_strata": (
+        "Recall of the specified profiles by onset and by frequency stratum per model, averaged "
+        f"over regimes: {_BARS} (profiles); a stratum without data reads 'no data'."
+    ),
+}
 HEADLINES = (
     Headline("side_effects", "tables/table1.tsv", "F1, free-form (ff)", "f1"),
     Headline("side_effects", "tables/table3.tsv", "F1, grounded", "f1"),
