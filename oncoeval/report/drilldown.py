@@ -40,7 +40,7 @@ ITEMS_SCRIPT = """
   const cell = (row, i) => (i < 0 ? '' : row.children[i].textContent.trim());
   const number = (text) => (text === '' || isNaN(Number(text)) ? null : Number(text));
   const controls = {
-    query: document.getElementById('item-search'),
+    q: document.getElementById('item-search'),
     parse: document.getElementById('item-parse'),
     error: document.getElementById('item-error'),
     min: document.getElementById('item-score-min'),
@@ -49,7 +49,7 @@ ITEMS_SCRIPT = """
   // A page without a control (the compare page has the search alone) does not filter by it.
   const value = (name) => (controls[name] ? controls[name].value : '');
   function keep(row) {
-    const query = value('query').toLowerCase();
+    const query = value('q').toLowerCase();
     if (query && !row.textContent.toLowerCase().includes(query)) { return false; }
     const parse = cell(row, column('parse'));
     if (value('parse') === 'parsed' && parse !== 'parsed') { return false; }

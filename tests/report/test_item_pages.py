@@ -44,3 +44,5 @@ def test_item_page_filters_by_parse_status_and_sorts_by_score_in_chromium(tmp_pa
     ranked = shown_rows(rendered_dom(page.as_uri() + "#sort=score&order=ascending&parse=parsed"))
     assert ranked[0] == "1" and set(ranked) == {"0", "1", "3"}
     assert "id='item-count'>3<" in rendered_dom(page.as_uri() + "#parse=parsed").replace('"', "'")
+    # A search in the link (the words of the judge's reason of answer 1).
+    assert shown_rows(rendered_dom(page.as_uri() + "#q=hedges")) == ["1"]
