@@ -46,7 +46,7 @@ $(TOOLS)/.installed: requirements-tools/eee.lock requirements-tools/crate.lock o
 	$(TOOLS_PYTHON) -m venv $(TOOLS)/eee
 	$(TOOLS)/eee/bin/python -m pip install -q --no-deps -r requirements-tools/eee.lock
 	$(TOOLS_PYTHON) -m venv $(TOOLS)/crate
-	$(TOOLS)/crate/bin/python -m pip install -q -r requirements-tools/crate.lock
+	$(TOOLS)/crate/bin/python -m pip install -q --no-deps -r requirements-tools/crate.lock
 	$(TOOLS)/crate/bin/python -m pip download -q --no-deps rocrate==$(ROCRATE_CONTEXT_RELEASE) -d $(TOOLS)/wheels
 	$(TOOLS)/crate/bin/python -c "import glob, sys, zipfile; \
 		sys.stdout.buffer.write(zipfile.ZipFile(glob.glob('$(TOOLS)/wheels/rocrate-*.whl')[0]).read('rocrate/data/ro-crate.jsonld'))" \

@@ -139,13 +139,21 @@ class RunFacts:
         return {p: h for p, h in files.items() if p.startswith("config/prompts/") == prompts}
 
     # -- evaluation ----------------------------------------------------------------------
+    def _tables(self, match) -> list[str]:
+        return [
+            str(p.relative_to(self.root))
+            for s in self.studies
+            for p in sorted((self.results / s / "tables").glob("*.tsv"))
+            if match(p.stem)
+        ]
+
     def validation_tables(self) -> list[str]:
-        found = []
-        for s in self.studies:
-            for p in sorted((self.results / s / "tables").glob("*.tsv")):
-                if any(w in p.stem for w in ("judge", "validation", "agreement", "review")):
-                    found.append(str(p.relative_to(self.root)))
-        return found
+        """Tables comparing a judge with human labels (judge_*, *validation*)."""
+        return self._tables(lambda stem: stem.startswith("judge_") or "validation" in stem)
+
+    def review_tables(self) -> list[str]:
+        """Tables of human experts' review of the models' answers."""
+        return self._tables(lambda stem: "review" in stem)
 
     def comparison_tables(self) -> list[str]:
         return [
@@ -201,6 +209,8 @@ def entries(f: RunFacts) -> list[Entry]:
               for s, r in judges.items())
         + ". Validation against human labels: "
         + _join(validation, "no judge-validation table in this run")
+        + ". Human review of answers: "
+        + _join(f.review_tables(), "none in this run")
     )  # fmt: skip
     validated = {s for s in judges if any(p.startswith(f"results/{s}/") for p in validation)}
     judge_status = (

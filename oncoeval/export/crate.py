@@ -82,9 +82,9 @@ def build(root, config: dict, config_files: list[str], out_dir, started=None, en
         base = package.parent if part == "oncoeval" else root
         for rel in _files(base, part):
             crate.add_file(base / rel, rel)
-    for rel in REPOSITORY_FILES:
-        if (root / rel).exists():
-            crate.add_file(root / rel, rel)
+    for rel in REPOSITORY_FILES:  # of the checkout that ran, beside the package
+        if (package.parent / rel).exists():
+            crate.add_file(package.parent / rel, rel)
     inputs = []
     for cf in config_files:
         rel = (

@@ -99,8 +99,10 @@ def test_inspect_logs_read_back_every_sample_with_its_scores_and_verdicts(run_di
         source = study_items(workdir, study, model, redactor_for(config, study))
         responses = (workdir / "results" / study / "responses" / model).glob("*.jsonl")
         assert len(source) == sum(len(p.read_text().splitlines()) for p in responses)
-        assert [s.id for s in log.samples] == [i.id for i in source]
-        for sample, item in zip(log.samples, source, strict=True):
+        samples = {s.id: s for s in log.samples}
+        assert sorted(samples) == sorted(i.id for i in source)
+        for item in source:
+            sample = samples[item.id]
             assert {k: v.value for k, v in (sample.scores or {}).items()} == item.scores
             assert sample.metadata["judge"] == item.verdicts
             assert sample.metadata["unscored_reason"] == (item.unscored or None)
@@ -168,7 +170,8 @@ def test_checklist_fills_the_items_the_run_answers(run_dir):
     # Cancer-Myth is judged by its stored verdicts and given no human labels (human_scores:
     # null): its judge is not validated, so the item is only partly filled.
     assert status["TRIPOD-LLM 8"] == checklist.PARTLY
-    assert "results/coral/tables/expert_review.tsv" in md
+    # CORAL's expert review of the answers is named as such.
+    assert "Human review of answers: results/coral/tables/expert_review.tsv" in md
     # Prompt templates are named with their hashes.
     assert "config/prompts/coral/" in md and "config/prompts/cancer_myth/" in md
     html = (workdir / "results" / "reporting_checklist.html").read_text()
