@@ -177,7 +177,7 @@ def entries(f: RunFacts) -> list[Entry]:
     dates = f.query_dates()
     prompts, data = f.files(True), f.files(False)
     validation, comparisons = f.validation_tables(), f.comparison_tables()
-    boot = f.config.get("bootstrap") or {}
+    boot = f.config["bootstrap"]
     units = _join(f"{s}: {resampling_unit(s)}" for s in f.studies)
     libs = f.prov.get("libraries") or {}
     out: list[Entry] = []
@@ -217,8 +217,8 @@ def entries(f: RunFacts) -> list[Entry]:
         AUTHORS if not judges else FILLED if validated == set(judges) else PARTLY
     )  # filled when every judged study has its validation table
     stats_answer = (
-        f"Means with percentile bootstrap {boot.get('ci', 0.95):.0%} intervals "
-        f"({boot.get('n_resamples')} resamples, seed {boot.get('seed')}) over the resampling "
+        f"Means with percentile bootstrap {boot['ci']:.0%} intervals "
+        f"({boot['n_resamples']} resamples, seed {boot['seed']}) over the resampling "
         f"unit of each study ({units}); unparseable answers counted as unscored in "
         "results/summary.tsv."
     )

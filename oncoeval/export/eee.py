@@ -106,11 +106,11 @@ def aggregate(
                 "confidence_interval": {
                     "lower": float(h["ci_low"]),
                     "upper": float(h["ci_high"]),
-                    "confidence_level": float(bootstrap.get("ci", 0.95)),
+                    "confidence_level": float(bootstrap["ci"]),
                     "method": f"percentile bootstrap over {unit}s",
                 },
                 **({"num_samples": int(h["n"])} if h["n"] is not None else {}),
-                "num_bootstrap_samples": int(bootstrap.get("n_resamples", 0)),
+                "num_bootstrap_samples": int(bootstrap["n_resamples"]),
             }
         results.append(
             {

@@ -18,7 +18,7 @@ def text_hash(text: str) -> str:
 @dataclass(frozen=True)
 class Redactor:
     contains_phi: bool
-    include_phi_text: bool = False
+    include_phi_text: bool
 
     @property
     def redacts(self) -> bool:

@@ -108,7 +108,7 @@ def export(root, config: dict, out=None, checklist_dir=None) -> dict[str, list[P
                     heads,
                     items,
                     data_files,
-                    config.get("bootstrap") or {},
+                    config["bootstrap"],
                     unit,
                     created,
                     _library_version(),

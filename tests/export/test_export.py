@@ -203,7 +203,7 @@ def test_crate_passes_rocrate_validator_at_the_required_level(run_dir, tmp_path)
     out = tmp_path / "validation.json"
     proc = subprocess.run(
         [str(_tool("crate", "bin", "rocrate-validator")), "--no-interactive", "validate",
-         "--offline", "--cache-path", str(_tool("rocrate-cache", "http_cache")),
+         "--offline", "--cache-path", str(_tool("rocrate-cache") / "http_cache"),
          "-p", "workflow-run-crate", "-l", "required", "--output-format", "json",
          "--output-file", str(out), str(folder)],
         capture_output=True, text=True, timeout=600,
