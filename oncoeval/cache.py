@@ -105,10 +105,6 @@ class ResponseCache:
             self._handle = None
 
 
-#: Seconds without a heartbeat after which a claim is taken over (config key ``claim_stale_s``).
-DEFAULT_CLAIM_STALE_S = 120.0
-
-
 class RequestClaims:
     """Claims on cache keys, so that jobs sharing a cache never pay twice for one request.
 
@@ -120,11 +116,11 @@ class RequestClaims:
 
     Another job that finds a key claimed waits for the answer. It takes the claim over when the
     holder is a dead process on this host, or when the claim's heartbeat has not changed for
-    ``stale_after_s`` seconds of the waiter's own clock (so clock skew between cluster nodes does
-    not matter). A request whose holder was killed mid-call is therefore asked at most twice.
+    ``stale_after_s`` seconds (the config's ``claim_stale_s``) of the waiter's own clock (so
+    clock skew between cluster nodes does not matter). A request whose holder was killed mid-call is therefore asked at most twice.
     """
 
-    def __init__(self, folder: str | os.PathLike, stale_after_s: float = DEFAULT_CLAIM_STALE_S):
+    def __init__(self, folder: str | os.PathLike, stale_after_s: float):
         import socket
         import threading
 

@@ -1,9 +1,9 @@
 """Config helpers used when the DAG is built (imported by rules/common.smk).
 
 The JSON Schema (config/config.schema.yaml) checks shapes and fills defaults; this module checks
-what a schema cannot: references between keys, PHI routing, API key variables, and hardware.
-Every message names the key it is about. Nothing here imports torch unless a used model asks
-for quantization.
+what a schema cannot: references between keys, PHI routing, data files and each used model's
+backend checks (an API key variable). Every message names the key it is about. Nothing here
+imports torch or transformers: hardware is checked by the backend when its job starts.
 """
 
 from __future__ import annotations
@@ -226,8 +226,12 @@ def phi_problem(config: dict, models: dict, route: Route) -> str | None:
     return None
 
 
-def config_problems(config: dict, env: dict | None = None, cuda_available=None) -> list[str]:
-    """Every problem of the config that a schema cannot see, each naming its key and value."""
+def config_problems(config: dict, env: dict | None = None) -> list[str]:
+    """Every problem of the config that a schema cannot see, each naming its key and value.
+
+    Checks that need the job's hardware (CUDA for quantization, an installed vLLM) are the
+    backend's, made when its job starts: the DAG is often built on a login node without a GPU.
+    """
     env = os.environ if env is None else env
     problems: list[str] = []
     seen: set[str] = set()
@@ -253,6 +257,14 @@ def config_problems(config: dict, env: dict | None = None, cuda_available=None) 
         for dotted in STUDY_MODEL_KEYS[study]:
             for mid in _ids(_get(block, dotted)):
                 unknown(f"studies.{study}.{dotted}", mid)
+            named = _get(block, dotted)
+            if isinstance(named, list) and len(set(named)) < len(named):
+                twice = sorted({m for m in named if named.count(m) > 1})
+                problems.append(
+                    f"studies.{study}.{dotted}: {twice} named more than once; a jury of one "
+                    "model twice is that model's verdict counted twice. Name each juror once."
+                )
+        problems += study_settings_problems(study, block)
         for mid in block.get("verifier_for") or {}:  # its keys name evaluated ids
             unknown(f"studies.{study}.verifier_for", mid)
         if not study_evaluated_models(config, study):
@@ -270,17 +282,17 @@ def config_problems(config: dict, env: dict | None = None, cuda_available=None) 
             continue
         cfg = models[mid]
         problems += get_backend(cfg["backend"]).config_problems(cfg, env=env)
-        if cfg.get("quantization", "none") != "none":
-            if cuda_available is None:
-                cuda_available = _cuda_available()
-            if not cuda_available:
-                problems.append(
-                    f"models[{mid}].quantization: {cfg['quantization']} needs bitsandbytes on a "
-                    "CUDA GPU, and this machine has none (bitsandbytes would silently quantize on "
-                    "the CPU and change the outputs). Use quantization: none here, or run this "
-                    "model's jobs on a GPU node."
-                )
     return list(dict.fromkeys(problems))
+
+
+def study_settings_problems(study: str, block: dict) -> list[str]:
+    """What a study's own ``workflow.settings_problems(block)`` finds in its block (settings
+    the schema cannot check: regexes that must compile, ranges given as [min, max])."""
+    import importlib
+
+    module = importlib.import_module(f"oncoeval.studies.{study}.workflow")
+    check = getattr(module, "settings_problems", None)
+    return list(check(block)) if check else []
 
 
 def data_problems(study: str, block: dict) -> list[str]:
@@ -442,23 +454,10 @@ def key_path(parts) -> str:
     return out
 
 
-def check_config(config: dict, env: dict | None = None, cuda_available=None) -> None:
-    """Raise one ConfigError listing every problem of ``config_problems``."""
-    problems = config_problems(config, env=env, cuda_available=cuda_available)
-    if problems:
-        raise ConfigError(format_problems(problems))
-
-
 def format_problems(problems: list[str]) -> str:
     if len(problems) == 1:
         return problems[0]
     return f"{len(problems)} problems:\n" + "\n".join(f"  - {p}" for p in problems)
-
-
-def _cuda_available() -> bool:
-    import torch  # only imported when a used model asks for quantization
-
-    return bool(torch.cuda.is_available())
 
 
 def model_signature(cfg: dict, study: str | None = None, requestset: str | None = None) -> str:
@@ -480,9 +479,11 @@ def model_signature(cfg: dict, study: str | None = None, requestset: str | None 
 
 def generate_resources(cfg: dict) -> dict:
     """Resources the `generate` job for this model asks the scheduler for (its backend's)."""
+    backend = get_backend(cfg["backend"])
     machine_schema = raw_config_schema()["$defs"]["resources"]
-    machine = fill_schema_defaults(machine_schema, cfg.get("resources") or {})
-    return get_backend(cfg["backend"]).job_resources(cfg, machine)
+    # The backend's default block first (an API's longer runtime), then each key's default.
+    machine = fill_schema_defaults(machine_schema, backend.filled(cfg).get("resources") or {})
+    return backend.job_resources(cfg, machine)
 
 
 def sort_mappings_in_place(config: dict) -> None:

@@ -8,17 +8,21 @@ stopped. Responses are written in request order, with the request's ``meta`` cop
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from tqdm import tqdm
 
 from .backends import get_backend
-from .cache import DEFAULT_CLAIM_STALE_S, RequestClaims, ResponseCache, cache_key
+from .cache import RequestClaims, ResponseCache, cache_key
+from .failures import cures
 from .records import Request, Response, read_requests, read_responses, write_responses
+from .schema import top_level_default
 
 log = logging.getLogger(__name__)
 
@@ -68,12 +72,102 @@ class GenerationFailed(RuntimeError):
     """More requests of a job failed for good than ``max_failed_share`` allows."""
 
 
-def failed_share_allowed(model_cfg: dict, config: dict | None = None) -> float:
-    """The model's own ``max_failed_share``, else the config's, else 0 (no failure accepted)."""
+def failed_share_allowed(model_cfg: dict, config: dict) -> float:
+    """The model's own ``max_failed_share``, else the (filled) config's."""
     value = model_cfg.get("max_failed_share")
-    if value is None:
-        value = (config or {}).get("max_failed_share")
-    return float(value or 0.0)
+    return float(config["max_failed_share"] if value is None else value)
+
+
+class SpendCap:
+    """A model's ``max_cost_usd``: what its cache records as spent, and the calls it still allows.
+
+    Under a cap, calls go out a round at a time (the backend's ``spend_round``: an API's
+    ``concurrency``) and the spend is checked between rounds, so no call is sent once the cap is
+    reached; a round in flight is paid for, so its answers are kept. Without a cap (or for a
+    backend whose calls cost nothing) a batch goes out whole.
+    """
+
+    def __init__(self, model_cfg: dict, backend_cls, spent: float):
+        self.model_id = model_cfg["id"]
+        self.cap = model_cfg.get("max_cost_usd")
+        self.round = backend_cls.spend_round(model_cfg) if self.cap is not None else None
+        self.spent = spent
+        self.not_sent = 0  # requests refused by the cap
+
+    def send(self, batch: list[Request], call) -> Iterator[Response]:
+        """Responses to ``batch``: ``call(requests)``'s answers, round by round, and a failed
+        row for each request the cap refuses."""
+        step = max(self.round or len(batch), 1)
+        for start in range(0, len(batch), step):
+            if self.cap is not None and self.spent >= self.cap:
+                reason = cap_reason(self.spent, self.cap)
+                log.warning("%s: %s; %d calls not made", self.model_id, reason, len(batch) - start)
+                for r in batch[start:]:
+                    self.not_sent += 1
+                    yield Response(r.request_id, self.model_id, None, error=reason)
+                return
+            for resp in call(batch[start : start + step]):
+                self.spent += resp.cost_usd or 0.0
+                yield resp
+
+
+class LazyBackend:
+    """The model, loaded on its first request (a job whose answers are all cached loads none)."""
+
+    def __init__(self, backend_cls, model_cfg: dict, threads: int, context: dict):
+        self.backend_cls, self.model_cfg = backend_cls, model_cfg
+        self.threads, self.context = threads, context
+        self.backend = None
+
+    def generate(self, batch: list[Request]) -> Iterator[Response]:
+        if self.backend is None:
+            self.backend = self.backend_cls(
+                self.model_cfg, threads=self.threads, context=self.context
+            )
+        yield from self.backend.generate(batch)
+
+    def close(self) -> None:
+        if self.backend is not None:
+            self.backend.close()
+
+
+@dataclasses.dataclass
+class JobRequests:
+    """A job's requests as the model sees them, each with its cache key; one representative per
+    distinct key (the others share its answer)."""
+
+    prepared: list[Request]
+    keys: dict[str, str]  # request id -> cache key
+    distinct: dict[str, Request]  # cache key -> its first request
+
+    @classmethod
+    def read(cls, requests_path, model_cfg: dict, backend_cls) -> JobRequests:
+        prepared = [
+            Request(r.request_id, r.messages, effective_params(r, model_cfg), r.meta)
+            for r in read_requests(requests_path)
+        ]
+        if backend_cls.cacheable:
+            identity = backend_cls.identity(model_cfg)
+            keys = {
+                r.request_id: cache_key(model_cfg["backend"], identity, r, r.params)
+                for r in prepared
+            }
+        else:  # replay answers by request id: each request is its own
+            keys = {r.request_id: r.request_id for r in prepared}
+        distinct: dict[str, Request] = {}
+        for r in prepared:
+            distinct.setdefault(keys[r.request_id], r)
+        return cls(prepared, keys, distinct)
+
+    def in_order(self, answers: dict[str, Response], model_id: str) -> list[Response]:
+        """One response per request, in request order, with the request's ``meta``."""
+        ordered = []
+        for r in self.prepared:
+            resp = answers.get(self.keys[r.request_id])
+            if resp is None:  # a backend that skipped a request is a bug; record it, never drop
+                resp = Response(r.request_id, model_id, None, error="backend returned no response")
+            ordered.append(dataclasses.replace(resp, request_id=r.request_id, meta=r.meta))
+        return ordered
 
 
 def run_generate(
@@ -85,9 +179,9 @@ def run_generate(
     requestset: str,
     threads: int = 1,
     progress: bool = True,
-    max_failed_share: float = 0.0,
+    max_failed_share: float | None = None,
     outcome_path: str | os.PathLike | None = None,
-    claim_stale_s: float = DEFAULT_CLAIM_STALE_S,
+    claim_stale_s: float | None = None,
 ) -> dict:
     """Answer every request of ``requests_path`` with the model ``model_cfg``; return counts.
 
@@ -97,124 +191,86 @@ def run_generate(
     asks exactly the failed requests again. Backends that call no model (replay) have no calls
     to fail: their unanswered requests stay error rows. ``outcome_path`` receives a small JSON
     record of the job (counts and first error) for the end-of-run report.
+    ``max_failed_share`` and ``claim_stale_s`` default to the config schema's.
     """
-    requests = read_requests(requests_path)
+    if max_failed_share is None:
+        max_failed_share = top_level_default("max_failed_share")
     backend_cls = get_backend(model_cfg["backend"])
-    identity = backend_cls.identity(model_cfg)
-    prepared = [
-        Request(r.request_id, r.messages, effective_params(r, model_cfg), r.meta) for r in requests
-    ]
-    if backend_cls.cacheable:
-        keys = {
-            r.request_id: cache_key(model_cfg["backend"], identity, r, r.params) for r in prepared
-        }
-    else:  # replay answers by request id: each request is its own
-        keys = {r.request_id: r.request_id for r in prepared}
-    # One representative request per distinct key: the others share its answer.
-    distinct: dict[str, Request] = {}
-    for r in prepared:
-        distinct.setdefault(keys[r.request_id], r)
-
+    job = JobRequests.read(requests_path, model_cfg, backend_cls)
     cache = None
     stored: dict[str, dict] = {}
-    answers: dict[str, Response] = {}  # by key
     if backend_cls.cacheable:
         cache = ResponseCache(cache_dir, model_cfg["id"], f"{study}--{requestset}")
         stored = cache.load()  # every job of this model: its spend counts against the cap
-        answers = _from_cache(stored, distinct)
-    n_cached = len(answers)
-    todo = [r for key, r in distinct.items() if key not in answers]
+    answers = _from_cache(stored, job.distinct)  # by key
+    todo = [r for key, r in job.distinct.items() if key not in answers]
     log.info(
         "%s on %s/%s: %d requests (%d distinct), %d from cache, %d to generate",
         model_cfg["id"],
         study,
         requestset,
-        len(prepared),
-        len(distinct),
-        n_cached,
+        len(job.prepared),
+        len(job.distinct),
+        len(answers),
         len(todo),
     )
-
-    cap = model_cfg.get("max_cost_usd")
-    spent = spent_usd(stored.values())
-    not_sent = 0  # requests refused by the spend cap
     started = time.perf_counter()
+    spend = SpendCap(model_cfg, backend_cls, spent_usd(stored.values()))
     generated = 0
     if todo:
-        backend = None
-
-        def answer(batch: list[Request]):
-            nonlocal backend, spent, not_sent
-            # Under a spend cap, calls go out a round of `concurrency` at a time and the spend is
-            # checked between rounds, so no call is sent once the cap is reached (a round in
-            # flight is paid for, so its answers are kept).
-            step = int(model_cfg.get("concurrency") or 1) if cap is not None else len(batch)
-            for start in range(0, len(batch), max(step, 1)):
-                if cap is not None and spent >= cap:
-                    reason = cap_reason(spent, cap)
-                    log.warning(
-                        "%s: %s; %d calls not made", model_cfg["id"], reason, len(batch) - start
-                    )
-                    for r in batch[start:]:
-                        not_sent += 1
-                        yield Response(r.request_id, model_cfg["id"], None, error=reason)
-                    return
-                if backend is None:
-                    backend = backend_cls(
-                        model_cfg,
-                        threads=threads,
-                        context={"study": study, "requestset": requestset},
-                    )
-                for resp in backend.generate(batch[start : start + step]):
-                    spent += resp.cost_usd or 0.0
-                    yield resp
-
+        if claim_stale_s is None:
+            claim_stale_s = top_level_default("claim_stale_s")
+        model = LazyBackend(
+            backend_cls, model_cfg, threads, {"study": study, "requestset": requestset}
+        )
         claims = RequestClaims(cache.folder, claim_stale_s) if cache is not None else None
         try:
             with tqdm(
                 total=len(todo), desc=f"generate {model_cfg['id']}", disable=not progress
             ) as bar:
-                for key, resp in _answer_all(todo, keys, answer, cache, claims):
+                call = functools.partial(spend.send, call=model.generate)
+                for key, resp in _answer_all(todo, job.keys, call, cache, claims):
                     resp.model = model_cfg["id"]
-                    if not resp.cached:
-                        generated += 1
+                    generated += not resp.cached
                     answers[key] = resp
                     bar.update(1)
         finally:
-            if claims is not None:
-                claims.close()
-            if backend is not None:
-                backend.close()
-            if cache is not None:
-                cache.close()
+            for part in (claims, model, cache):
+                if part is not None:
+                    part.close()
 
-    ordered = []
-    for r in prepared:
-        resp = answers.get(keys[r.request_id])
-        if resp is None:  # a backend that skipped a request is a bug; record it, do not drop it
-            resp = Response(
-                r.request_id, model_cfg["id"], None, error="backend returned no response"
-            )
-        resp = dataclasses.replace(resp, request_id=r.request_id, meta=r.meta)
-        ordered.append(resp)
+    ordered = job.in_order(answers, model_cfg["id"])
+    counts = job_counts(job, ordered, model_cfg, study, requestset)
+    counts["generated"] = generated - spend.not_sent  # calls made
+    counts["seconds"] = round(time.perf_counter() - started, 3)
+    return _finish(counts, ordered, backend_cls, max_failed_share, out_path, outcome_path)
 
+
+def job_counts(job: JobRequests, ordered, model_cfg: dict, study: str, requestset: str) -> dict:
+    """What a `generate` job did (its outcome record), besides calls made and seconds."""
     failed = [r for r in ordered if r.error is not None]
-    counts = {
+    return {
         "model": model_cfg["id"],
         "study": study,
         "requestset": requestset,
-        "requests": len(prepared),
-        "distinct": len(distinct),
+        "requests": len(job.prepared),
+        "distinct": len(job.distinct),
         "cached": sum(r.cached for r in ordered),
-        "generated": generated - not_sent,  # calls made
+        "generated": None,
         "errors": len(failed),
         "truncated": sum(r.finish_reason == "length" for r in ordered),
         "first_error": failed[0].error if failed else None,
-        "seconds": round(time.perf_counter() - started, 3),
+        # What to do about them, one sentence per kind of failure (oncoeval.failures).
+        "cures": cures([r.error for r in failed], model_cfg),
+        "seconds": None,
         # What this job's own calls used (cached answers cost nothing now).
         **usage_totals([r for r in ordered if not r.cached]),
     }
-    share = len(failed) / len(ordered) if ordered else 0.0
+
+
+def _finish(counts, ordered, backend_cls, max_failed_share, out_path, outcome_path) -> dict:
+    """Record the outcome; write the responses, or refuse them when too many failed."""
+    share = counts["errors"] / len(ordered) if ordered else 0.0
     refused = backend_cls.cacheable and share > max_failed_share
     counts["accepted"] = not refused
     if outcome_path is not None:
@@ -223,11 +279,12 @@ def run_generate(
     log.info("done: %s", counts)
     if refused:
         raise GenerationFailed(
-            f"model {model_cfg['id']!r}, study {study!r}, request set {requestset!r}: "
-            f"{len(failed)} of {len(ordered)} requests failed for good ({share:.1%}; "
-            f"max_failed_share allows {max_failed_share:.1%}). First error: {failed[0].error}. "
-            "The answered requests are in the cache: a plain rerun asks only the failed ones. "
-            "To accept failures, raise max_failed_share (they are then counted as unscored)."
+            f"model {counts['model']!r}, study {counts['study']!r}, request set "
+            f"{counts['requestset']!r}: {counts['errors']} of {len(ordered)} requests failed for "
+            f"good ({share:.1%}; max_failed_share allows {max_failed_share:.1%}). First error: "
+            f"{counts['first_error']}. The answered requests are in the cache. To fix: "
+            f"{'; '.join(counts['cures'])}. To accept failures, raise max_failed_share (they are "
+            "then counted as unscored)."
         )
     write_responses(out_path, ordered)
     return counts
@@ -325,8 +382,15 @@ def failed_calls_report(logs_dir: str | os.PathLike = "logs", since: float | Non
             continue
         entry = totals.setdefault(
             (row["model"], row["study"]),
-            {"errors": 0, "requests": 0, "refused": [], "first_error": row.get("first_error")},
+            {
+                "errors": 0,
+                "requests": 0,
+                "refused": [],
+                "first_error": row.get("first_error"),
+                "cures": [],
+            },
         )
+        entry["cures"] += [c for c in row.get("cures") or [] if c not in entry["cures"]]
         entry["errors"] += int(row["errors"])
         entry["requests"] += int(row["requests"])
         if not row.get("accepted", True):
@@ -336,7 +400,7 @@ def failed_calls_report(logs_dir: str | os.PathLike = "logs", since: float | Non
     lines = ["Failed model calls in this run (per model and study):"]
     for (model, study), e in sorted(totals.items()):
         fate = (
-            f"stopped request sets {', '.join(e['refused'])} (a plain rerun asks them again)"
+            f"stopped request sets {', '.join(e['refused'])}"
             if e["refused"]
             else "accepted by max_failed_share, counted as unscored"
         )
@@ -344,10 +408,20 @@ def failed_calls_report(logs_dir: str | os.PathLike = "logs", since: float | Non
             f"  {model} / {study}: {e['errors']} of {e['requests']} requests failed; {fate}. "
             f"First error: {e['first_error']}"
         )
+        if e["refused"]:
+            lines += [f"    To fix: {c}." for c in e["cures"]]
     return "\n".join(lines)
 
 
-CALLS_COLUMNS = ["model", "requestset", "n_requests", "n_failed", "n_truncated", "n_cached"]
+CALLS_COLUMNS = [
+    "model",
+    "requestset",
+    "n_requests",
+    "n_failed",
+    "n_truncated",
+    "n_refused",
+    "n_cached",
+]
 
 
 def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None):
@@ -355,7 +429,9 @@ def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None)
 
     ``n_failed`` counts error rows (failures accepted by ``max_failed_share``; they are unscored
     in the study's tables), ``n_truncated`` answers cut off at the token limit (``finish_reason``
-    ``length``: scored as written when a model's answer, unusable when a judge's verdict).
+    ``length``: scored as written when a model's answer, unusable when a judge's verdict) and
+    ``n_refused`` refusals (the provider's ``refusal`` field: kept as the answer's text and scored
+    as written). A reply with no text (a content filter, null content) is a failed call.
     """
     import pandas as pd
 
@@ -372,6 +448,7 @@ def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None)
                     "n_requests": len(responses),
                     "n_failed": sum(r.error is not None for r in responses),
                     "n_truncated": sum(r.finish_reason == "length" for r in responses),
+                    "n_refused": sum(bool(r.refused) for r in responses),
                     "n_cached": sum(bool(r.cached) for r in responses),
                 }
             )

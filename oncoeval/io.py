@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import InputError
+from .errors import InputError, OncoEvalError
+from .inputs import loads_json
 
 
 def sha256_file(path: str | os.PathLike) -> str:
@@ -88,10 +89,7 @@ def iter_jsonl_lines(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
                 ) from None
             if not line.strip():
                 continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"line {lineno}", f"not valid JSON ({exc.msg})") from None
+            obj = loads_json(line, path, f"line {lineno}")  # strict: inputs.decode_json
             if not isinstance(obj, dict):
                 raise InputError(path, f"line {lineno}", "expected a JSON object")
             yield lineno, obj
@@ -167,4 +165,15 @@ def setup_script_logging(log_path: str | os.PathLike | None) -> logging.Logger:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO)
+    sys.excepthook = report_uncaught
     return logger
+
+
+def report_uncaught(exc_type, exc, tb) -> None:
+    """A script's last word: the project's own errors (a bad input or setting, named with its
+    file or key, record and cure) as their message alone, so that a clean stop does not read as a
+    crash; anything else is a defect and keeps its traceback."""
+    if issubclass(exc_type, OncoEvalError):
+        print(f"{exc_type.__name__}: {exc}", file=sys.stderr, flush=True)
+    else:
+        sys.__excepthook__(exc_type, exc, tb)

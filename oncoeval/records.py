@@ -10,15 +10,20 @@ Responses follow the output contract of DESIGN.md; ``meta`` is copied through fr
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import asdict, dataclass, field
 
 from .errors import InputError
+from .inputs import check_length
 from .io import iter_jsonl, iter_jsonl_lines, write_jsonl
 
 ROLES = {"system", "user", "assistant"}
 # Generation parameters a request may carry; anything else is a mistake worth stopping on.
 KNOWN_PARAMS = {"temperature", "max_new_tokens", "seed", "top_p", "top_k", "stop", "response_shape"}
+# New tokens a local backend (hf, vllm) generates for a request that names no max_new_tokens
+# (every study's request sets name one; an API backend leaves it to the server).
+REQUEST_MAX_NEW_TOKENS_UNSET = 256
 # The seed of a sampled request that names none (the local backends draw it alike). A request
 # parameter, not the config's `bootstrap.seed`.
 REQUEST_SEED_UNSET = 0
@@ -52,8 +57,10 @@ class Response:
     error: str | None = None
     cost_usd: float | None = None
     meta: dict = field(default_factory=dict)
-    # Why a shaped request was answered without its shape enforced (oncoeval.judges.structured).
+    # Why a shaped request was answered without its shape enforced (oncoeval.shapes).
     structured_fallback: str | None = None
+    # The text is the model's refusal (an API's ``message.refusal``), not an answer to the task.
+    refused: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -79,6 +86,38 @@ def verdict_problem(resp: Response | None) -> str | None:
     return None
 
 
+def _number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _integer(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# Generation parameters: (test, what it must be); None is "the backend's default" for each.
+PARAM_RULES = {
+    "temperature": (lambda v: _number(v) and 0 <= v <= 2, "a number from 0 to 2"),
+    "top_p": (lambda v: _number(v) and 0 < v <= 1, "a number above 0 and at most 1"),
+    "top_k": (lambda v: _integer(v) and v >= 0, "a whole number, 0 or more"),
+    "max_new_tokens": (lambda v: _integer(v) and 1 <= v <= 1_000_000, "a whole number, 1 or more"),
+    "seed": (lambda v: _integer(v) and abs(v) < 2**63, "a whole number"),
+    "stop": (
+        lambda v: (
+            isinstance(v, str) or (isinstance(v, list) and all(isinstance(s, str) for s in v))
+        ),
+        "a string or a list of strings",
+    ),
+}
+
+
+def param_problem(name: str, value) -> str | None:
+    """Why ``value`` cannot be the generation parameter ``name`` (None when it can)."""
+    if value is None or name not in PARAM_RULES:
+        return None
+    test, what = PARAM_RULES[name]
+    return None if test(value) else f"{value!r} is not {what}"
+
+
 def validate_request(obj: dict, path, lineno: int) -> Request:
     where = f"line {lineno}"
     rid = obj.get("request_id")
@@ -93,6 +132,7 @@ def validate_request(obj: dict, path, lineno: int) -> Request:
             raise InputError(path, where, f"messages[{i}] needs a role in {sorted(ROLES)}")
         if not isinstance(msg.get("content"), str):
             raise InputError(path, where, f"messages[{i}].content must be a string")
+        check_length(path, where, msg["content"], "document", f"messages[{i}].content")
     params = obj.get("params", {})
     if not isinstance(params, dict):
         raise InputError(path, where, "params must be an object")
@@ -101,8 +141,12 @@ def validate_request(obj: dict, path, lineno: int) -> Request:
         raise InputError(
             path, where, f"unknown params {sorted(unknown)}; known: {sorted(KNOWN_PARAMS)}"
         )
+    for name, value in params.items():
+        problem = param_problem(name, value)
+        if problem:
+            raise InputError(path, where, f"params.{name}: {problem}")
     if "response_shape" in params:
-        from .judges.structured import shape_problem
+        from .shapes import shape_problem
 
         problem = shape_problem(params["response_shape"])
         if problem:

@@ -40,3 +40,9 @@ def top_level_defaults(key: str) -> dict:
     """The defaults of one top-level block of config/config.schema.yaml (e.g. ``bootstrap``),
     for settings objects built without a config (tests, library use)."""
     return fill_schema_defaults(raw_config_schema()["properties"][key], {})
+
+
+def top_level_default(key: str):
+    """The default of one top-level setting of config/config.schema.yaml (``claim_stale_s``),
+    for functions called without a config (tests, library use)."""
+    return copy.deepcopy(raw_config_schema()["properties"][key]["default"])

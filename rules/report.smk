@@ -47,6 +47,7 @@ rule report_table:
         caption=lambda wc: entry_of(wc, "tsv").caption(
             caption_replayed(entry_of(wc, "tsv"), wc.study)
         ),
+        include_text=lambda wc: shows_phi_text(wc.study),
     script:
         "../scripts/report_table.py"
 
@@ -120,10 +121,7 @@ rule report_items:
     conda:
         "../envs/cpu.yaml"
     params:
-        include_text=lambda wc: (
-            config["report"]["include_phi_text"]
-            or not study_block(wc.study).get("contains_phi", False)
-        ),
+        include_text=lambda wc: shows_phi_text(wc.study),
         max_chars=config["report"]["item_max_chars"],
     script:
         "../scripts/report_items.py"
@@ -164,6 +162,10 @@ rule report_provenance:
     conda:
         "../envs/cpu.yaml"
     params:
-        models=lambda wc: {mid: model_cfg(mid) for mid in oc.used_models(config)},
+        # Each model's signature (what its answers depend on): an operational edit (spend
+        # cap, concurrency...) reruns nothing; the script reads the entries from the config.
+        models=lambda wc: {
+            mid: oc.model_signature(model_cfg(mid)) for mid in oc.used_models(config)
+        },
     script:
         "../scripts/report_provenance.py"

@@ -74,3 +74,13 @@ def caption_replayed(entry, study):
     if entry.subcategory == "per-item records":
         return [m for m in replayed if m == entry.name]
     return replayed
+
+
+def shows_phi_text(study):
+    """Whether the report's pages of ``study`` may show free text from its inputs and answers:
+    not for a study marked contains_phi, unless report.include_phi_text (oncoeval.report.phi).
+    """
+    return bool(
+        config["report"]["include_phi_text"]
+        or not study_block(study).get("contains_phi", False)
+    )

@@ -1,6 +1,5 @@
 """Entry point of the `generate` rule (logic: oncoeval.generate)."""
 
-from oncoeval.cache import DEFAULT_CLAIM_STALE_S
 from oncoeval.config import models_by_id
 from oncoeval.generate import failed_share_allowed, outcome_path_for, run_generate
 from oncoeval.gpuslots import local_gpu_slot
@@ -20,5 +19,5 @@ with local_gpu_slot(int(snakemake.resources.get("gpu", 0) or 0)):
         threads=snakemake.threads,
         max_failed_share=failed_share_allowed(model, snakemake.config),
         outcome_path=outcome_path_for(snakemake.log[0]),
-        claim_stale_s=snakemake.config.get("claim_stale_s", DEFAULT_CLAIM_STALE_S),
+        claim_stale_s=snakemake.config["claim_stale_s"],
     )

@@ -1,7 +1,10 @@
 """Entry point of `report_provenance` (logic: oncoeval.report.provenance)."""
 
+from oncoeval.config import models_by_id
 from oncoeval.io import setup_script_logging
 from oncoeval.report.provenance import write
 
 setup_script_logging(snakemake.log[0])
-write(snakemake.config, snakemake.params.models, snakemake.output.json, snakemake.output.html)
+entries = models_by_id(snakemake.config)
+models = {mid: entries[mid] for mid in snakemake.params.models}
+write(snakemake.config, models, snakemake.output.json, snakemake.output.html)

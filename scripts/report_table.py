@@ -8,5 +8,12 @@ from oncoeval.report.tables import tsv_page
 setup_script_logging(snakemake.log[0])
 title = f"{snakemake.wildcards.study}: {snakemake.wildcards.entry_path}"
 Path(snakemake.output[0]).write_text(
-    tsv_page(snakemake.input[0], title, snakemake.params.caption), encoding="utf-8"
+    tsv_page(
+        snakemake.input[0],
+        title,
+        snakemake.params.caption,
+        study=snakemake.wildcards.study,
+        include_text=snakemake.params.include_text,
+    ),
+    encoding="utf-8",
 )

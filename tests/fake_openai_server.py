@@ -9,6 +9,14 @@ message) with a deterministic text. Behaviour is scriptable per prompt, one step
 - ``"stall:S"``: wait S seconds before answering (longer than the client's timeout, it times out);
 - ``"html"``: status 200 with an HTML page (a proxy's or captive portal's answer);
 - ``"cut"``: answer with ``finish_reason: length`` (a text cut off at the token limit);
+- ``"filter"``: ``content: null`` with ``finish_reason: content_filter`` (Azure's content filter);
+  ``"filter-text"``: the text with ``finish_reason: content_filter``;
+- ``"filter-prompt"``: HTTP 400 with error code ``content_filter`` (the prompt was filtered);
+- ``"null"``: ``content: null`` with ``finish_reason: stop`` and no refusal;
+- ``"refuse"``: ``content: null`` with ``message.refusal`` set (a model's refusal);
+- ``"torn"``: status 200 with half of the JSON body (a complete HTTP message whose JSON is cut
+  off, as a proxy that drops the rest may send); ``"drop"``: status 200 whose body stops halfway
+  (``Content-Length`` promises more, then the connection closes);
 - ``always="500"`` (or any status): every call for that prompt fails with that status.
 
 ``rate_429`` makes a seeded random share of all calls answer 429 with ``Retry-After:
@@ -28,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import socket
 import sys
 import threading
 import time
@@ -57,6 +66,10 @@ def schema_instance(schema: dict):
     if kind == "boolean":
         return True
     return "x" * schema.get("minLength", 1)
+
+
+# What the server's model says when a prompt is scripted to be refused ("refuse").
+REFUSAL = "I can't help with that request."
 
 
 def answer_text(prompt: str, model: str) -> str:
@@ -260,6 +273,17 @@ class FakeOpenAIServer:
                 if kind == "html":
                     self._send_html()
                     return
+                if kind == "filter-prompt":
+                    with server._lock:
+                        server.statuses[400] += 1
+                    error = {
+                        "message": "The prompt triggered the content management policy.",
+                        "type": None,
+                        "param": "prompt",
+                        "code": "content_filter",
+                    }
+                    self._send(400, {"error": error})
+                    return
                 server.gate.wait()
                 time.sleep(float(arg) if kind == "stall" else server.latency)
                 model = body.get("model", "")
@@ -277,6 +301,13 @@ class FakeOpenAIServer:
                     words, finish = words[:cap], "length"
                 if kind == "cut":
                     words, finish = words[: max(1, len(words) // 2)], "length"
+                message = {"role": "assistant", "content": " ".join(words)}
+                if kind in ("filter", "filter-text"):
+                    finish = "content_filter"
+                if kind in ("filter", "null", "refuse"):
+                    message["content"] = None
+                if kind == "refuse":
+                    message["refusal"] = REFUSAL
                 payload = {
                     "id": f"chatcmpl-{server.calls[prompt]}",
                     "object": "chat.completion",
@@ -285,7 +316,7 @@ class FakeOpenAIServer:
                     "choices": [
                         {
                             "index": 0,
-                            "message": {"role": "assistant", "content": " ".join(words)},
+                            "message": message,
                             "finish_reason": finish,
                         }
                     ],
@@ -295,10 +326,30 @@ class FakeOpenAIServer:
                         "total_tokens": n_prompt + len(words),
                     },
                 }
+                if kind in ("torn", "drop"):
+                    self._send_torn(payload, promise_all=kind == "drop")
+                    return
                 if self._send(200, payload):
                     with server._lock:
                         server.answered[prompt] += 1
                         server.statuses[200] += 1
+
+            def _send_torn(self, payload: dict, promise_all: bool):
+                body = json.dumps(payload).encode()
+                half = body[: len(body) // 2]
+                with server._lock:
+                    server.statuses[200] += 1
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body) if promise_all else len(half)))
+                self.end_headers()
+                self.wfile.write(half)
+                self.wfile.flush()
+                self.close_connection = True
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
             def _send_html(self):
                 body = b"<html><body><h1>Sign in to continue</h1></body></html>"

@@ -437,13 +437,187 @@ CASES = [
 ]  # fmt: skip
 
 
+# ------------------------------------------------------------------------ issue #24: more doors
+DEEP = "[" * 100_000 + "]" * 100_000  # deeper than any JSON decoder follows
+LONG_INT = "9" * 5000  # int() refuses it (4,300 digits); json.loads raises ValueError
+HUGE = "word " * 600_000  # 3 MB of text in one field
+LONE = '"\\ud800"'  # a lone surrogate escape: valid JSON, no text
+ZW = "\u200b\u200c\u2060\ufeff"  # only invisible characters
+
+
+def first_text(path: Path, key: str, raw_value: str) -> Path:
+    """The first ``"key": "..."`` string of a JSON file replaced by ``raw_value`` (raw JSON)."""
+    import re
+
+    text = path.read_text(encoding="utf-8")
+    pattern = rf'"{key}":\s*"(?:[^"\\]|\\.)*"'
+    spoilt, n = re.subn(pattern, lambda m: f'"{key}": {raw_value}', text, count=1)
+    assert n == 1, f"{key} not in {path}"
+    return write(path, spoilt)
+
+
+def twice(path: Path, key: str) -> Path:
+    """The first ``"key":`` of a JSON file given twice in its object."""
+    return edit(path, f'"{key}":', f'"{key}": "first", "{key}":')
+
+
+def se_prepare_assigned(f: Inputs) -> None:
+    """Base-form profiles whose sites come from the config's site_assignment map."""
+    from oncoeval.studies.side_effects.prepare import prepare
+
+    base = f / "base.csv"
+    if not base.exists():
+        write(base, "profile_id,profile\nb1,Woman of 60 planned for radiation therapy.\n")
+        write(f / "assign.json", json.dumps({"b1": "APBI"}))
+    settings = se_prepare_settings()
+    settings["site_assignment"] = json.loads((f / "assign.json").read_text())
+    settings["form"] = "base"
+    prepare(
+        base,
+        f / "reference.tsv",
+        f / "site_aliases.tsv",
+        f / "se_aliases.tsv",
+        f.out / "profiles.jsonl",
+        f.out / "reference.tsv",
+        f.out / "vocabulary.txt",
+        **settings,
+    )
+
+
+def spoil_assignment(f: Inputs) -> Path:
+    write(f / "assign.json", json.dumps({"b1": "APBI", "ghost": "APBI"}))
+    return f / "base.csv"
+
+
+def jsonl_line(path: Path, line: str) -> Path:
+    return append_bytes(path, (line + "\n").encode("utf-8"))
+
+
+MYTH = '{{"cancer": "c", "myth": "m", "fact": {fact}}}'
+NOTE = '{{"patient_id": {pid}, "note": {note}}}'
+REQ = '{{"request_id": "z", "messages": [{{"role": "user", "content": {content}}}], "params": {params}}}'
+Q = "questions.json"
+
+
+def req(content='"hi"', params="{}") -> str:
+    return REQ.format(content=content, params=params)
+
+
+MORE_CASES = [
+    # strict JSON in the question file (a JSON list: each record named with its line)
+    Case("questions/duplicate-key", lambda f: twice(f / Q, "example_question"), cm_prepare, "record 1 (line 2)", "key 'example_question' given twice"),
+    Case("questions/nan", lambda f: first_text(f / Q, "from_model", "NaN"), cm_prepare, "record 1", "NaN is not a number"),
+    Case("questions/infinity", lambda f: first_text(f / Q, "from_model", "-Infinity"), cm_prepare, "record 1", "-Infinity is not a number"),
+    Case("questions/long-integer", lambda f: first_text(f / Q, "from_model", LONG_INT), cm_prepare, "record 1", "an integer of 5000 digits"),
+    Case("questions/lone-surrogate", lambda f: first_text(f / Q, "from_model", LONE), cm_prepare, "record 1", "lone surrogate"),
+    Case("questions/deep-nesting", lambda f: first_text(f / Q, "from_model", DEEP), cm_prepare, "record 1", "nested too deeply"),
+    Case("questions/zero-width-question", lambda f: first_text(f / Q, "example_question", json.dumps(ZW)), cm_prepare, "record 1", "missing question"),
+    Case("questions/nbsp-only-correction", lambda f: first_text(f / Q, "example_assumption", json.dumps("\u00a0\u3000 ")), cm_prepare, "record 1", "missing correction"),
+    Case("questions/too-long", lambda f: first_text(f / Q, "example_question", json.dumps(HUGE)), cm_prepare, "record 1", "more than the 20,000"),
+    Case("questions/id-too-long", lambda f: edit_json(f / Q, lambda d: d[0].update(raw_QID="q" * 500)), cm_prepare, "record 1", "more than the 200"),
+    Case("questions/boolean-id", lambda f: edit_json(f / Q, lambda d: d[0].update(raw_QID=True)), cm_prepare, "record 1", "raw_QID True is not an id"),
+    Case("questions/nfd-duplicate-id", lambda f: edit_json(f / Q, lambda d: (d[0].update(raw_QID="Qu\u00e9"), d[1].update(raw_QID="Que\u0301"))), cm_prepare, "record 2", "duplicate question id"),
+    Case("questions/zero-width-duplicate-id", lambda f: edit_json(f / Q, lambda d: (d[0].update(raw_QID="q7"), d[1].update(raw_QID="q7\u200b"))), cm_prepare, "record 2", "duplicate question id"),
+    Case("questions/fullwidth-duplicate-id", lambda f: edit_json(f / Q, lambda d: (d[0].update(raw_QID="q7"), d[1].update(raw_QID="\uff51\uff17"))), cm_prepare, "record 2", "duplicate question id"),
+    Case("questions/missing-comma", lambda f: edit(f / Q, "},\n  {", "}\n  {"), cm_prepare, "record 2", "expected ',' or ']'"),
+    Case("questions/after-the-list", lambda f: append_bytes(f / Q, b"\n[]\n"), cm_prepare, "record ", "more after the list"),
+    # myths (a JSONL stream)
+    Case("myths/duplicate-key", lambda f: jsonl_line(f / "myths.jsonl", '{"cancer": "c", "cancer": "d", "myth": "m", "fact": "f"}'), cm_myths, "record ", "key 'cancer' given twice"),
+    Case("myths/deep-nesting", lambda f: jsonl_line(f / "myths.jsonl", MYTH.format(fact=DEEP)), cm_myths, "record ", "nested too deeply"),
+    Case("myths/long-integer", lambda f: jsonl_line(f / "myths.jsonl", MYTH.format(fact=LONG_INT)), cm_myths, "record ", "an integer of 5000 digits"),
+    Case("myths/lone-surrogate", lambda f: jsonl_line(f / "myths.jsonl", MYTH.format(fact=LONE)), cm_myths, "record ", "lone surrogate"),
+    Case("myths/nan", lambda f: jsonl_line(f / "myths.jsonl", MYTH.format(fact="NaN")), cm_myths, "record ", "NaN is not a number"),
+    Case("myths/zero-width-fact", lambda f: jsonl_line(f / "myths.jsonl", MYTH.format(fact=json.dumps(ZW))), cm_myths, "record ", "missing fact"),
+    Case("myths/too-long", lambda f: jsonl_line(f / "myths.jsonl", MYTH.format(fact=json.dumps(HUGE))), cm_myths, "record ", "more than the 20,000"),
+    Case("myths/number-fact", lambda f: jsonl_line(f / "myths.jsonl", MYTH.format(fact="3")), cm_myths, "record ", "missing fact"),
+    # human scores and verifier examples: a score is -1, 0 or 1 as an integer
+    Case("human-scores/boolean-score", lambda f: edit_json(f / "human_scores.json", lambda d: d[0].update(human_score=True)), cm_human, "record 1 (id 'h1')", "human_score must be -1, 0 or 1"),
+    Case("human-scores/float-score", lambda f: edit_json(f / "human_scores.json", lambda d: d[0].update(human_score=1.0)), cm_human, "record 1 (id 'h1')", "got 1.0"),
+    Case("human-scores/string-score", lambda f: edit_json(f / "human_scores.json", lambda d: d[0].update(human_score="1")), cm_human, "record 1 (id 'h1')", "got '1'"),
+    Case("human-scores/nan-score", lambda f: edit(f / "human_scores.json", '"human_score": ', '"human_score": NaN, "x": '), cm_human, "record 1", "NaN is not a number"),
+    Case("human-scores/duplicate-key", lambda f: twice(f / "human_scores.json", "answer"), cm_human, "record 1", "key 'answer' given twice"),
+    Case("human-scores/zero-width-answer", lambda f: edit_json(f / "human_scores.json", lambda d: d[0].update(answer=ZW)), cm_human, "record 1 (id 'h1')", "answer must be a non-empty string"),
+    Case("human-scores/too-long-answer", lambda f: edit_json(f / "human_scores.json", lambda d: d[0].update(answer=HUGE)), cm_human, "record 1 (id 'h1')", "more than the 20,000"),
+    Case("human-scores/nfd-duplicate-id", lambda f: edit_json(f / "human_scores.json", lambda d: (d[0].update(id="caf\u00e9"), d[1].update(id="cafe\u0301"))), cm_human, "record 2", "duplicate id"),
+    Case("verifier-examples/boolean-sharpness", lambda f: edit_json(f / "verifier_examples.json", lambda d: d[0]["score"].update(Sharpness=True)), cm_human, "example 1", "Sharpness"),
+    Case("verifier-examples/string-sharpness", lambda f: edit_json(f / "verifier_examples.json", lambda d: d[0]["score"].update(Sharpness="1")), cm_human, "example 1", "got '1')"),
+    Case("verifier-examples/duplicate-key", lambda f: twice(f / "verifier_examples.json", "answer"), cm_human, "record 1", "key 'answer' given twice"),
+    Case("verifier-examples/long-integer", lambda f: edit(f / "verifier_examples.json", '"answer":', f'"n": {LONG_INT}, "answer":'), cm_human, "record 1", "an integer of 5000 digits"),
+    Case("initial-valid/duplicate-key", lambda f: twice(f / "initial_valid.json", "example_question"), cm_initial, "record 1", "key 'example_question' given twice"),
+    Case("initial-invalid/lone-surrogate", lambda f: first_text(f / "initial_invalid.json", "reason", LONE), cm_initial, "record 1", "lone surrogate"),
+    # the guideline tree
+    Case("tree/duplicate-root", lambda f: edit(f / "guideline.json", '"root": "LUNG-1-1",', '"root": "LUNG-1-1", "root": "LUNG-2-1",'), gl_prepare, "line ", "key 'root' given twice"),
+    Case("tree/nan", lambda f: edit(f / "guideline.json", '"version": "demo-1"', '"version": NaN'), gl_prepare, "line ", "NaN is not a number"),
+    Case("tree/deep-nesting", lambda f: edit(f / "guideline.json", '"version": "demo-1"', f'"version": {DEEP}'), gl_prepare, "line ", "nested too deeply"),
+    Case("tree/long-integer", lambda f: edit(f / "guideline.json", '"version": "demo-1"', f'"version": {LONG_INT}'), gl_prepare, "line ", "an integer of 5000 digits"),
+    Case("tree/lone-surrogate", lambda f: edit(f / "guideline.json", '"version": "demo-1"', f'"version": {LONE}'), gl_prepare, "line ", "lone surrogate"),
+    # guideline notes (JSONL)
+    Case("notes/duplicate-key", lambda f: jsonl_line(f / "labelled.jsonl", '{"patient_id": "p99", "note": "a", "note": "b"}'), gl_prepare, "line ", "key 'note' given twice"),
+    Case("notes/deep-nesting", lambda f: jsonl_line(f / "labelled.jsonl", NOTE.format(pid='"p99"', note=DEEP)), gl_prepare, "line ", "nested too deeply"),
+    Case("notes/long-integer-id", lambda f: jsonl_line(f / "unlabelled.jsonl", NOTE.format(pid=LONG_INT, note='"n"')), gl_prepare, "line ", "an integer of 5000 digits"),
+    Case("notes/lone-surrogate", lambda f: jsonl_line(f / "unlabelled.jsonl", NOTE.format(pid='"p99"', note=LONE)), gl_prepare, "line ", "lone surrogate"),
+    Case("notes/nan", lambda f: jsonl_line(f / "unlabelled.jsonl", '{"patient_id": "p99", "note": "n", "age": NaN}'), gl_prepare, "line ", "NaN is not a number"),
+    Case("notes/zero-width-note", lambda f: jsonl_line(f / "unlabelled.jsonl", NOTE.format(pid='"p99"', note=json.dumps(ZW))), gl_prepare, "(patient p99)", "note is missing or empty"),
+    Case("notes/boolean-id", lambda f: jsonl_line(f / "unlabelled.jsonl", NOTE.format(pid="true", note='"n"')), gl_prepare, "record ", "patient_id is missing"),
+    Case("notes/too-long-note", lambda f: jsonl_line(f / "unlabelled.jsonl", NOTE.format(pid='"p99"', note=json.dumps("x" * 1_000_001))), gl_prepare, "(patient p99)", "more than the 1,000,000"),
+    Case("notes/fullwidth-duplicate-id", lambda f: jsonl_line(f / "unlabelled.jsonl", NOTE.format(pid='"\uff50\uff10\uff11"', note='"n"')), gl_prepare, "record ", "duplicate patient_id 'p01'"),
+    Case("notes/zero-width-duplicate-id", lambda f: jsonl_line(f / "unlabelled.jsonl", NOTE.format(pid='"p01\u200b"', note='"n"')), gl_prepare, "record ", "duplicate patient_id 'p01'"),
+    # ad-hoc request sets: params type- and range-checked, strict JSON, capped messages
+    Case("requests/temperature-hot", lambda f: jsonl_line(f / "requests.jsonl", req(params='{"temperature": "hot"}')), spine_requests, "line 4 (request_id 'z')", "params.temperature: 'hot' is not a number"),
+    Case("requests/temperature-negative", lambda f: jsonl_line(f / "requests.jsonl", req(params='{"temperature": -1}')), spine_requests, "line 4 (request_id 'z')", "params.temperature: -1"),
+    Case("requests/temperature-boolean", lambda f: jsonl_line(f / "requests.jsonl", req(params='{"temperature": true}')), spine_requests, "line 4 (request_id 'z')", "params.temperature: True"),
+    Case("requests/temperature-nan", lambda f: jsonl_line(f / "requests.jsonl", req(params='{"temperature": NaN}')), spine_requests, "line 4", "NaN is not a number"),
+    Case("requests/top-p-above-one", lambda f: jsonl_line(f / "requests.jsonl", req(params='{"top_p": 1.5}')), spine_requests, "line 4 (request_id 'z')", "params.top_p: 1.5"),
+    Case("requests/top-k-negative", lambda f: jsonl_line(f / "requests.jsonl", req(params='{"top_k": -3}')), spine_requests, "line 4 (request_id 'z')", "params.top_k: -3"),
+    Case("requests/max-tokens-zero", lambda f: jsonl_line(f / "requests.jsonl", req(params='{"max_new_tokens": 0}')), spine_requests, "line 4 (request_id 'z')", "params.max_new_tokens: 0"),
+    Case("requests/max-tokens-string", lambda f: jsonl_line(f / "requests.jsonl", req(params='{"max_new_tokens": "40"}')), spine_requests, "line 4 (request_id 'z')", "params.max_new_tokens: '40'"),
+    Case("requests/max-tokens-boolean", lambda f: jsonl_line(f / "requests.jsonl", req(params='{"max_new_tokens": true}')), spine_requests, "line 4 (request_id 'z')", "params.max_new_tokens: True"),
+    Case("requests/seed-fraction", lambda f: jsonl_line(f / "requests.jsonl", req(params='{"seed": 1.5}')), spine_requests, "line 4 (request_id 'z')", "params.seed: 1.5"),
+    Case("requests/stop-number", lambda f: jsonl_line(f / "requests.jsonl", req(params='{"stop": 5}')), spine_requests, "line 4 (request_id 'z')", "params.stop: 5"),
+    Case("requests/long-integer-seed", lambda f: jsonl_line(f / "requests.jsonl", req(params=f'{{"seed": {LONG_INT}}}')), spine_requests, "line 4", "an integer of 5000 digits"),
+    Case("requests/duplicate-key", lambda f: jsonl_line(f / "requests.jsonl", '{"request_id": "z", "request_id": "y", "messages": []}'), spine_requests, "line 4", "key 'request_id' given twice"),
+    Case("requests/deep-nesting", lambda f: jsonl_line(f / "requests.jsonl", req(params=DEEP)), spine_requests, "line 4", "nested too deeply"),
+    Case("requests/lone-surrogate", lambda f: jsonl_line(f / "requests.jsonl", req(content=LONE)), spine_requests, "line 4", "lone surrogate"),
+    Case("requests/huge-message", lambda f: jsonl_line(f / "requests.jsonl", req(content=json.dumps("x" * 1_000_001))), spine_requests, "line 4 (request_id 'z')", "more than the 1,000,000"),
+    Case("requests/content-number", lambda f: jsonl_line(f / "requests.jsonl", req(content="7")), spine_requests, "line 4 (request_id 'z')", "content must be a string"),
+    # replay files
+    Case("replay/duplicate-key", spoil_replay('{"request_id": "a", "text": "x", "text": "y"}\n'), spine_replay, "line 1", "key 'text' given twice"),
+    Case("replay/long-integer", spoil_replay(f'{{"request_id": "a", "text": "x", "n": {LONG_INT}}}\n'), spine_replay, "line 1", "an integer of 5000 digits"),
+    Case("replay/lone-surrogate", spoil_replay(f'{{"request_id": "a", "text": {LONE}}}\n'), spine_replay, "line 1", "lone surrogate"),
+    Case("replay/deep-nesting", spoil_replay(f'{{"request_id": "a", "text": "x", "m": {DEEP}}}\n'), spine_replay, "line 1", "nested too deeply"),
+    Case("replay/nan", spoil_replay('{"request_id": "a", "text": "x", "latency_s": NaN}\n'), spine_replay, "line 1", "NaN is not a number"),
+    # tables: one name per column, cells capped, ids matched after NFKC
+    Case("profiles/duplicate-column", lambda f: edit(f / "profiles.csv", "ProfilesNoLocation,ProfilesLocation", "ProfilesNoLocation,ProfilesNoLocation"), se_prepare, "header", "column 'ProfilesNoLocation' given twice"),
+    Case("profiles/huge-cell", lambda f: append_bytes(f / "profiles.csv", b'demo99,"radiation therapy","radiation therapy ' + b"to the breast " * 150_000 + b'"\n'), se_prepare, "row ", "more than the 20,000"),
+    Case("profiles/site-assignment-no-profile", spoil_assignment, se_prepare_assigned, "profile_id 'ghost'", "studies.side_effects.site_assignment names profile 'ghost'"),
+    Case("reference/duplicate-column", lambda f: edit(f / "reference.tsv", "site\tside_effect\tonset\tfrequency", "site\tside_effect\tonset\tfrequency\tonset"), se_prepare, "header", "column 'onset' given twice"),
+    Case("reference/huge-cell", lambda f: append_bytes(f / "reference.tsv", b"APBI\t" + b"nausea " * 5000 + b"\tshort\tcommon\n"), se_prepare, "row ", "more than the 20,000"),
+    Case("site-aliases/duplicate-column", lambda f: edit(f / "site_aliases.tsv", "alias\tcanonical", "alias\talias"), se_prepare, "header", "column 'alias' given twice"),
+    Case("site-aliases/huge-cell", lambda f: append_bytes(f / "site_aliases.tsv", b"elbow " * 5000 + b"\tAPBI\n"), se_prepare, "row ", "more than the 20,000"),
+    Case("validation/duplicate-column", lambda f: edit(f / "validation.tsv", "prediction\treference\tsame", "prediction\tprediction\tsame"), se_judge, "header", "column 'prediction' given twice"),
+    Case("metadata/duplicate-column", lambda f: edit(f / "metadata.tsv", "doc_id\tcancer_type\tgender", "doc_id\tgender\tgender"), coral_metadata, "header", "column 'gender' given twice"),
+    Case("metadata/huge-cell", lambda f: append_bytes(f / "metadata.tsv", b"breast_01\t" + b"b" * 20_001 + b"\n"), coral_metadata, "row ", "more than the 20,000"),
+    Case("metadata/nfd-duplicate-doc", lambda f: append_bytes(f / "metadata.tsv", "breast_01\u200b\tbreast\tFemale\tWhite\t51-60\n".encode()), coral_metadata, "doc_id 'breast_01'", "duplicate doc_id rows"),
+    Case("review-sheet/duplicate-column", lambda f: edit(f / "review.tsv", "\tcategory\tcomment", "\tcategory\tcategory"), coral_review, "header", "column 'category' given twice"),
+    Case("review-sheet/huge-cell", lambda f: append_bytes(f / "review.tsv", b"breast_01\thpi\tsymptoms\t0\tEntity\tSymptom\tlump\t1\t" + b"c" * 20_001 + b"\n"), coral_review, "row ", "more than the 20,000"),
+    Case("profiles/zero-width-specified", lambda f: append_bytes(f / "profiles.csv", ('demo99,"radiation therapy","' + ZW + '"\n').encode()), se_prepare, "(profile demo99)", "both the base and the specified"),
+    Case("reference/zero-width-term", lambda f: append_bytes(f / "reference.tsv", ("APBI\t" + ZW + "\tshort\tcommon\n").encode()), se_prepare, "row ", "empty side_effect"),
+    Case("profiles-xlsx/duplicate-column", lambda f: pd.DataFrame([["demo01", "a", "b"]], columns=["profile_id", "ProfilesNoLocation", "ProfilesNoLocation"]).to_excel(f / "profiles.xlsx", index=False) or f / "profiles.xlsx", se_prepare_xlsx("profiles"), "header", "column 'ProfilesNoLocation' given twice"),
+    # BRAT notes: UTF-8 named by line, notes capped
+    Case("brat/latin-1-txt", lambda f: write(f / "notes/breast_01.txt", LATIN1), coral_notes, "line 1", "not UTF-8"),
+    Case("brat/latin-1-ann", lambda f: append_bytes(f / "notes/breast_01.ann", b"#1\tAnnotatorNotes T1\t" + LATIN1 + b"\n"), coral_notes, "line ", "not UTF-8"),
+    Case("brat/huge-note", lambda f: append_bytes(f / "notes/breast_01.txt", b"x" * 1_000_001), coral_notes, "the note", "more than the 1,000,000"),
+]  # fmt: skip
+CASES += MORE_CASES
+
+
 @pytest.fixture
 def inputs(tmp_path) -> Inputs:
     return Inputs(tmp_path)
 
 
 def test_the_corpus_is_large_and_covers_every_loader():
-    assert len(CASES) >= 60
+    assert len(CASES) >= 150
     assert len({c.id for c in CASES}) == len(CASES)
     loaders = {c.id.split("/")[0] for c in CASES}
     assert len(loaders) >= 20
@@ -588,3 +762,139 @@ def test_a_cache_line_that_is_not_utf8_is_asked_again_not_served_garbled(tmp_pat
     garbled = b'{"key": "k2", "response": {"request_id": "b", "text": "' + LATIN1 + b'"}}\n'
     cache.path.write_bytes(json.dumps(good).encode() + b"\n" + garbled)
     assert cache.load() == {"k1": good["response"]}
+
+
+# ------------------------------------------------------------------------ the config check
+def config_check(over: dict) -> list[str]:
+    """The problems the workflow's config check finds in the demo config with ``over`` on top
+    (what rules/common.smk runs before any job)."""
+    import yaml
+    from conftest import layered
+
+    cfg = layered(yaml.safe_load((REPO / "config" / "config.yaml").read_text()), over)
+    problems = oc.schema_problems(cfg)
+    if problems:
+        return problems
+    oc.fill_config_defaults(cfg)
+    for study in oc.STUDIES:
+        cfg["studies"][study] = oc.filled_study_block(cfg, study)
+    return oc.config_problems(cfg, env={})
+
+
+PROBES = str(REPO / "resources" / "tests" / "probe-requests.jsonl")
+CONFIG_CASES = {
+    "jury-twice": (
+        {"studies": {"cancer_myth": {"judges": {"verifier": ["smollm2", "smollm2"]}}}},
+        "studies.cancer_myth.judges.verifier: ['smollm2'] named more than once",
+    ),
+    "list-size-min-above-max": (
+        {"studies": {"side_effects": {"list_size": [30, 20]}}},
+        "studies.side_effects.list_size: [30, 20] has its minimum above its maximum",
+    ),
+    "bad-heading-regex": (
+        {"studies": {"coral": {"sections": {"headings": {"hpi": "(HISTORY"}}}}},
+        "studies.coral.sections.headings.hpi: '(HISTORY' is not a valid regular expression",
+    ),
+    "bad-heading-any-regex": (
+        {"studies": {"coral": {"sections": {"heading_any": "[A-Z"}}}},
+        "studies.coral.sections.heading_any: '[A-Z' is not a valid regular expression",
+    ),
+    "adhoc-name-with-space": ({"adhoc": {"my set": PROBES}}, "'my set' does not match"),
+    "adhoc-name-with-slash": ({"adhoc": {"../x": PROBES}}, "'../x' does not match"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONFIG_CASES))
+def test_a_bad_setting_is_named_by_the_config_check(case):
+    over, expected = CONFIG_CASES[case]
+    problems = config_check(over)
+    assert any(expected in p for p in problems), problems
+
+
+def test_the_demo_config_passes_the_config_check():
+    assert config_check({}) == []
+
+
+# ------------------------------------------------------------------------ accepted variants (#24)
+def test_crlf_cells_are_normalised_and_reach_no_prompt(inputs: Inputs):
+    """A spreadsheet's CRLF line ends in a profile cell read as LF: no \\r in any profile."""
+    path = inputs / "profiles.csv"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    se_prepare(inputs)
+    text = (inputs.out / "profiles.jsonl").read_text(encoding="utf-8")
+    assert "\\r" not in text and "\\n" in text  # JSON-escaped line ends: LF only
+    assert len(lines_of(inputs.out / "profiles.jsonl")) == 6
+
+
+def test_a_reference_term_in_nfc_nfd_or_with_a_zero_width_space_is_one_term(inputs: Inputs):
+    """n_ref counts distinct terms: "nausée" in NFC, in NFD and with a zero-width space is one."""
+    se_prepare(inputs)
+    before = pd.read_csv(inputs.out / "reference.tsv", sep="\t")
+    n_apbi = int((before["site"] == "APBI").sum())
+    for old in inputs.outputs():
+        old.unlink()
+    spellings = ["naus\u00e9e", "nause\u0301e", "naus\u00e9\u200be"]
+    rows = "".join(f"APBI\t{s}\tshort\tcommon\n" for s in spellings)
+    append_bytes(inputs / "reference.tsv", rows.encode("utf-8"))
+    se_prepare(inputs)
+    after = pd.read_csv(inputs.out / "reference.tsv", sep="\t")
+    assert int((after["site"] == "APBI").sum()) == n_apbi + 1
+
+
+def test_a_metadata_doc_id_with_a_zero_width_space_finds_its_note(inputs: Inputs):
+    from oncoeval.studies.coral.prepare import read_metadata
+
+    path = inputs / "metadata.tsv"
+    edit(path, "breast_02\t", "breast_\u200b02\t")
+    meta = read_metadata(path, ["breast_01", "breast_02", "pancreas_01", "pancreas_02"])
+    assert meta.set_index("doc_id").loc["breast_02", "race_ethnicity"] == "Asian"
+
+
+def test_a_surrogate_pair_and_a_100_digit_integer_are_kept(inputs: Inputs):
+    """Only what cannot be text or a number is refused: an emoji written as a surrogate-pair
+    escape, and an integer within the limit, read as they are."""
+    first_text(inputs / Q, "example_question", '"Is \\ud83d\\ude00 ok?"')
+    edit_json(inputs / Q, lambda d: d[0].update(raw_QID=int("9" * 100)))
+    cm_prepare(inputs)
+    item = json.loads(lines_of(inputs.out / "items.jsonl")[0])
+    assert item["question"] == "Is \U0001f600 ok?" and item["question_id"] == "9" * 100
+
+
+def test_prepare_is_quick_on_a_profile_at_the_cell_limit(inputs: Inputs):
+    """A profile of 20,000 characters (the cell limit) prepares in seconds, not minutes."""
+    import time
+
+    from oncoeval.inputs import FIELD_LIMITS
+
+    filler = "Long history. " * (FIELD_LIMITS["cell"] // 15)
+    row = f'demo99,"{filler}radiation therapy","{filler}radiation (APBI) therapy"\n'
+    append_bytes(inputs / "profiles.csv", row.encode())
+    start = time.monotonic()
+    se_prepare(inputs)
+    assert time.monotonic() - start < 20
+    assert len(lines_of(inputs.out / "profiles.jsonl")) == 7
+
+
+def _script_log(tmp_path, error: str) -> tuple[int, str]:
+    """(exit status, log) of a job script that sets up its log and raises ``error``."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "job.log"
+    script = (
+        "from oncoeval.io import setup_script_logging\n"
+        "from oncoeval.errors import InputError\n"
+        f"setup_script_logging({str(log)!r})\n"
+        f"raise {error}\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True)
+    return proc.returncode, log.read_text()
+
+
+def test_a_clean_stop_prints_the_message_and_a_defect_its_traceback(tmp_path):
+    """A script's uncaught InputError ends it with its message only (Snakemake shows the log of
+    a failed job: a traceback there reads as a crash); any other error keeps its traceback."""
+    rc, log = _script_log(tmp_path, "InputError('d.csv', 'row 3', 'empty profile')")
+    assert (rc, log.strip()) == (1, "InputError: d.csv, row 3: empty profile")
+    rc, log = _script_log(tmp_path, "ValueError('a defect')")
+    assert rc == 1 and "Traceback" in log and "ValueError: a defect" in log

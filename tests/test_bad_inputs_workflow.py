@@ -31,11 +31,32 @@ def _spoil_questions(tmp):
     return path, {"questions": str(path)}, "record 1 (key 'questions')", "give the list itself"
 
 
+def _spoil_guideline(tmp):
+    path = tmp / "guideline.json"
+    text = (REPO / "resources/demo/guidelines/guideline.json").read_text()
+    path.write_text(text.replace('"root": "LUNG-1-1",', '"root": "LUNG-1-1", "root": "LUNG-2-1",'))
+    return path, {"guideline": str(path)}, "line ", "key 'root' given twice"
+
+
+def _spoil_adhoc(tmp):
+    path = tmp / "probe.jsonl"
+    probe = {"request_id": "p1", "messages": [{"role": "user", "content": "hi"}]}
+    path.write_text(json.dumps({**probe, "params": {"temperature": "hot"}}) + "\n")
+    return path, {"probe": str(path)}, "line 1 (request_id 'p1')", "params.temperature: 'hot'"
+
+
 @pytest.mark.slow
 def test_bad_inputs_stop_the_workflow_before_generate(workdir, tmp_path):
-    """Two studies with one bad input each, run with --keep-going: both stop in prepare, and no
-    job that depends on them starts."""
-    spoilt = {"side_effects": _spoil_profiles(tmp_path), "cancer_myth": _spoil_questions(tmp_path)}
+    """Three studies and an ad-hoc set with one bad input each (latin-1 bytes, a wrapped list, a
+    guideline tree giving root twice, a temperature of "hot"), run with --keep-going: each stops
+    in the step that reads it, with its message and no traceback, and no job that depends on
+    them starts."""
+    spoilt = {
+        "side_effects": _spoil_profiles(tmp_path),
+        "cancer_myth": _spoil_questions(tmp_path),
+        "guidelines": _spoil_guideline(tmp_path),
+        "adhoc": _spoil_adhoc(tmp_path),
+    }
     with FakeOpenAIServer() as server:
         model = {
             "id": "api",
@@ -61,15 +82,31 @@ def test_bad_inputs_stop_the_workflow_before_generate(workdir, tmp_path):
             "judges": {"verifier": "api", "classifier": "api"},
             "human_scores": None,
         }
+        studies["guidelines"] = {
+            "enabled": True,
+            "evaluate": ["api"],
+            "judges": {"generator": None, "chooser": None},
+        }
         for study, (_, block, _, _) in spoilt.items():
-            studies[study].update(block)
-        cfg = write_config(workdir, {"models": [model], "evaluate": ["api"], "studies": studies})
+            if study != "adhoc":
+                studies[study].update(block)
+        cfg = write_config(
+            workdir,
+            {
+                "models": [model],
+                "evaluate": ["api"],
+                "studies": studies,
+                "adhoc": spoilt["adhoc"][1],
+            },
+        )
         proc = run_snakemake(
             workdir, "--keep-going", configfile=cfg, check=False, env={KEY_ENV: "sk-test"}
         )
         assert server.stats()["total_calls"] == 0
     assert proc.returncode != 0
     logs = "\n".join(p.read_text() for p in (workdir / "logs").rglob("*") if p.is_file())
+    # A clean stop shows the project's message, not a Python traceback (which reads as a crash).
+    assert "Traceback" not in logs and "Traceback" not in proc.stdout + proc.stderr
     for study, (bad, _, record, problem) in spoilt.items():
         message = next(ln for ln in logs.splitlines() if str(bad) in ln)
         assert record in message and problem in message, message

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,11 +41,22 @@ class BaseBackend:
     #: on the machine.
     phi_safe_default = False
 
-    #: model-config keys that never change a response (operational settings); everything else
-    #: in the model's entry is identity.
+    #: model-config keys that never change a response (operational settings: what is allowed,
+    #: spent, scheduled or accepted); everything else in the model's entry is identity, part of
+    #: every cache key and job signature. Each backend adds its own (concurrency, timeouts...).
     operational_keys: frozenset[str] = frozenset(
-        {"id", "phi_safe", "resources", "threads", "max_failed_share"}
+        {"id", "phi_safe", "resources", "threads", "max_failed_share", "max_cost_usd"}
     )
+
+    #: keys of a model entry recorded as its decoding settings in provenance.json: the model
+    #: schema's own, then the backend's (in this order).
+    decoding_keys: tuple[str, ...] = ("max_new_tokens", "generation")
+
+    @classmethod
+    def spend_round(cls, cfg: dict) -> int | None:
+        """Requests sent between two checks of the spend cap (``max_cost_usd``); None: all at
+        once (a backend whose calls cost nothing never reaches a cap)."""
+        return None
 
     @classmethod
     def identity(cls, cfg: dict) -> dict:
@@ -127,9 +139,42 @@ class BaseBackend:
         """Release the model or client; called once at the end of a job."""
 
 
+DTYPES = ["auto", "float32", "bfloat16", "float16"]
+
+#: The keys every local-model backend (hf, vllm) shares, in the order its schema lists them.
+LOCAL_MODEL_KEYS = {
+    "path": {"description": "Local folder or hub id (required, no default).", "type": "string"},
+    "revision": {
+        "description": "Hub revision (commit) pinned for reproducibility.",
+        "type": ["string", "null"],
+        "default": None,
+    },
+    "dtype": {"description": "Weights dtype.", "enum": DTYPES, "default": "auto"},
+    "threads": {
+        "description": "CPU threads per job (the job asks Snakemake for this many cores).",
+        "type": "integer",
+        "minimum": 1,
+        "default": 2,
+    },
+    "resources": {"$ref": "#/$defs/resources"},
+}
+
+
+def local_model_schema(own: dict, path: str | None = None) -> dict:
+    """The ``CONFIG_SCHEMA`` of a local-model backend: the shared keys, then its ``own``;
+    ``path`` rewords the path key's description (what else it accepts)."""
+    properties = copy.deepcopy(LOCAL_MODEL_KEYS)
+    if path is not None:
+        properties["path"]["description"] = path
+    properties.update(own)
+    properties["resources"] = properties.pop("resources")  # listed last, as by every backend
+    return {"properties": properties, "required": ["path"]}
+
+
 class LocalModelBackend(BaseBackend):
-    """A backend that loads the model on the job's machine (hf, vllm): its jobs ask for the
-    entry's ``resources`` block and its ``threads``."""
+    """A backend that loads the model on the job's machine (hf, vllm): its keys start with
+    ``LOCAL_MODEL_KEYS``, and its jobs ask for the entry's ``resources`` block and its
+    ``threads``."""
 
     phi_safe_default = True  # the model runs on the job's machine
 
@@ -152,3 +197,8 @@ class LocalModelBackend(BaseBackend):
     @classmethod
     def job_threads(cls, cfg: dict) -> int:
         return int(cls.filled(cfg)["threads"])
+
+    @classmethod
+    def provenance(cls, cfg: dict, root) -> dict:
+        # A hub id names its weights by the pinned revision; a subclass adds file hashes.
+        return {"revision": cfg.get("revision")}

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import torch
 from transformers.cache_utils import Cache, DynamicCache, DynamicLayer
 
-from ..records import REQUEST_SEED_UNSET
+from ..records import REQUEST_MAX_NEW_TOKENS_UNSET, REQUEST_SEED_UNSET
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 class DecodeParams:
     """Per-request decoding settings (HF semantics: penalty, then temperature, top-k, top-p)."""
 
-    max_new_tokens: int = 256
+    max_new_tokens: int = REQUEST_MAX_NEW_TOKENS_UNSET
     temperature: float = 0.0
     top_p: float | None = None
     top_k: int | None = None
@@ -52,7 +52,7 @@ class DecodeParams:
         if isinstance(stop, str):
             stop = (stop,)
         return cls(
-            max_new_tokens=int(params.get("max_new_tokens", 256)),
+            max_new_tokens=int(params.get("max_new_tokens", REQUEST_MAX_NEW_TOKENS_UNSET)),
             temperature=float(params.get("temperature", 0) or 0),
             top_p=None if params.get("top_p") is None else float(params["top_p"]),
             top_k=None if params.get("top_k") is None else int(params["top_k"]),
@@ -76,7 +76,7 @@ class Job:
     text: str | None = None
     started: float = 0.0
     ended: float = 0.0
-    constraint: object = None  # oncoeval.judges.structured.TokenConstraint, for shaped requests
+    constraint: object = None  # oncoeval.shapes.TokenConstraint, for shaped requests
 
 
 class _SlotLayer(DynamicLayer):
@@ -357,7 +357,7 @@ class DecodeLoop:
             penalty = state.penalty if index is None else state.penalty[index]
             logits = _apply_penalty(logits, seen, penalty[:, None])
         if any(job is not None and job.constraint is not None for job in jobs):
-            from ..judges.structured import constrain_rows
+            from ..shapes import constrain_rows
 
             constrain_rows(logits, jobs)
         chosen = logits.argmax(dim=-1)

@@ -33,18 +33,16 @@ from .. import embedded
 from ..errors import ConfigError
 from ..io import sha256_file, text_sha256
 from ..records import Request, Response
-from ..schema import fill_schema_defaults
-from .base import BaseBackend, LocalModelBackend, chat_template_hash
+from ..schema import fill_schema_defaults, top_level_default
+from .base import BaseBackend, LocalModelBackend, chat_template_hash, local_model_schema
 
 log = logging.getLogger(__name__)
-
-DEFAULT_MODEL_STORE = "cache/models"
 
 
 def model_store() -> Path:
     """Where GGUF conversions live: $ONCOEVAL_MODEL_STORE (the workflow sets it from the
-    config's ``model_store``), else cache/models."""
-    return Path(os.environ.get("ONCOEVAL_MODEL_STORE", DEFAULT_MODEL_STORE))
+    config's ``model_store``), else that key's default."""
+    return Path(os.environ.get("ONCOEVAL_MODEL_STORE") or top_level_default("model_store"))
 
 
 def gguf_sha256(path: Path, store: Path | None = None) -> str:
@@ -202,27 +200,15 @@ def passive_openmp_threads() -> None:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
-DTYPES = ["auto", "float32", "bfloat16", "float16"]
-
-CONFIG_SCHEMA = {
-    "properties": {
-        "path": {
-            "description": "Local folder, hub id, or embedded:NAME (required, no default).",
-            "type": "string",
-        },
+CONFIG_SCHEMA = local_model_schema(
+    {
         "gguf_file": {
             "description": "GGUF file inside `path`.",
             "type": ["string", "null"],
             "default": None,
         },
-        "revision": {
-            "description": "Hub revision (commit) pinned for reproducibility.",
-            "type": ["string", "null"],
-            "default": None,
-        },
-        "dtype": {"description": "Weights dtype.", "enum": DTYPES, "default": "auto"},
         "quantization": {
-            "description": "bitsandbytes quantization; needs CUDA.",
+            "description": "bitsandbytes quantization; needs CUDA (checked when the job starts).",
             "enum": ["none", "4bit", "8bit"],
             "default": "none",
         },
@@ -231,12 +217,6 @@ CONFIG_SCHEMA = {
             "type": "integer",
             "minimum": 1,
             "default": 8,
-        },
-        "threads": {
-            "description": "CPU threads per job (the job asks Snakemake for this many cores).",
-            "type": "integer",
-            "minimum": 1,
-            "default": 2,
         },
         "convert_gguf": {
             "description": "Convert GGUF weights once to a regular checkpoint for fast loads.",
@@ -253,10 +233,9 @@ CONFIG_SCHEMA = {
             "enum": ["auto", "loop", "static", "continuous"],
             "default": "auto",
         },
-        "resources": {"$ref": "#/$defs/resources"},
     },
-    "required": ["path"],
-}
+    path="Local folder, hub id, or embedded:NAME (required, no default).",
+)
 
 
 def gguf_chat_template_hash(path) -> str | None:
@@ -275,6 +254,7 @@ class Backend(LocalModelBackend):
     libraries = ("torch", "transformers", "tokenizers", "gguf", "llguidance")
     CONFIG_SCHEMA = CONFIG_SCHEMA
     converts = (".gguf",)
+    decoding_keys = (*BaseBackend.decoding_keys, "dtype", "quantization", "batch_size")
     # ``engine`` changes how requests are batched, never their text (oncoeval.backends.engines).
     operational_keys = BaseBackend.operational_keys | {"batch_size", "convert_gguf", "engine"}
 
@@ -298,7 +278,7 @@ class Backend(LocalModelBackend):
     def provenance(cls, cfg: dict, root) -> dict:
         folder, gguf_file = resolve_weights(cfg)
         weights = Path(folder) / gguf_file if gguf_file else None
-        record = {}
+        record = super().provenance(cfg, root)
         if weights is not None and weights.is_file():
             record["weights_file"] = weights.name
             record["weights_sha256"] = sha256_file(weights)
@@ -328,12 +308,8 @@ class Backend(LocalModelBackend):
             return [
                 f"models[{cfg['id']}].path: an hf model needs a local folder, hub id or embedded:NAME"
             ]
-        from .engines import ENGINES
-
-        if cls.filled(cfg)["engine"] not in ENGINES:
-            return [
-                f"models[{cfg['id']}].engine: {cfg['engine']!r} is not one of {', '.join(ENGINES)}"
-            ]
+        # `engine` is checked by the schema's enum; quantization needs CUDA, which the job checks
+        # where it runs (__init__): the DAG may be built on a login node without a GPU.
         if embedded.is_embedded(cfg["path"]):
             try:
                 embedded.resolve(embedded.embedded_name(cfg["path"]))
@@ -473,7 +449,7 @@ class Backend(LocalModelBackend):
 
     def _constraint(self, request: Request):
         """The llguidance matcher of a shaped request (None otherwise); needs the own loop."""
-        from ..judges.structured import ConstraintFactory, shape_of
+        from ..shapes import ConstraintFactory, shape_of
 
         if shape_of(request.params) is None:
             return None

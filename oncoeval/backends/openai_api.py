@@ -1,84 +1,44 @@
 """`openai` backend: the official ``openai`` client, for OpenAI, Azure OpenAI, or any
 OpenAI-compatible server (vLLM, llama.cpp server) through ``base_url``.
 
-- The key is read from the environment variable named by ``api_key_env`` (never from the config)
-  and never written anywhere: error messages are scrubbed of it before they reach a response row.
-  ``azure: {endpoint_env, api_version}`` switches to ``AzureOpenAI`` (``model`` is then the
+The transport of an API backend (oncoeval.backends.api holds the key handling, concurrency,
+Retry-After waits, rejected keys, price and spend cap, PHI default and resources):
+
+- ``azure: {endpoint_env, api_version}`` switches to ``AzureOpenAI`` (``model`` is then the
   deployment name).
-- Up to ``concurrency`` requests are in flight at once; responses are yielded as they finish.
 - Retries are the client's own (``max_retries``): 408/409/429/5xx, timeouts and connection errors,
   with exponential backoff, or the wait the server asks for in ``Retry-After``/``retry-after-ms``
-  (up to two minutes; the client refuses longer waits, so a longer ``Retry-After`` is waited
-  for here, up to ``max_retry_after_s``, at most ``max_retries`` times). A retry that is
-  sleeping does not hold a concurrency slot: the slots guard the HTTP exchange itself (see
-  ``_BoundedHttpClient``), and the pool has more threads than slots, so one rate-limited
-  request does not idle the others.
+  (up to two minutes; the client refuses longer waits, which the base waits for, up to
+  ``max_retry_after_s``). The concurrency slots guard the HTTP exchange itself (see
+  ``_BoundedHttpClient``), so a retry that is sleeping does not hold one.
 - Reasoning models (``reasoning: true``) get no ``temperature``/``top_p`` and
   ``max_completion_tokens`` instead of ``max_tokens``.
-- A request with a ``response_shape`` is sent as structured output (oncoeval.judges.structured);
-  a server that answers it with 400/422 is asked again without it, and the response records why
-  in ``structured_fallback``.
-- A request that fails for good becomes a Response with ``error`` ("ErrorType: message") while
-  the others complete. A rejected key (401/403) fails every request still queued at once,
-  without sending it; a body that is not a chat completion (an HTML page with status 200) is a
-  failure. Token usage, ``cost_usd`` (from ``price``), ``finish_reason`` and ``latency_s``
-  (first attempt to answer, retries included) are recorded.
+- A request with a ``response_shape`` is sent as structured output (oncoeval.shapes); a server
+  that answers it with 400/422 is asked again without it, and the response records why in
+  ``structured_fallback``.
+- A body that is not a chat completion (an HTML page with status 200) is a failure; a body cut
+  off in transit is named as such (``CutBody``), and an unreachable ``base_url`` is named.
+- A refusal (``message.refusal``) is kept as the answer's text, with ``refused`` set; null
+  content without one is a failed call (the base, oncoeval.failures).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
-import threading
-import time
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
 
-from ..errors import ConfigError
-from ..judges.structured import SHAPE_PARAM, openai_fields
-from ..records import Request, Response
-from .base import BaseBackend
+from ..failures import CONTENT_FILTERED
+from ..records import Request
+from ..shapes import SHAPE_PARAM, openai_fields
+from .api import Answer, ApiBackend, Failure, Slots, api_schema, retry_after_s
 
 log = logging.getLogger(__name__)
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_AZURE_ENDPOINT_ENV = "AZURE_OPENAI_ENDPOINT"
 DEFAULT_AZURE_API_VERSION = "2024-10-21"
-# Things that look like API keys (OpenAI's own error messages quote a masked key).
-_KEYLIKE = re.compile(r"\bsk-[A-Za-z0-9_*\-]{4,}")
-
-
 # The openai client retries by itself only when Retry-After is at most this long.
 CLIENT_MAX_RETRY_AFTER_S = 120.0
-
-
-def retry_after_s(headers) -> float | None:
-    """Seconds a server asks to wait (``retry-after-ms`` or ``Retry-After``, seconds or a date)."""
-    import email.utils
-
-    ms = headers.get("retry-after-ms")
-    if ms is not None:
-        try:
-            return float(ms) / 1000
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def key_env(cfg: dict) -> str:
-    return cfg.get("api_key_env") or DEFAULT_KEY_ENV
 
 
 def request_kwargs(request: Request, cfg: dict) -> dict:
@@ -117,57 +77,11 @@ def request_kwargs(request: Request, cfg: dict) -> dict:
     return kwargs
 
 
-def cost_usd(price: dict | None, prompt_tokens: int | None, completion_tokens: int | None):
-    """USD for one call from ``price: {prompt_per_1k, completion_per_1k}``; None when unknown."""
-    if not price or prompt_tokens is None or completion_tokens is None:
-        return None
-    return round(
-        prompt_tokens / 1000 * float(price.get("prompt_per_1k", 0))
-        + completion_tokens / 1000 * float(price.get("completion_per_1k", 0)),
-        8,
-    )
-
-
-class Slots:
-    """At most ``n`` holders at once; a waiting retry goes before waiting first attempts.
-
-    A retry has already waited (its backoff or Retry-After); letting it queue behind fresh
-    requests again would stretch the end of a run by a whole round of calls. Each release wakes
-    one waiter (not all: with dozens of threads waiting, waking every one per release costs more
-    CPU than the calls themselves); whoever takes a slot passes the wake-up on while slots remain.
-    """
-
-    def __init__(self, n: int):
-        self._free = n
-        self._retries_waiting = 0
-        lock = threading.Lock()
-        self._lock = lock
-        self._retry = threading.Condition(lock)
-        self._fresh = threading.Condition(lock)
-
-    def _wake_one(self) -> None:
-        if self._free > 0:
-            (self._retry if self._retries_waiting else self._fresh).notify()
-
-    def acquire(self, retry: bool = False) -> None:
-        with self._lock:
-            if retry:
-                self._retries_waiting += 1
-                try:
-                    while self._free == 0:
-                        self._retry.wait()
-                finally:
-                    self._retries_waiting -= 1
-            else:
-                while self._free == 0 or self._retries_waiting:
-                    self._fresh.wait()
-            self._free -= 1
-            self._wake_one()
-
-    def release(self) -> None:
-        with self._lock:
-            self._free += 1
-            self._wake_one()
+def cut_in_transit(cause) -> bool:
+    """Whether an HTTP error is a body that stopped before its announced length (the client's
+    HTTP library raises a ``RemoteProtocolError``; matched by name, as the SDK's httpx may be a
+    renamed fork)."""
+    return type(cause).__name__ == "RemoteProtocolError" and "complete message body" in str(cause)
 
 
 def _bounded_client_class():
@@ -182,9 +96,9 @@ def _bounded_client_class():
         the next free slot.
         """
 
-        def __init__(self, slots: int, **kwargs):
+        def __init__(self, slots: Slots, **kwargs):
             super().__init__(**kwargs)
-            self._slots = Slots(slots)
+            self._slots = slots
 
         def send(self, request, **kwargs):
             retry = request.headers.get("x-stainless-retry-count", "0") not in ("", "0")
@@ -197,8 +111,8 @@ def _bounded_client_class():
     return _BoundedHttpClient
 
 
-CONFIG_SCHEMA = {
-    "properties": {
+CONFIG_SCHEMA = api_schema(
+    {
         "model": {
             "description": (
                 "Model (or Azure deployment) name sent to the API (required, no default)."
@@ -211,11 +125,6 @@ CONFIG_SCHEMA = {
             ),
             "type": ["string", "null"],
             "default": None,
-        },
-        "api_key_env": {
-            "description": ("Name of the environment variable holding the key (never the key)."),
-            "type": "string",
-            "default": DEFAULT_KEY_ENV,
         },
         "azure": {
             "description": "Azure OpenAI settings; null for other endpoints.",
@@ -239,109 +148,25 @@ CONFIG_SCHEMA = {
                 }
             },
         },
-        "concurrency": {
-            "description": "Requests in flight at once.",
-            "type": "integer",
-            "minimum": 1,
-            "default": 8,
-        },
-        "timeout_s": {
-            "description": "Per-request timeout in seconds.",
-            "type": "number",
-            "exclusiveMinimum": 0,
-            "default": 120,
-        },
-        "max_retries": {
-            "description": (
-                "Retries on 429, 5xx and timeouts (with backoff, honouring Retry-After)."
-            ),
-            "type": "integer",
-            "minimum": 0,
-            "default": 6,
-        },
-        "max_retry_after_s": {
-            "description": (
-                "Longest Retry-After (seconds) waited for; the openai client itself gives up on "
-                "waits over 120 s."
-            ),
-            "type": "number",
-            "minimum": 0,
-            "default": 900,
-        },
         "reasoning": {
             "description": "Reasoning model (no temperature; max_completion_tokens).",
             "type": "boolean",
             "default": False,
         },
-        "price": {
-            "description": "USD per 1000 tokens, for cost accounting; null when unknown.",
-            "type": ["object", "null"],
-            "default": None,
-            "if": {"type": "object"},  # as for azure: defaults are filled only into an object
-            "then": {
-                "properties": {
-                    "prompt_per_1k": {
-                        "description": "USD per 1000 prompt tokens.",
-                        "type": "number",
-                        "minimum": 0,
-                        "default": 0,
-                    },
-                    "completion_per_1k": {
-                        "description": "USD per 1000 completion tokens.",
-                        "type": "number",
-                        "minimum": 0,
-                        "default": 0,
-                    },
-                }
-            },
-        },
-        "resources": {"$ref": "#/$defs/resources"},
     },
-    "required": ["model"],
-}
+    key_env=DEFAULT_KEY_ENV,
+    required=["model"],
+)
 
 
-class Backend(BaseBackend):
+class Backend(ApiBackend):
     name = "openai"
     libraries = ("openai",)
     CONFIG_SCHEMA = CONFIG_SCHEMA
-    phi_safe_default = False  # requests leave the machine for the API's servers
-    operational_keys = BaseBackend.operational_keys | {
-        "concurrency",
-        "timeout_s",
-        "max_retries",
-        "max_retry_after_s",
-        "price",
-        "api_key_env",
-        "resources",
-    }
-
-    #: Pool threads per concurrency slot. Above 1, a request sleeping before a retry leaves its
-    #: slot to another request (the HTTP client enforces the bound); bench_api compares with 1.
-    threads_per_slot = 2
-
-    @classmethod
-    def cost_bounds(cls, cfg, prompt_tokens, max_new_tokens):
-        # Unknown without a price: None, which the estimate reports as "not priced".
-        price = cfg.get("price")
-        return cost_usd(price, prompt_tokens, 0), cost_usd(price, prompt_tokens, max_new_tokens)
-
-    @classmethod
-    def provenance(cls, cfg: dict, root) -> dict:
-        return {
-            "chat_template_sha256": None,
-            "note": "served by an API: weights and chat template are the provider's",
-        }
-
-    @classmethod
-    def job_resources(cls, cfg: dict, machine: dict) -> dict:
-        # One `api_calls` slot (the profile bounds concurrent API jobs) and no GPU; a model
-        # without a resources block may wait out rate limits for longer than a local job runs.
-        return {
-            "api_calls": 1,
-            "mem_mb": 1000,
-            "runtime": int((cfg.get("resources") or {}).get("runtime", 240)),
-        }
+    decoding_keys = (*ApiBackend.decoding_keys, "reasoning")
+    # The client retries by itself, and its HTTP client takes a slot per exchange.
+    transport_retries = True
+    client_max_retry_after_s = CLIENT_MAX_RETRY_AFTER_S
 
     @classmethod
     def identity(cls, cfg: dict) -> dict:
@@ -357,14 +182,7 @@ class Backend(BaseBackend):
     def config_problems(cls, cfg: dict, env=None) -> list[str]:
         env = os.environ if env is None else env
         mid = cfg["id"]
-        problems = []
-        var = key_env(cfg)
-        if not env.get(var):
-            problems.append(
-                f"models[{mid}].api_key_env: model {mid!r} reads its API key from the environment "
-                f"variable {var}, which is not set. Export {var} before running (keys never go "
-                "in the config)."
-            )
+        problems = super().config_problems(cfg, env)
         azure = cfg.get("azure")
         if azure:
             evar = azure.get("endpoint_env") or DEFAULT_AZURE_ENDPOINT_ENV
@@ -375,30 +193,17 @@ class Backend(BaseBackend):
                 )
         return problems
 
-    def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
-        cfg = self.filled(cfg)
-        super().__init__(cfg, threads, context)
+    def connect(self) -> None:
         import openai
 
-        problems = self.config_problems(cfg)
-        if problems:
-            raise ConfigError(problems[0])
-        self._key = os.environ[key_env(cfg)]
-        self.concurrency = int(cfg["concurrency"])
-        self.price = cfg.get("price")
-        self.max_retries = int(cfg["max_retries"])
-        self.max_retry_after_s = float(cfg["max_retry_after_s"])
-        self._rejected: str | None = None  # set once the API refuses the key
-        timeout = float(cfg["timeout_s"])
         # The SDK's default connection pool (1000 connections, 100 kept alive) covers any slots.
-        http_client = _bounded_client_class()(slots=self.concurrency)
         common = dict(
-            api_key=self._key,
-            timeout=timeout,
+            api_key=self.key,
+            timeout=self.timeout_s,
             max_retries=self.max_retries,
-            http_client=http_client,
+            http_client=_bounded_client_class()(slots=self.slots),
         )
-        azure = cfg.get("azure")
+        azure = self.cfg.get("azure")
         if azure:
             self.client = openai.AzureOpenAI(
                 azure_endpoint=os.environ[azure.get("endpoint_env") or DEFAULT_AZURE_ENDPOINT_ENV],
@@ -406,127 +211,87 @@ class Backend(BaseBackend):
                 **common,
             )
         else:
-            self.client = openai.OpenAI(base_url=cfg.get("base_url") or None, **common)
+            self.client = openai.OpenAI(base_url=self.cfg.get("base_url") or None, **common)
         # One INFO line per HTTP request drowns the job log; retries are still logged by openai.
         for name in ("httpx", "httpx2"):
             logging.getLogger(name).setLevel(logging.WARNING)
-        self._pool: ThreadPoolExecutor | None = None
 
-    def _scrub(self, text: str) -> str:
-        if self._key:
-            text = text.replace(self._key, "***")
-        return _KEYLIKE.sub("sk-***", text)
+    def disconnect(self) -> None:
+        self.client.close()
 
-    def _create(self, request: Request):
-        """One completion; a server that refuses a response shape is asked with the prompt alone.
+    def endpoint(self) -> str:
+        return str(self.client.base_url)
 
-        Returns (completion, why the shape was dropped or None).
-        """
+    def describe(self, exc: Exception) -> str:
+        import openai
+
+        text = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__
+            if cut_in_transit(cause):
+                return (
+                    f"CutBody: the answer from {self.client.base_url} was cut off in transit "
+                    f"({cause}); retried {self.max_retries} times"
+                )
+            if not isinstance(exc, openai.APITimeoutError):
+                detail = f" ({type(cause).__name__}: {cause})" if cause else ""
+                return f"{text} could not reach base_url {self.client.base_url}{detail}"
+        if isinstance(exc, openai.BadRequestError) and getattr(exc, "code", None) in (
+            "content_filter",
+            "content_policy_violation",
+        ):
+            return f"{text} ({CONTENT_FILTERED}: the prompt was refused)"
+        return text
+
+    def failure(self, exc: Exception) -> Failure | None:
+        import openai
+
+        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+            return Failure(exc.status_code, rejected_key=True)
+        if isinstance(exc, openai.APIStatusError):
+            return Failure(exc.status_code, retry_after_s(exc.response.headers))
+        return None
+
+    def answer(self, request: Request) -> Answer:
+        """One completion; a server that refuses a response shape is asked with the prompt alone."""
         import openai
 
         try:
-            return self._complete(request), None
+            return self.complete(request)
         except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
             if SHAPE_PARAM not in request.params:
                 raise
-            reason = self._scrub(f"server refused the response shape: {type(exc).__name__}: {exc}")
+            reason = self.scrub(f"server refused the response shape: {type(exc).__name__}: {exc}")
             log.warning("request %s: %s; asking without it", request.request_id, reason)
         params = {k: v for k, v in request.params.items() if k != SHAPE_PARAM}
         plain = Request(request.request_id, request.messages, params, request.meta)
-        return self._complete(plain), reason
+        answer = self.complete(plain)
+        answer.structured_fallback = reason
+        return answer
 
-    def _complete(self, request: Request):
-        """One chat completion, waiting out long ``Retry-After`` answers the client refuses."""
+    def send(self, request: Request) -> Answer:
         import openai
 
-        long_waits = 0
-        while True:
-            if self._rejected is not None:
-                raise RuntimeError(f"not sent: the API rejected the key ({self._rejected})")
-            try:
-                completion = self.client.chat.completions.create(
-                    **request_kwargs(request, self.cfg)
-                )
-            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-                self._rejected = f"{type(exc).__name__} {exc.status_code}"
-                raise
-            except openai.APIStatusError as exc:
-                wait = retry_after_s(exc.response.headers)
-                if (
-                    wait is None
-                    or wait <= CLIENT_MAX_RETRY_AFTER_S
-                    or wait > self.max_retry_after_s
-                    or long_waits >= self.max_retries
-                ):
-                    if wait is not None and wait > self.max_retry_after_s:
-                        raise RuntimeError(
-                            f"{type(exc).__name__}: the server asked to wait {wait:.0f} s "
-                            f"(Retry-After), beyond max_retry_after_s={self.max_retry_after_s:g}"
-                        ) from exc
-                    raise
-                long_waits += 1
-                log.warning("request %s: waiting %.0f s (Retry-After)", request.request_id, wait)
-                time.sleep(wait)
-                continue
-            if not isinstance(completion, openai.types.chat.ChatCompletion):
-                raise ValueError(
-                    f"the server at {self.client.base_url} answered with a body that is not a "
-                    f"chat completion (status 200, starts {str(completion)[:80]!r}); is base_url "
-                    "the OpenAI-compatible API (often ending in /v1)?"
-                )
-            if not completion.choices:
-                raise ValueError("the server returned no choices")
-            return completion
-
-    def _call(self, request: Request) -> Response:
-        started = time.perf_counter()
-        try:
-            completion, fallback = self._create(request)
-        except Exception as exc:  # one failed request must not stop the others
-            message = self._scrub(f"{type(exc).__name__}: {exc}")
-            if not message.startswith("RuntimeError: not sent"):  # one line per refused key
-                log.warning("request %s failed for good: %s", request.request_id, message)
-            return Response(
-                request.request_id,
-                self.model_id,
-                None,
-                latency_s=round(time.perf_counter() - started, 4),
-                error=message,
+        completion = self.client.chat.completions.create(**request_kwargs(request, self.cfg))
+        if not isinstance(completion, openai.types.chat.ChatCompletion):
+            raise ValueError(
+                f"the server at {self.client.base_url} answered with a body that is not a "
+                f"chat completion (status 200, starts {str(completion)[:80]!r}); is base_url "
+                "the OpenAI-compatible API (often ending in /v1)?"
             )
+        if not completion.choices:
+            raise ValueError("the server returned no choices")
         choice = completion.choices[0]
-        message = choice.message
-        text = message.content
-        if text is None:  # a refusal (or a tool call) has no content
-            text = getattr(message, "refusal", None) or ""
+        text = choice.message.content
+        refusal = getattr(choice.message, "refusal", None)
+        refused = text is None and bool(refusal)
+        if refused:  # a refusal is the model's answer: kept, and counted as refused
+            text = refusal
         usage = completion.usage
-        prompt_tokens = getattr(usage, "prompt_tokens", None)
-        completion_tokens = getattr(usage, "completion_tokens", None)
-        return Response(
-            request.request_id,
-            self.model_id,
+        return Answer(
             text,
             finish_reason=choice.finish_reason,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            latency_s=round(time.perf_counter() - started, 4),
-            cost_usd=cost_usd(self.price, prompt_tokens, completion_tokens),
-            structured_fallback=fallback,
+            prompt_tokens=getattr(usage, "prompt_tokens", None),
+            completion_tokens=getattr(usage, "completion_tokens", None),
+            refused=refused,
         )
-
-    def generate(self, requests: list[Request]) -> Iterator[Response]:
-        if not requests:
-            return
-        workers = min(len(requests), self.threads_per_slot * self.concurrency)
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai")
-        try:
-            futures = [self._pool.submit(self._call, r) for r in requests]
-            for future in as_completed(futures):
-                yield future.result()
-        finally:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-        self.client.close()

@@ -5,7 +5,9 @@ any model, and makes workflow tests deterministic. ``path`` is either one JSONL 
 holding ``{study}/{requestset}.jsonl`` or ``{requestset}.jsonl`` files. Each stored row has
 ``text`` and is found by ``request_id`` (``match_by: request_id``, the default) or by the exact
 prompt (``match_by: prompt``: the row's ``messages`` list, or its ``prompt`` string compared with
-the request's last user message). A request with no stored answer becomes an ``error`` row.
+the request's last user message). A request with no stored answer becomes an ``error`` row, and
+so does a stored reply the provider filtered (``finish_reason: content_filter``); a stored
+``refused: true`` is carried through.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 from ..cache import canonical_json
 from ..errors import ConfigError, InputError
+from ..failures import no_text_problem
 from ..io import files_sha256, iter_jsonl_lines, sha256_file
 from ..records import Request, Response
 from .base import BaseBackend
@@ -153,12 +156,17 @@ class Backend(BaseBackend):
                     error=f"replay: no stored text for this request in {where}",
                 )
                 continue
+            finish = row.get("finish_reason", "stop")
+            # A stored reply the provider filtered is no answer (oncoeval.failures).
+            problem = no_text_problem(row["text"], finish)
             yield Response(
                 request.request_id,
                 self.model_id,
-                row["text"],
-                finish_reason=row.get("finish_reason", "stop"),
+                None if problem else row["text"],
+                finish_reason=finish,
                 prompt_tokens=row.get("prompt_tokens"),
                 completion_tokens=row.get("completion_tokens"),
                 latency_s=0.0,
+                error=f"replay: {problem}" if problem else None,
+                refused=bool(row.get("refused", False)),
             )

@@ -12,7 +12,7 @@ builds anywhere.
 - Every request carries its own ``SamplingParams``: greedy unless it samples, and a sampled
   request passes its ``seed`` to vLLM's per-request generator, so its draw does not depend on the
   batch it lands in; a request with a ``response_shape`` gets vLLM's structured outputs
-  (oncoeval.judges.structured).
+  (oncoeval.shapes).
 - All of a job's requests are queued in the engine at once and the engine is stepped until they
   are done, which is what ``LLM.generate`` does inside; but every answer is handed back (and
   cached by the job) the step it finishes, so a killed job loses only the requests in flight,
@@ -30,9 +30,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..judges.structured import shape_of, vllm_structured_kwargs
-from ..records import REQUEST_SEED_UNSET, Request, Response
-from .base import BaseBackend, LocalModelBackend, chat_template_hash
+from ..records import REQUEST_MAX_NEW_TOKENS_UNSET, REQUEST_SEED_UNSET, Request, Response
+from ..shapes import shape_of, vllm_structured_kwargs
+from .base import BaseBackend, LocalModelBackend, chat_template_hash, local_model_schema
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def sampling_kwargs(params: dict) -> dict:
     """vLLM ``SamplingParams`` keyword arguments for one request's effective params."""
     temperature = float(params.get("temperature", 0) or 0)
     kwargs: dict = {
-        "max_tokens": int(params.get("max_new_tokens", 256)),
+        "max_tokens": int(params.get("max_new_tokens", REQUEST_MAX_NEW_TOKENS_UNSET)),
         "temperature": temperature,
     }
     if temperature > 0:
@@ -84,16 +84,10 @@ def structured_kwargs(params: dict) -> dict:
     return {"structured_outputs": StructuredOutputsParams(**vllm_structured_kwargs(shape))}
 
 
-CONFIG_SCHEMA = {
-    "properties": {
-        "path": {"description": "Local folder or hub id (required, no default).", "type": "string"},
-        "dtype": {
-            "description": "Weights dtype.",
-            "enum": ["auto", "float32", "bfloat16", "float16"],
-            "default": "auto",
-        },
+CONFIG_SCHEMA = local_model_schema(
+    {
         "quantization": {
-            "description": "vLLM quantization method or none.",
+            "description": "vLLM quantization method (awq, fp8, bitsandbytes...) or none.",
             "type": "string",
             "default": "none",
         },
@@ -115,27 +109,15 @@ CONFIG_SCHEMA = {
             "minimum": 1,
             "default": 1,
         },
-        "revision": {
-            "description": "Hub revision (commit) pinned for reproducibility.",
-            "type": ["string", "null"],
-            "default": None,
-        },
-        "threads": {
-            "description": "CPU threads per job.",
-            "type": "integer",
-            "minimum": 1,
-            "default": 2,
-        },
-        "resources": {"$ref": "#/$defs/resources"},
-    },
-    "required": ["path"],
-}
+    }
+)
 
 
 class Backend(LocalModelBackend):
     name = "vllm"
     libraries = ("vllm", "torch", "transformers")
     CONFIG_SCHEMA = CONFIG_SCHEMA
+    decoding_keys = (*BaseBackend.decoding_keys, "dtype", "quantization")
     # Scheduling and memory settings change how fast, not what is answered.
     operational_keys = BaseBackend.operational_keys | {
         "gpu_memory_utilization",
@@ -147,7 +129,8 @@ class Backend(LocalModelBackend):
     def provenance(cls, cfg: dict, root) -> dict:
         # A hub id names its weights by ``revision`` (in the record); a local folder by its files.
         folder = Path(cfg["path"])
-        return {"chat_template_sha256": chat_template_hash(folder) if folder.is_dir() else None}
+        template = chat_template_hash(folder) if folder.is_dir() else None
+        return {**super().provenance(cfg, root), "chat_template_sha256": template}
 
     @classmethod
     def config_problems(cls, cfg: dict, env=None) -> list[str]:

@@ -111,7 +111,10 @@ DESCRIPTIONS = {
         "divergence_agreement",
     ): "Divergence-point pairs: rollouts vs predictions against experts (Figure 6).",
     **{
-        (study, "model_calls"): "Model calls per model and request set: failed and truncated."
+        (
+            study,
+            "model_calls",
+        ): "Model calls per model and request set: failed, truncated and refused."
         for study in STUDIES
     },
 }

@@ -17,8 +17,9 @@ import pandas as pd
 
 from ..io import iter_jsonl
 from . import tables
+from .phi import LEFT_OUT as PHI_LEFT_OUT
+from .phi import leave_out_text
 
-PHI_LEFT_OUT = "(left out: the study's inputs are marked contains_phi)"
 SEARCH_SCRIPT = """
 <script>
 function filterItems(query) {
@@ -96,7 +97,9 @@ def item_rows(root, study: str, model: str, max_chars: int = 600, include_text: 
         values = [c for c in extra.columns if c not in keys]
         extra = extra[keys + values].rename(columns={c: f"{folder}: {c}" for c in values})
         items = items.merge(extra, on=keys, how="left")
-    return items
+    # The joined tables' reasons, parsed values and quotes, and any request meta copied from an
+    # input record, are left out by the same rule as every other report page.
+    return items if include_text else leave_out_text(items, study)
 
 
 def per_model_tables(study_root: Path, model: str):

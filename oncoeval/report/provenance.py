@@ -1,8 +1,8 @@
 """``results/provenance.json``: what produced the results, so a table traces back to its sources.
 
-Per model: its backend and identity (the settings its answers depend on), the revision or the
-hash of its weights file, the hash of its chat template where a local tokenizer has one, and its
-decoding settings. For the run: library versions, every seed in the config, and the sha256 of
+Per model: its backend and identity (the settings its answers depend on), its decoding settings
+and what its backend records (a local model's revision, weights and chat-template hashes; the
+files a replay serves). For the run: library versions, every seed in the config, and the sha256 of
 every input file the config names (data, prompts, replayed answers) and of each enabled study's
 prompt templates (config/prompts/<study>/, read by name).
 """
@@ -25,7 +25,6 @@ LIBRARIES = (
     "snakemake", "pandas", "numpy", "scipy", "scikit-learn", "sacrebleu", "rouge-score",
     "matplotlib",
 )  # fmt: skip
-DECODING_KEYS = ("max_new_tokens", "generation", "dtype", "quantization", "batch_size", "reasoning")
 
 
 def library_versions() -> dict[str, str]:
@@ -90,8 +89,7 @@ def model_record(cfg: dict, root: Path) -> dict:
     return {
         "backend": cfg["backend"],
         "identity": backend.identity(cfg),
-        "decoding": {k: cfg[k] for k in DECODING_KEYS if cfg.get(k) not in (None, {}, "")},
-        "revision": cfg.get("revision"),
+        "decoding": {k: cfg[k] for k in backend.decoding_keys if cfg.get(k) not in (None, {}, "")},
         **backend.provenance(cfg, root),
     }
 

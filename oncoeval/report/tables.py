@@ -113,9 +113,21 @@ def page(title: str, body: str, script: str = "") -> str:
     )
 
 
-def tsv_page(tsv_path, title: str, caption: str, table_id: str = "table") -> str:
-    """The HTML page of one TSV table: title, caption, row count and the table."""
+def tsv_page(
+    tsv_path,
+    title: str,
+    caption: str,
+    table_id: str = "table",
+    study: str | None = None,
+    include_text: bool = True,
+) -> str:
+    """The HTML page of one TSV table: title, caption, row count and the table; without
+    ``include_text`` (a ``contains_phi`` study) its free-text cells are left out (report.phi)."""
     df = pd.read_csv(tsv_path, sep="\t")
+    if not include_text:
+        from .phi import leave_out_text
+
+        df = leave_out_text(df, study)
     body = f"<p class='caption'>{html.escape(caption)} Rows: {len(df)}.</p>\n"
     body += table_html(df, table_id) if len(df) else "<p><em>No rows.</em></p>"
     return page(title, body)

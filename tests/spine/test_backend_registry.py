@@ -17,9 +17,12 @@ import pytest
 
 from oncoeval import backends
 from oncoeval import config as oc
+from oncoeval.backends.base import LOCAL_MODEL_KEYS
 from oncoeval.io import write_jsonl
 from oncoeval.report import estimate, provenance
+from oncoeval.schema import raw_config_schema
 from tests.conftest import REPO, run_snakemake, write_config
+from tests.spine.test_study_contract import repeated_defaults, schema_defaults
 
 TINY_DIR = Path(__file__).resolve().parent / "tiny_backend"
 TINY = {"id": "t", "backend": "tiny", "weights": "w/small.tiny"}
@@ -146,3 +149,50 @@ def test_every_backend_declares_its_keys_with_descriptions():
         assert keys, name
         for key, sub in keys.items():
             assert "description" in sub or "$ref" in sub, f"{name}.{key} has no description"
+
+
+def test_the_generic_code_names_no_key_of_a_backend():
+    """What only some backends have (quantization, concurrency, dtype, reasoning...) is read by
+    those backends: the spend cap asks for ``spend_round``, provenance for ``decoding_keys``."""
+    generic_keys = set(raw_config_schema()["$defs"]["model"]["properties"]) | {"resources"}
+    own = set()
+    for backend in backends.backends().values():
+        own |= set(backend.CONFIG_SCHEMA["properties"]) - generic_keys
+    own.discard("model")  # openai's key, and the word every response row uses
+    generic = [
+        "oncoeval/config.py",
+        "oncoeval/generate.py",
+        "oncoeval/cache.py",
+        "oncoeval/report/estimate.py",
+        "oncoeval/report/provenance.py",
+        "rules/common.smk",
+        "rules/generate.smk",
+        "scripts/generate.py",
+        "scripts/convert_model.py",
+    ]
+    for name in generic:
+        code = "\n".join(
+            line.split("#")[0] for line in (REPO / name).read_text(encoding="utf-8").splitlines()
+        )
+        named = sorted(k for k in own if re.search(rf"[\"']{k}[\"']", code))
+        assert not named, f"{name} reads backend keys {named}"
+
+
+def test_no_backend_default_is_repeated_in_the_package():
+    """A backend reads its filled entry (``filled``); no schema default is written twice."""
+    hits = {}
+    for name, backend in backends.backends().items():
+        defaults = schema_defaults(backend.CONFIG_SCHEMA)
+        for path in sorted((REPO / "oncoeval").rglob("*.py")):
+            found = repeated_defaults(path.read_text(encoding="utf-8"), defaults)
+            if found:
+                hits[f"{name}: {path.relative_to(REPO)}"] = found
+    assert not hits, hits
+
+
+def test_local_model_backends_share_one_schema_fragment():
+    hf, vllm = backends.get_backend("hf"), backends.get_backend("vllm")
+    for key in LOCAL_MODEL_KEYS:
+        if key != "path":  # hf also takes embedded:NAME, and says so
+            assert hf.CONFIG_SCHEMA["properties"][key] == vllm.CONFIG_SCHEMA["properties"][key]
+            assert hf.CONFIG_SCHEMA["properties"][key] == LOCAL_MODEL_KEYS[key]

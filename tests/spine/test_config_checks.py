@@ -45,10 +45,6 @@ CASES = {
         },
         ["studies.side_effects.contains_phi", "'remote'", "phi_safe"],
     ),
-    "4-bit on a CPU machine": (
-        {"models": [dict(HF, quantization="4bit")], "evaluate": ["smollm2"]},
-        ["models[smollm2].quantization", "CUDA"],
-    ),
     "missing key variable": (
         {"models": [HF, API], "evaluate": ["remote"]},
         ["ONCOEVAL_TEST_NO_SUCH_KEY"],

@@ -440,7 +440,7 @@ def test_every_config_the_docs_name_builds_its_dag(name, workdir):
     # 1. as written, the only problems are the user's own data files being absent
     problems = oc.schema_problems(merged, SCHEMA)
     assert problems == [], problems
-    problems = oc.config_problems(resolve(merged), env=env, cuda_available=False)
+    problems = oc.config_problems(resolve(merged), env=env)
     assert all(oc.MISSING_FILE in p for p in problems), problems
     # 2. with stand-ins for those files, the DAG builds
     for study, keys in DEMO_DATA.items():

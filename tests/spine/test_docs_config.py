@@ -27,7 +27,7 @@ KEYWORDS = {
     "$ref", "$schema", "description", "type", "default", "enum", "const", "items", "properties",
     "additionalProperties", "unevaluatedProperties", "required", "minimum", "maximum",
     "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "uniqueItems", "pattern",
-    "anyOf", "oneOf", "allOf", "if", "then", "else", "$defs", "minLength",
+    "anyOf", "oneOf", "allOf", "if", "then", "else", "$defs", "minLength", "propertyNames",
 }  # fmt: skip
 
 

@@ -12,7 +12,7 @@ import time
 import pytest
 from fake_openai_server import FakeOpenAIServer, answer_text
 
-from oncoeval.backends import openai_api
+from oncoeval.backends import api, openai_api
 from oncoeval.generate import (
     GenerationFailed,
     failed_calls_report,
@@ -163,7 +163,7 @@ def short_client_limit(monkeypatch):
     import openai._base_client as base_client
 
     monkeypatch.setattr(base_client, "MAX_RETRY_AFTER_DELAY", 0.3)
-    monkeypatch.setattr(openai_api, "CLIENT_MAX_RETRY_AFTER_S", 0.3)
+    monkeypatch.setattr(openai_api.Backend, "client_max_retry_after_s", 0.3)
 
 
 def test_retry_after_beyond_the_client_limit_is_waited_for(tmp_path, server, short_client_limit):
@@ -186,11 +186,11 @@ def test_retry_after_beyond_the_bound_fails_at_once_naming_it(tmp_path, server, 
 
 
 def test_retry_after_parsing():
-    assert openai_api.retry_after_s({"retry-after": "7"}) == 7
-    assert openai_api.retry_after_s({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
-    assert openai_api.retry_after_s({"retry-after": "soon"}) is None
-    assert openai_api.retry_after_s({}) is None
-    wait = openai_api.retry_after_s({"retry-after": "Wed, 21 Oct 2099 07:28:00 GMT"})
+    assert api.retry_after_s({"retry-after": "7"}) == 7
+    assert api.retry_after_s({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    assert api.retry_after_s({"retry-after": "soon"}) is None
+    assert api.retry_after_s({}) is None
+    wait = api.retry_after_s({"retry-after": "Wed, 21 Oct 2099 07:28:00 GMT"})
     assert wait > 365 * 24 * 3600
 
 

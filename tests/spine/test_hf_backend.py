@@ -277,6 +277,11 @@ def test_stop_string_ends_a_row_and_cuts_the_text(tiny):
     assert stop_at not in job.text
 
 
+def test_the_schema_offers_exactly_the_engines():
+    """The schema's enum checks `engine` when the DAG is built (engines.py imports torch)."""
+    assert Backend.CONFIG_SCHEMA["properties"]["engine"]["enum"] == list(engines.ENGINES)
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a CPU machine")
 def test_quantization_is_refused_before_loading_without_cuda(tmp_path):
     cfg = {

@@ -25,6 +25,7 @@ def test_calls_table_counts_failed_truncated_and_cached_rows(tmp_path):
         Response("a", "m", "whole", finish_reason="stop", cached=True),
         Response("b", "m", "cut o", finish_reason="length"),
         Response("c", "m", None, error="APIError: 500"),
+        Response("d", "m", "I can't help with that.", finish_reason="stop", refused=True),
     ]
     write_responses(root / "m" / "answer.jsonl", rows)
     write_responses(root / "j" / "verify--m.jsonl", rows[:1])
@@ -32,9 +33,9 @@ def test_calls_table_counts_failed_truncated_and_cached_rows(tmp_path):
     table = calls_table(root, ["m", "j"], tmp_path / "calls.tsv", tmp_path / "calls.md")
     assert table.to_dict("records") == [
         {"model": "j", "requestset": "verify--m", "n_requests": 1, "n_failed": 0,
-         "n_truncated": 0, "n_cached": 1},
-        {"model": "m", "requestset": "answer", "n_requests": 3, "n_failed": 1,
-         "n_truncated": 1, "n_cached": 1},
+         "n_truncated": 0, "n_refused": 0, "n_cached": 1},
+        {"model": "m", "requestset": "answer", "n_requests": 4, "n_failed": 1,
+         "n_truncated": 1, "n_refused": 1, "n_cached": 1},
     ]  # fmt: skip
     assert pd.read_csv(tmp_path / "calls.tsv", sep="\t").equals(table)
     assert "n_truncated" in (tmp_path / "calls.md").read_text()

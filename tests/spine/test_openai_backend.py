@@ -9,7 +9,8 @@ import time
 import pytest
 from fake_openai_server import FakeOpenAIServer, answer_text
 
-from oncoeval.backends.openai_api import Backend, Slots, cost_usd, request_kwargs
+from oncoeval.backends.api import Slots, cost_usd
+from oncoeval.backends.openai_api import Backend, request_kwargs
 from oncoeval.errors import ConfigError
 from oncoeval.generate import effective_params
 from oncoeval.records import Request

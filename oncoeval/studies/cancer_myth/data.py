@@ -9,12 +9,11 @@ or as a stream of concatenated pretty-printed JSON objects (how the published my
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
 from ...errors import InputError
-from ...inputs import read_text
+from ...inputs import check_length, compare_key, decode_records, is_blank, read_text
 from ...io import read_jsonl, write_jsonl
 
 # The seven categories, in the paper's order (Figure 4), as the published files write them.
@@ -60,40 +59,17 @@ def normalize_category(value) -> str | None:
     return key if key in CATEGORIES else None
 
 
-def _decode_stream(text: str, path) -> list:
-    """Decode one JSON document, or a stream of concatenated JSON values (JSONL included)."""
-    stripped = text.strip()
-    if not stripped:
-        return []
-    try:
-        value = json.loads(stripped)
-        return value if isinstance(value, list) else [value]
-    except json.JSONDecodeError:
-        pass
-    decoder = json.JSONDecoder()
-    values, pos = [], 0
-    while True:
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-        if pos >= len(text):
-            return values
-        try:
-            value, pos = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            line = text.count("\n", 0, pos) + 1
-            raise InputError(
-                path, f"record {len(values) + 1} (line {line})", f"not valid JSON ({exc.msg})"
-            ) from None
-        values.append(value)
-
-
 def read_records(path: str | os.PathLike) -> list:
     """Records of a JSON list, a JSONL file or a stream of concatenated JSON objects."""
-    return _decode_stream(read_text(path, "question file"), path)
+    return decode_records(read_text(path, "question file"), path)
 
 
-def _question_id(record: dict, index: int) -> str:
+def _question_id(record: dict, index: int, path) -> str:
     raw = record.get("raw_QID")
+    if isinstance(raw, bool):
+        raise InputError(
+            path, f"record {index + 1}", f"raw_QID {raw!r} is not an id (a string or an integer)"
+        )
     if raw is None or raw == "":
         raw = record.get("id", index)
     return str(raw)
@@ -120,13 +96,14 @@ def load_questions(path: str | os.PathLike) -> list[dict]:
             raise InputError(path, where, "expected a JSON object")
         item = item_from_record(record, index, path)
         qid = item["question_id"]
-        if qid in seen:
+        key = compare_key(qid)  # ids that differ only in Unicode form or invisible characters
+        if key in seen:
             raise InputError(
                 path,
                 f"{where} (id {qid!r})",
-                f"duplicate question id (first in record {seen[qid]})",
+                f"duplicate question id (first in record {seen[key]})",
             )
-        seen[qid] = index + 1
+        seen[key] = index + 1
         items.append(item)
     return items
 
@@ -135,17 +112,25 @@ def require_text(path, where: str, record: dict, keys) -> None:
     """Stop with InputError unless every key of ``record`` holds a non-empty string."""
     for key in keys:
         value = record.get(key)
-        if not isinstance(value, str) or not value.strip():
+        if is_blank(value):
             raise InputError(path, where, f"missing {key} (a non-empty string)")
+        check_length(path, where, value, "text", key)
 
 
 def item_from_record(record: dict, index: int, path) -> dict:
-    qid = _question_id(record, index)
+    qid = _question_id(record, index, path)
+    check_length(path, f"record {index + 1}", qid, "id", "the question id")
     where = f"record {index + 1} (id {qid!r})"
     for key, label in (("example_question", "question"), ("example_assumption", "correction")):
         value = record.get(key)
-        if not isinstance(value, str) or not value.strip():
-            raise InputError(path, where, f"missing {label} ({key} must be a non-empty string)")
+        if is_blank(value):
+            raise InputError(
+                path,
+                where,
+                f"missing {label} ({key} must be a non-empty string; invisible characters "
+                "such as zero-width spaces do not count)",
+            )
+        check_length(path, where, value, "text", key)
     category_raw = record.get("category")
     category = normalize_category(category_raw) if category_raw not in (None, "") else ""
     if category is None:

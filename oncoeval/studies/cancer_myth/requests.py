@@ -13,8 +13,9 @@ import logging
 from dataclasses import dataclass
 
 from ...errors import InputError
-from ...judges.structured import SHAPE_PARAM, json_schema_shape
+from ...inputs import check_length, compare_key, is_blank
 from ...records import Request, Response, read_requests, verdict_problem, write_requests
+from ...shapes import SHAPE_PARAM, json_schema_shape
 from .data import read_items, read_records, require_text
 from .parse import VALID_SCORES, answer_problem, parse_verifier, responses_by_id
 from .prompts import read_template, render_verifier
@@ -100,6 +101,11 @@ class VerifierPrompt:
         return Request(rid, [{"role": "user", "content": text}], self.params(), meta or {})
 
 
+def is_score(value) -> bool:
+    """-1, 0 or 1 as a JSON integer: true, 1.0 and "1" are not scores."""
+    return type(value) is int and value in VALID_SCORES
+
+
 def load_verifier_examples(path) -> list[dict]:
     """Scored in-context examples: question, assumption, answer, score {Reason, Sharpness}."""
     examples = read_records(path)
@@ -109,8 +115,13 @@ def load_verifier_examples(path) -> list[dict]:
             raise InputError(path, where, "expected a JSON object")
         require_text(path, where, ex, ("example_question", "example_assumption", "answer"))
         score = ex.get("score")
-        if not isinstance(score, dict) or score.get("Sharpness") not in VALID_SCORES:
-            raise InputError(path, where, 'score must be {"Reason": ..., "Sharpness": -1|0|1}')
+        if not isinstance(score, dict) or not is_score(score.get("Sharpness")):
+            raise InputError(
+                path,
+                where,
+                'score must be {"Reason": ..., "Sharpness": -1|0|1} (an integer; got '
+                f"{score.get('Sharpness') if isinstance(score, dict) else score!r})",
+            )
     return examples
 
 
@@ -126,14 +137,20 @@ def load_human_scores(path) -> list[dict]:
         if not isinstance(rec, dict):
             raise InputError(path, where, "expected a JSON object")
         rid = str(rec.get("id", i))
+        check_length(path, where, rid, "id", "id")
         for key in ("example_question", "example_assumption", "answer"):
-            if not isinstance(rec.get(key), str) or not rec[key].strip():
+            if is_blank(rec.get(key)):
                 raise InputError(path, f"{where} (id {rid!r})", f"{key} must be a non-empty string")
-        if rec.get("human_score") not in VALID_SCORES or isinstance(rec.get("human_score"), bool):
-            raise InputError(path, f"{where} (id {rid!r})", "human_score must be -1, 0 or 1")
-        if rid in seen:
+            check_length(path, f"{where} (id {rid!r})", rec[key], "text", key)
+        if not is_score(rec.get("human_score")):
+            raise InputError(
+                path,
+                f"{where} (id {rid!r})",
+                f"human_score must be -1, 0 or 1 (an integer; got {rec.get('human_score')!r})",
+            )
+        if compare_key(rid) in seen:
             raise InputError(path, f"{where} (id {rid!r})", "duplicate id")
-        seen.add(rid)
+        seen.add(compare_key(rid))
         rows.append({**rec, "id": rid})
     if not rows:
         raise InputError(path, None, "no human-scored records")

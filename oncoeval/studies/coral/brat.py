@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import InputError
+from ...inputs import check_length, decode_utf8, read_text
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ def read_schema(path: str | Path) -> Schema:
     relations: set[str] = set()
     attributes: dict[str, frozenset[str]] = {}
     section = None
-    for lineno, raw in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+    for lineno, raw in enumerate(read_text(path, "BRAT schema").splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -120,6 +121,15 @@ def read_schema(path: str | Path) -> Schema:
     return Schema(frozenset(entities), frozenset(relations), attributes)
 
 
+def _utf8_as_is(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        decode_utf8(data, path)  # raises InputError naming the line
+        raise
+
+
 def _parse_spans(spec: str) -> list[tuple[int, int]]:
     spans = []
     for frag in spec.split(";"):
@@ -136,9 +146,10 @@ def read_document(
 ) -> Document:
     """Read one BRAT pair and validate it against ``schema`` (plus ``extra_entity_types``)."""
     txt_path, ann_path = Path(txt_path), Path(ann_path)
-    # newline="" keeps \r\n as two characters, as BRAT counts offsets on the raw file
-    with open(txt_path, encoding="utf-8", newline="") as handle:
-        text = handle.read().replace("\x07", " ")
+    # Decoded as it is (\r\n stays two characters, a BOM one), as BRAT counts offsets on the
+    # raw file; bytes that are not UTF-8 are named with their line.
+    text = _utf8_as_is(txt_path).replace("\x07", " ")
+    check_length(txt_path, "the note", text, "document")
     skipped: Counter = Counter()
     skipped_ids: set[str] = set()
     entities: dict[str, Entity] = {}
@@ -151,7 +162,7 @@ def read_document(
     def fail(lineno, problem):
         raise InputError(ann_path, f"line {lineno}", problem)
 
-    lines = ann_path.read_text(encoding="utf-8").splitlines()
+    lines = _utf8_as_is(ann_path).splitlines()
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue

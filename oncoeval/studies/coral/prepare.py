@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...errors import InputError
-from ...inputs import read_table
+from ...inputs import compare_key, read_table
 from .brat import find_documents, read_document, read_schema
 from .gold import GOLD_VIEWS, derive, gold_rows
 from .sections import find_sections, marker_types, skip_chars
@@ -38,6 +38,10 @@ def read_metadata(path: str | Path | None, doc_ids: list[str]) -> pd.DataFrame:
     meta = read_table(path, "\t", "metadata table", dtype=str, keep_default_na=False)
     if "doc_id" not in meta.columns:
         raise InputError(path, "header", "metadata needs a doc_id column")
+    # Ids are matched in one Unicode form without invisible characters (compare_key): a
+    # spreadsheet's NFD spelling or a stray zero-width space still finds its note.
+    by_key = {compare_key(d): d for d in doc_ids}
+    meta["doc_id"] = [by_key.get(compare_key(d), d) for d in meta["doc_id"]]
     dupes = meta["doc_id"][meta["doc_id"].duplicated()].tolist()
     if dupes:
         raise InputError(path, f"doc_id {dupes[0]!r}", f"duplicate doc_id rows: {dupes[:5]}")

@@ -3,6 +3,7 @@ input helpers rules/coral.smk calls while building the DAG."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from oncoeval.config import study_evaluated_models
@@ -11,6 +12,25 @@ from ..contract import Headline, ResultPaths, prompts_dir
 from .tasks import SUBTYPES
 
 paths = ResultPaths("coral")
+
+
+def settings_problems(block: dict) -> list[str]:
+    """Settings of the filled block the schema cannot check (oncoeval.config calls this): every
+    heading pattern compiles, so that a bad one is named here, not by a traceback in prepare."""
+    sections = block.get("sections") or {}
+    patterns = {f"sections.headings.{k}": v for k, v in (sections.get("headings") or {}).items()}
+    if sections.get("heading_any"):
+        patterns["sections.heading_any"] = sections["heading_any"]
+    problems = []
+    for key, pattern in patterns.items():
+        try:
+            re.compile(pattern)
+        except (re.error, TypeError) as exc:
+            problems.append(
+                f"studies.coral.{key}: {pattern!r} is not a valid regular expression ({exc})"
+            )
+    return problems
+
 
 # For the report and the summary (oncoeval.report): the study's category title, what its
 # bootstrap resamples, and its headline measures per model.

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from ...errors import InputError
-from ...inputs import read_json
+from ...inputs import check_length, compare_key, is_blank, read_json
 from ...io import read_jsonl
 from .parse import check_path, format_path, parse_label, trim_surveillance
 from .tree import NOT_COMPLIANT, GuidelineTree
@@ -36,11 +36,14 @@ def _check_basic(path, records: list[dict], seen: dict, second_labels: bool = Fa
     further label of the same note in the same file by another annotator."""
     for i, rec in enumerate(records, start=1):
         pid = rec.get("patient_id")
-        if not isinstance(pid, str | int) or str(pid).strip() == "":
-            raise InputError(path, f"record {i}", "patient_id is missing")
-        pid = str(pid)
-        if not isinstance(rec.get("note"), str) or not rec["note"].strip():
+        if isinstance(pid, bool) or not isinstance(pid, str | int) or is_blank(str(pid)):
+            raise InputError(path, f"record {i}", "patient_id is missing (a string or an integer)")
+        check_length(path, f"record {i}", str(pid), "id", "patient_id")
+        # Ids are compared (and kept) in one Unicode form, without invisible characters.
+        pid = rec["patient_id"] = compare_key(pid)
+        if is_blank(rec.get("note")):
             raise InputError(path, f"record {i} (patient {pid})", "note is missing or empty")
+        check_length(path, f"record {i} (patient {pid})", rec["note"], "document", "note")
         annotator = rec.get("annotator")
         if pid in seen:
             first = seen[pid]

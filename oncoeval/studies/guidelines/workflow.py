@@ -17,6 +17,9 @@ paths = ResultPaths(STUDY)
 # bootstrap resamples, and its headline measures per model.
 REPORT_TITLE = "CancerGUIDE (guideline path tracing)"
 RESAMPLING_UNIT = "patient note"
+# Report columns that hold labels under a name the report's PHI rule reads as free text
+# (oncoeval.report.phi): a rollout's `answer` is its kind (path, not_compliant, none).
+REPORT_LABEL_COLUMNS = ("answer",)
 HEADLINES = (
     Headline(STUDY, "tables/table1_expert.tsv", "path overlap", "path_overlap"),
     Headline(STUDY, "tables/table1_expert.tsv", "treatment match", "treatment_match"),

@@ -10,19 +10,21 @@ import os
 import re
 
 from ...errors import InputError
-from ...inputs import read_table
+from ...inputs import compare_key, read_table
 
 _NON_WORD = re.compile(r"[^\w/+]+")
 
 
 def norm_key(text: str) -> str:
-    """Lower-case, punctuation to spaces, spaces collapsed: the key every alias lookup uses."""
-    return " ".join(_NON_WORD.sub(" ", str(text).lower()).split())
+    """Lower-case, punctuation to spaces, spaces collapsed: the key every alias lookup uses
+    (after Unicode NFKC with invisible characters removed: NFC and NFD spellings are one key)."""
+    return " ".join(_NON_WORD.sub(" ", compare_key(text).lower()).split())
 
 
 def norm_name(text: str) -> str:
-    """A side-effect name as tables show it: stripped, spaces collapsed, lower-case."""
-    return " ".join(str(text).split()).lower()
+    """A side-effect name as tables show it: stripped, spaces collapsed, lower-case, in Unicode
+    NFKC without invisible characters (so one term is never counted as two)."""
+    return " ".join(compare_key(text).split()).lower()
 
 
 class AliasTable:

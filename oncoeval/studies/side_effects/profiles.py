@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...errors import InputError
-from ...inputs import read_excel, read_table
+from ...inputs import compare_key, is_blank, read_excel, read_table
 from .aliases import AliasTable, norm_key
 
 BASE_COLUMN = "ProfilesNoLocation"
@@ -151,7 +151,8 @@ def _ids(path, df: pd.DataFrame) -> list[str]:
     for i, pid in zip(df.index, ids, strict=True):
         if not re.fullmatch(r"[A-Za-z0-9._-]+", pid):
             raise InputError(path, f"row {i + 2}", f"profile_id {pid!r} must match [A-Za-z0-9._-]+")
-    dupes = sorted({p for p in ids if ids.count(p) > 1})
+    keys = [compare_key(p) for p in ids]
+    dupes = sorted({p for p, k in zip(ids, keys, strict=True) if keys.count(k) > 1})
     if dupes:
         raise InputError(path, "profile_id", f"duplicate profile ids {dupes}")
     return ids
@@ -211,7 +212,7 @@ def _paired(path, df: pd.DataFrame, site_aliases: AliasTable) -> list[Profile]:
     for (i, row), pid in zip(df.iterrows(), _ids(path, df), strict=True):
         where = f"row {i + 2} (profile {pid})"
         base, spec = row[BASE_COLUMN].strip(), row[SPECIFIED_COLUMN].strip()
-        if not base or not spec:
+        if is_blank(base) or is_blank(spec):
             raise InputError(path, where, "both the base and the specified profile must be filled")
         try:
             site, added = derive_site(base, spec, site_aliases)
@@ -238,6 +239,15 @@ def _base_only(
         raw_sites = dict(zip(ids, df["site"], strict=True))
     elif site_assignment is not None:
         raw_sites = assign_sites(ids, site_assignment, reference_sites)
+        stray = [k for k in raw_sites if k not in ids]
+        if stray:
+            raise InputError(
+                path,
+                f"profile_id {stray[0]!r}",
+                f"studies.side_effects.site_assignment names profile {stray[0]!r}, which is not "
+                f"in this file (its ids: {ids[:5]}{' ...' if len(ids) > 5 else ''}); fix the id "
+                "or remove the entry",
+            )
     else:
         raise InputError(
             path,
@@ -249,7 +259,7 @@ def _base_only(
         where = f"row {i + 2} (profile {pid})"
         base = row["profile"].strip()
         raw = str(raw_sites.get(pid, "")).strip()
-        if not base:
+        if is_blank(base):
             raise InputError(path, where, "empty profile")
         if not raw:
             raise InputError(path, where, "no site for this profile")

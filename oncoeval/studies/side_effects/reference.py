@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...errors import InputError
-from ...inputs import read_excel, read_table
+from ...inputs import is_blank, read_excel, read_table
 from .aliases import AliasTable, norm_key, norm_name
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ def parse_label(text: str) -> tuple[str, str] | None:
 def _cell(value) -> str:
     if value is None or (isinstance(value, float) and pd.isna(value)):
         return ""
-    return str(value).strip()
+    return "" if is_blank(str(value)) else str(value).strip()
 
 
 def _read_grid(path: Path) -> pd.DataFrame:
@@ -81,6 +81,9 @@ def load_reference(
         raise InputError(path, None, "reference file is empty")
     first = [norm_key(v).replace(" ", "_") for v in filled.iloc[0]]
     if set(COLUMNS) <= set(first):
+        twice = [c for c in COLUMNS if first.count(c) > 1]
+        if twice:
+            raise InputError(path, "header", f"column {twice[0]!r} given twice; rename one")
         rows = _tidy_rows(path, grid, filled.index[0], first)
     else:
         rows = _published_rows(path, grid)

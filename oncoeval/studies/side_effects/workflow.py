@@ -74,6 +74,17 @@ def config_problem(config: dict) -> str | None:
     return None
 
 
+def settings_problems(block: dict) -> list[str]:
+    """Settings of the filled block the schema cannot check (oncoeval.config calls this)."""
+    low, high = block["list_size"]
+    if low > high:
+        return [
+            f"studies.{STUDY}.list_size: [{low}, {high}] has its minimum above its maximum; "
+            "give [min, max], e.g. [20, 30]"
+        ]
+    return []
+
+
 def templates(config: dict) -> dict[str, str]:
     return {regime: f"{PROMPTS}/{regime}.txt" for regime in settings(config)["regimes"]}
 

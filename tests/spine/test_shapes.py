@@ -20,13 +20,13 @@ from oncoeval.backends import get_backend
 from oncoeval.backends.openai_api import request_kwargs
 from oncoeval.cache import cache_key
 from oncoeval.errors import InputError
-from oncoeval.judges.structured import (
+from oncoeval.records import Request, read_requests
+from oncoeval.shapes import (
     choice_shape,
     json_schema_shape,
     shape_problem,
     text_problem,
 )
-from oncoeval.records import Request, read_requests
 from tests.conftest import SHARED_MODEL_STORE
 
 VERDICT = {
