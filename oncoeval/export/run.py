@@ -116,8 +116,8 @@ def export(root, config: dict, out=None, checklist_dir=None) -> dict[str, list[P
                 )  # fmt: skip
             )
     md, page = (
-        root / "results" / "reporting_checklist.md",
-        root / "results" / "reporting_checklist.html",
+        checklist_dir / "reporting_checklist.md",
+        checklist_dir / "reporting_checklist.html",
     )
     checklist.write(root, config, prov, md, page)
     written["checklist"] = [md, page]

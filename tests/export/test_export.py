@@ -10,6 +10,7 @@ validators run in the tools environment (`make tools`, docs/publishing.md).
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import subprocess
@@ -70,8 +71,8 @@ def run_dir(tmp_path_factory):
     run_snakemake(workdir, configfile=configfile)
     config = run.load_config(workdir, [str(configfile)])
     run.publish(workdir, config, [configfile.name])
-    on = run.load_config(workdir, [str(configfile)])
-    on["report"]["include_phi_text"] = True
+    on = copy.deepcopy(config)
+    on["report"] = {**on["report"], "include_phi_text": True}
     run.export(workdir, on, out=workdir / "on" / "export", checklist_dir=workdir / "on")
     crate.build(workdir, on, ["config/config.yaml", configfile.name], workdir / "on" / "crate")
     return workdir, config
@@ -81,12 +82,14 @@ def _eval_logs(root: Path) -> dict[tuple[str, str], Path]:
     return {(p.parent.name, p.stem): p for p in sorted(root.glob("inspect/*/*.eval"))}
 
 
+@pytest.mark.slow
 def test_the_marker_is_in_the_phi_inputs_the_run_read(run_dir):
     workdir, _ = run_dir
     requests = (workdir / "results" / "coral" / "requests" / "extraction.jsonl").read_text()
     assert MARKER in requests  # else the PHI checks below would pass for nothing
 
 
+@pytest.mark.slow
 def test_inspect_logs_read_back_every_sample_with_its_scores_and_verdicts(run_dir):
     workdir, config = run_dir
     logs = _eval_logs(workdir / "results" / "export")
@@ -113,6 +116,7 @@ def test_inspect_logs_read_back_every_sample_with_its_scores_and_verdicts(run_di
         assert set(measures) == set(summary[summary["study"] == study]["measure"])
 
 
+@pytest.mark.slow
 def test_inspect_scores_and_verdicts_are_the_study_tables(run_dir):
     """Cancer-Myth's per-question scores and judge reasons, read from the log, are the rows of
     its scores table (the question id is the request id)."""
@@ -132,6 +136,7 @@ def test_inspect_scores_and_verdicts_are_the_study_tables(run_dir):
         assert sample.metadata["resampling_unit"] == "question"
 
 
+@pytest.mark.slow
 def test_every_eval_ever_validator_accepts_the_records(run_dir):
     workdir, _ = run_dir
     root = workdir / "results" / "export" / "eee"
@@ -153,6 +158,7 @@ def test_every_eval_ever_validator_accepts_the_records(run_dir):
         assert record["evaluation_results"], path
 
 
+@pytest.mark.slow
 def test_checklist_fills_the_items_the_run_answers(run_dir):
     workdir, _ = run_dir
     md = (workdir / "results" / "reporting_checklist.md").read_text()
@@ -170,6 +176,8 @@ def test_checklist_fills_the_items_the_run_answers(run_dir):
     # Cancer-Myth is judged by its stored verdicts and given no human labels (human_scores:
     # null): its judge is not validated, so the item is only partly filled.
     assert status["TRIPOD-LLM 8"] == checklist.PARTLY
+    # CORAL is marked contains_phi and this export leaves its text out.
+    assert "Studies marked contains_phi: coral" in md and "include_phi_text is off" in md
     # CORAL's expert review of the answers is named as such.
     assert "Human review of answers: results/coral/tables/expert_review.tsv" in md
     # Prompt templates are named with their hashes.
@@ -193,6 +201,7 @@ def test_checklist_of_a_paper_config_before_its_run(tmp_path):
     assert sum(counts.values()) == len(items) and counts[checklist.FILLED] >= 8
 
 
+@pytest.mark.slow
 def test_crate_passes_rocrate_validator_at_the_required_level(run_dir, tmp_path):
     workdir, _ = run_dir
     folder = workdir / "results" / "publish" / "crate"
@@ -245,6 +254,7 @@ def _files(*roots: Path) -> list[Path]:
     return [p for r in roots for p in ([r] if r.is_file() else sorted(r.rglob("*"))) if p.is_file()]
 
 
+@pytest.mark.slow
 def test_no_phi_text_in_any_export_checklist_or_crate(run_dir):
     workdir, _ = run_dir
     results = workdir / "results"
@@ -263,6 +273,7 @@ def test_no_phi_text_in_any_export_checklist_or_crate(run_dir):
     assert all(s.output.completion.startswith("sha256:") for s in log.samples)
 
 
+@pytest.mark.slow
 def test_with_include_phi_text_the_marker_is_exported(run_dir):
     workdir, _ = run_dir
     on = workdir / "on"
