@@ -32,6 +32,7 @@ for _study in oc.STUDIES:
     include: f"rules/{_study}.smk"
 
 
+include: "rules/compare.smk"
 include: "rules/report.smk"
 
 

@@ -74,8 +74,15 @@ def _int(digits: str) -> int:
     return int(digits)
 
 
+def _float(digits: str) -> float:
+    value = float(digits)
+    if value in (float("inf"), float("-inf")):
+        raise _Refused(f"{digits[:20]}... overflows a number (it reads as infinity)")
+    return value
+
+
 STRICT_DECODER = json.JSONDecoder(
-    object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int
+    object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int, parse_float=_float
 )
 
 
@@ -319,7 +326,7 @@ class Template(str):
 def read_template(path: str | os.PathLike, strip: bool | str = False) -> Template:
     """A prompt template (``strip``: True for whitespace, or the characters removed at both ends);
     an empty one stops the run."""
-    text = read_text(path, "prompt template")
+    text = normalise_newlines(read_text(path, "prompt template"))  # no \r from a Windows editor
     if strip is not False:
         text = text.strip(None if strip is True else strip)
     if not text.strip():

@@ -195,7 +195,6 @@ rule cancer_myth_aggregate:
         "../envs/cpu.yaml"
     params:
         models=evaluated_models("cancer_myth"),
-        correction=CM["multiple_testing"],
         # Rows judged by their own verifier (verifier_for): the validation does not correct them.
         own_verifier=CM["verifier_for"] or {},
         bootstrap=config["bootstrap"],

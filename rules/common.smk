@@ -1,5 +1,6 @@
 """Python side of the workflow: config validation, model lookups and input/param helpers."""
 
+import importlib
 import os
 from pathlib import Path
 
@@ -118,4 +119,24 @@ def get_final_output():
             targets.extend(targets_of())
         if name != "adhoc" and study_enabled(name):
             targets.append(f"results/{name}/tables/model_calls.tsv")
+            # Every pair of evaluated models and the leaderboard (rules/compare.smk).
+            targets.append(f"results/{name}/tables/model_comparison.tsv")
+            targets.append(f"results/{name}/tables/leaderboard.tsv")
     return targets
+
+
+# The model comparison of a study (rules/compare.smk): its scores, inputs and params.
+def study_workflow(study):
+    return importlib.import_module(f"oncoeval.studies.{study}.workflow")
+
+
+def comparison_inputs(wildcards):
+    workflow = study_workflow(wildcards.study)
+    scores = [workflow.paths.scores(m) for m in evaluated_models(wildcards.study)]
+    return {"scores": scores, **workflow.comparison_inputs(config)}
+
+
+def comparison_params(study):
+    """What a study's comparison depends on beside its inputs (its comparison_params, if any)."""
+    own = getattr(study_workflow(study), "comparison_params", None)
+    return own(config) if own else {}

@@ -585,6 +585,7 @@ MORE_CASES = [
     Case("replay/long-integer", spoil_replay(f'{{"request_id": "a", "text": "x", "n": {LONG_INT}}}\n'), spine_replay, "line 1", "an integer of 5000 digits"),
     Case("replay/lone-surrogate", spoil_replay(f'{{"request_id": "a", "text": {LONE}}}\n'), spine_replay, "line 1", "lone surrogate"),
     Case("replay/deep-nesting", spoil_replay(f'{{"request_id": "a", "text": "x", "m": {DEEP}}}\n'), spine_replay, "line 1", "nested too deeply"),
+    Case("replay/overflowing-float", spoil_replay('{"request_id": "a", "text": "x", "latency_s": 1e999}\n'), spine_replay, "line 1", "reads as infinity"),
     Case("replay/nan", spoil_replay('{"request_id": "a", "text": "x", "latency_s": NaN}\n'), spine_replay, "line 1", "NaN is not a number"),
     # tables: one name per column, cells capped, ids matched after NFKC
     Case("profiles/duplicate-column", lambda f: edit(f / "profiles.csv", "ProfilesNoLocation,ProfilesLocation", "ProfilesNoLocation,ProfilesNoLocation"), se_prepare, "header", "column 'ProfilesNoLocation' given twice"),
@@ -824,6 +825,14 @@ def test_crlf_cells_are_normalised_and_reach_no_prompt(inputs: Inputs):
     text = (inputs.out / "profiles.jsonl").read_text(encoding="utf-8")
     assert "\\r" not in text and "\\n" in text  # JSON-escaped line ends: LF only
     assert len(lines_of(inputs.out / "profiles.jsonl")) == 6
+
+
+def test_a_template_saved_with_crlf_puts_no_carriage_return_in_a_prompt(inputs: Inputs):
+    path = inputs / "prompts" / "side_effects" / "ff.txt"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    se_requests(inputs)
+    requests = read_requests(inputs.out / "lists.jsonl")
+    assert requests and all("\r" not in m["content"] for r in requests for m in r.messages)
 
 
 def test_a_reference_term_in_nfc_nfd_or_with_a_zero_width_space_is_one_term(inputs: Inputs):

@@ -94,3 +94,39 @@ def test_cancer_myth_reference_answers_are_the_ceiling_row(default_run):
     assert set(scores["verifier"]) == {"cancer-myth-reference-verdicts"}
     smollm2 = _tsv(default_run / "results/cancer_myth/scores/smollm2.tsv")
     assert set(smollm2["verifier"]) == {"smollm2"}
+
+
+COMPARISON_COLUMNS = [
+    "measure", "model_a", "model_b", "n_units", "value_a", "value_b", "diff", "diff_ci_low",
+    "diff_ci_high", "p_value", "p_adjusted", "test", "adjustment",
+]  # fmt: skip
+LEADERBOARD_COLUMNS = [
+    "measure", "model", "value", "ci_low", "ci_high", "n_units", "n_unscored", "rank", "best",
+    "p_vs_best_adjusted", "tied_with_best",
+]  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+@pytest.mark.parametrize("study", STUDIES)
+def test_each_study_compares_its_models_in_its_tables_report_and_summary(default_run, study):
+    from oncoeval.compare import study_measures
+
+    tables = default_run / "results" / study / "tables"
+    comparison = _tsv(tables / "model_comparison.tsv")
+    board = _tsv(tables / "leaderboard.tsv")
+    assert set(COMPARISON_COLUMNS) <= set(comparison.columns)
+    assert set(LEADERBOARD_COLUMNS) <= set(board.columns)
+    # The demo evaluates SmolLM2 and at least one replayed reference set in every study.
+    measures = {m.name for m in study_measures(study)}
+    assert measures <= set(comparison["measure"]) and measures <= set(board["measure"])
+    assert (comparison["n_units"] > 0).all()
+    assert comparison["p_adjusted"].dropna().ge(comparison["p_value"].dropna()).all()
+    for _, part in board[board["measure"].isin(measures)].groupby("measure"):
+        leader = part[part["model"] == part["best"]]
+        assert len(leader) == 1 and leader["tied_with_best"].astype(str).eq("True").all()
+    report = default_run / "results" / "report" / study / "tables"
+    assert (report / "model_comparison.html").exists() and (report / "leaderboard.html").exists()
+    summary = (default_run / "results" / "summary.md").read_text(encoding="utf-8")
+    assert "Which model leads, and which are tied with it" in summary
+    assert f"| {study} " in summary

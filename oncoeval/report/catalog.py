@@ -21,7 +21,7 @@ from ..studies import STUDIES
 
 def study_declares(study: str, name: str, default=None):
     """What a study's ``workflow.py`` declares for the report (``REPORT_TITLE``,
-    ``RESAMPLING_UNIT``, ``HEADLINES``), else ``default``."""
+    ``RESAMPLING``, ``HEADLINES``), else ``default``."""
     module = importlib.import_module(f"oncoeval.studies.{study}.workflow")
     return getattr(module, name, default)
 
@@ -33,8 +33,10 @@ STUDY_TITLES = {
     s: f"{i} {study_declares(s, 'REPORT_TITLE', s)}" for i, s in enumerate(STUDIES, start=2)
 }
 RUN_CATEGORY = f"{len(STUDIES) + 2} Run"
-# The unit each study's bootstrap resamples; a table may name its own below.
-RESAMPLING_UNITS = {s: study_declares(s, "RESAMPLING_UNIT", "item") for s in STUDIES}
+# What each study's intervals resample (contract.Resampling: the unit and its cluster); the
+# study tables resample the unit, the comparison tables whole clusters (UNIT_OVERRIDES).
+RESAMPLINGS = {s: study_declares(s, "RESAMPLING") for s in STUDIES}
+RESAMPLING_UNITS = {s: getattr(r, "unit", "item") for s, r in RESAMPLINGS.items()}
 # What the known tables show; anything else gets a caption built from its name.
 DESCRIPTIONS = {
     ("side_effects", "table1"): "Precision, recall and F1 of free-form side-effect lists (ff).",
@@ -66,7 +68,6 @@ DESCRIPTIONS = {
     ("cancer_myth", "pcs_pcr"): "Presupposition correction score (PCS) and rate (PCR) per model.",
     ("cancer_myth", "pcs_by_category"): "PCS and PCR by myth category.",
     ("cancer_myth", "pcs_by_generator"): "PCS and PCR by the model that generated the question.",
-    ("cancer_myth", "pairwise"): "Paired PCS differences between models.",
     ("cancer_myth", "judge_agreement"): "Agreement of the verifier judge with human scores.",
     (
         "cancer_myth",
@@ -117,9 +118,26 @@ DESCRIPTIONS = {
         ): "Model calls per model and request set: failed, truncated and refused."
         for study in STUDIES
     },
+    **{
+        (study, "model_comparison"): "Every pair of evaluated models per headline measure: "
+        "paired difference with its interval, paired test (exact McNemar or sign-flip "
+        "permutation), multiplicity-adjusted p and the minimum detectable difference (mdd)."
+        for study in STUDIES
+    },
+    **{
+        (study, "leaderboard"): "Models ranked per headline measure with intervals (Wilson for "
+        "shares of independent units, else Student-t on the cluster-robust SE); tied_with_best: "
+        "the leader's advantage is not significant at the adjusted level."
+        for study in STUDIES
+    },
 }
 UNIT_OVERRIDES = {
     **{(study, "model_calls"): "none (counts)" for study in STUDIES},
+    **{
+        (study, name): str(RESAMPLINGS[study] or "item")
+        for study in STUDIES
+        for name in ("model_comparison", "leaderboard")
+    },
     ("guidelines", "compliance"): "none (counts and rates over rollouts)",
     ("coral", "kruskal_gender"): "none (rank test, no resampling)",
     ("coral", "kruskal_race"): "none (rank test, no resampling)",

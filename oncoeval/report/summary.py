@@ -88,6 +88,74 @@ def _cell(value):
     return value
 
 
+LEADER_COLUMNS = [
+    "study",
+    "measure",
+    "tied for first",
+    "behind the leader",
+    "detectable difference",
+]
+
+
+def leader_rows(results: Path, studies) -> list[dict]:
+    """Per study and compared headline measure: the leader and the models tied with it (first,
+    so "tied" is read before any rank), the models significantly behind with their rank, and
+    the minimum detectable difference of the study at its n (results/{study}/tables/
+    leaderboard.tsv and model_comparison.tsv, oncoeval.compare)."""
+    rows = []
+    for study in (s for s in STUDIES if s in studies):
+        board_path = Path(results) / study / "tables" / "leaderboard.tsv"
+        comparison_path = Path(results) / study / "tables" / "model_comparison.tsv"
+        if not board_path.exists():
+            continue
+        board = pd.read_csv(board_path, sep="\t")
+        comparison = (
+            pd.read_csv(comparison_path, sep="\t") if comparison_path.exists() else pd.DataFrame()
+        )
+        for measure, part in board.groupby("measure", sort=False):
+            tied = part[part["tied_with_best"].astype(str) == "True"]
+            behind = part[part["tied_with_best"].astype(str) != "True"]
+            rows.append(
+                {
+                    "study": study,
+                    "measure": measure,
+                    "tied for first": ", ".join(_leader_names(tied)) or "(no value)",
+                    "behind the leader": ", ".join(
+                        f"{m} (rank {_int(r)})"
+                        for m, r in zip(behind["model"], behind["rank"], strict=True)
+                    )
+                    or "none",
+                    "detectable difference": _mdd_text(comparison, measure),
+                }
+            )
+    return rows
+
+
+def _leader_names(tied: pd.DataFrame) -> list[str]:
+    names = []
+    for model, best in zip(tied["model"], tied["best"], strict=True):
+        names.append(f"{model} (leader)" if model == best else f"{model} (tied)")
+    return names
+
+
+def _mdd_text(comparison: pd.DataFrame, measure: str) -> str:
+    """ "about 0.12 with 21 units (80% power)": the median over the measure's pairs."""
+    if comparison.empty or "mdd" not in comparison.columns:
+        return "fewer than two models"
+    part = comparison[comparison["measure"] == measure]
+    known = part["mdd"].dropna()
+    if known.empty:
+        return (
+            "not estimable (no spread in the paired differences)"
+            if len(part)
+            else ("fewer than two models")
+        )
+    n = int(part["n_units"].max())
+    clusters = int(part["n_clusters"].max()) if "n_clusters" in part else n
+    unit = f"{n} units" + (f" in {clusters} clusters" if clusters != n else "")
+    return f"about {known.median():.3g} with {unit}"
+
+
 def _sum(values):
     known = [v for v in values if v is not None]
     return sum(known) if known else None
@@ -175,9 +243,29 @@ def _styled(df: pd.DataFrame, table_id: str) -> str:
     return tables.wrap(df.style.format(escape="html").hide(axis="index"), table_id)
 
 
-def fragment_html(headline: pd.DataFrame, usage: pd.DataFrame) -> str:
-    """The summary as an HTML fragment: one table per study, then the usage table."""
+def leaders_frame(root: Path, studies) -> pd.DataFrame:
+    return pd.DataFrame(leader_rows(Path(root) / "results", studies), columns=LEADER_COLUMNS)
+
+
+LEADERS_NOTE = (
+    "Which model leads each headline measure, and which are tied with it: a model is tied "
+    "when the leader's advantage over it is not significant after the multiplicity adjustment "
+    "(paired test on the units both were scored on; results/{study}/tables/leaderboard.tsv). "
+    "Detectable difference: the true difference the study's paired comparison finds with 80% "
+    "power at its n (docs/comparisons.md)."
+)
+
+
+def fragment_html(
+    headline: pd.DataFrame, usage: pd.DataFrame, leaders: pd.DataFrame | None = None
+) -> str:
+    """The summary as an HTML fragment: who leads (and who is tied with the leader), one table
+    per study, then the usage table."""
     parts = []
+    if leaders is not None and len(leaders):
+        parts.append("<h3>Which model leads, and which are tied with it</h3>")
+        parts.append(f"<p class='caption'>{html.escape(LEADERS_NOTE)}</p>")
+        parts.append(_styled(leaders, "summary-leaders"))
     shown = display_frame(headline)
     for study in dict.fromkeys(headline["study"]):
         block = shown[shown["study"] == study].drop(columns="study")
@@ -195,9 +283,10 @@ def write_summary(
     """Write results/summary.{tsv,md,html}, the usage table and the report's landing fragment;
     ``replayed`` ids are named in the note as stored answers, not models."""
     headline, usage = summary_frames(Path(root), studies, models)
+    leaders = leaders_frame(Path(root), studies)
     headline.to_csv(out_tsv, sep="\t", index=False, float_format="%.6g")
     usage.to_csv(usage_tsv, sep="\t", index=False, float_format="%.6g")
-    body = fragment_html(headline, usage)
+    body = fragment_html(headline, usage, leaders)
     Path(fragment).write_text(body, encoding="utf-8")
     note = (
         "Headline result of each study per model, with percentile-bootstrap 95% CIs; "
@@ -208,6 +297,9 @@ def write_summary(
         tables.page("OncoEval summary", f"<p class='caption'>{note}</p>\n{body}"), encoding="utf-8"
     )
     md = ["# OncoEval summary", "", note, ""]
+    if len(leaders):
+        md += ["## Which model leads, and which are tied with it", "", LEADERS_NOTE, ""]
+        md += [leaders.to_markdown(index=False), "", "## Headline results per model", ""]
     md.append(display_frame(headline).to_markdown(index=False))
     md += ["", "## Models", "", usage_display(usage).to_markdown(index=False), ""]
     Path(out_md).write_text("\n".join(md), encoding="utf-8")
@@ -222,6 +314,10 @@ def terminal_summary(root=".") -> str:
         return ""
     headline = pd.read_csv(tsv, sep="\t")
     text = ["", "OncoEval results (results/summary.md, report: make report)", ""]
+    leaders = leaders_frame(root, set(headline["study"]))
+    if len(leaders):
+        text += ["Leader and models tied with it (not significantly behind, adjusted):", ""]
+        text += [leaders.to_string(index=False), ""]
     text.append(display_frame(headline).to_string(index=False))
     if usage_tsv.exists():
         usage = pd.read_csv(usage_tsv, sep="\t")

@@ -72,7 +72,11 @@ class ResultPaths:
 class Headline:
     """One headline measure of a study, as the summary (results/summary.tsv) shows it per model.
 
-    A study declares its own as ``HEADLINES`` in its ``workflow.py``.
+    A study declares its own as ``HEADLINES`` in its ``workflow.py``. Each is also compared
+    between models (oncoeval.compare: results/{study}/tables/model_comparison.tsv and
+    leaderboard.tsv) from the per-unit values the study's ``unit_scores`` gives, unless
+    ``per_unit`` is False (a statistic of the whole set, such as an AUROC). Higher is better:
+    the leaderboard ranks the highest value first.
     """
 
     study: str
@@ -80,3 +84,30 @@ class Headline:
     measure: str  # as the summary names it
     column: str  # value column; its interval is {column}_ci_low/_ci_high
     where: tuple = ()  # (column, value) pairs selecting the rows of the published view
+    # per-unit value: "mean" (a bounded score) or "binary" (a 0/1 outcome); the comparison
+    # treats any sample of only 0s and 1s as binary (Wilson interval, exact McNemar)
+    kind: str = "mean"
+    per_unit: bool = True  # False: no per-unit value, so not compared between models
+
+
+@dataclass(frozen=True)
+class Resampling:
+    """What a study's intervals resample: the unit that carries one value per model and
+    measure, and the cluster of units that share a context (resampled and permuted whole).
+
+    A study declares its own as ``RESAMPLING`` in its ``workflow.py``.
+    """
+
+    unit: str  # e.g. "question"
+    cluster: str  # e.g. "myth the question was written from"; the unit itself when independent
+
+    def __str__(self) -> str:
+        if self.cluster == self.unit:
+            return self.unit
+        return f"{self.unit}, resampled in whole clusters ({self.cluster})"
+
+
+# The per-unit values a study's ``unit_scores(score_path, inputs)`` returns for one model: one
+# row per headline measure and unit; value NaN where the unit is unscored; cluster the id of the
+# unit's cluster (the unit's own id when it has none).
+UNIT_SCORE_COLUMNS = ("measure", "unit", "cluster", "value")

@@ -10,7 +10,6 @@ aggregate.aggregate(
     dict(zip(snakemake.params.models, snakemake.input.scores, strict=True)),
     {name: snakemake.output[name] for name in snakemake.output.keys()},
     BootstrapSettings.from_config({"bootstrap": snakemake.params.bootstrap}),
-    snakemake.params.correction,
     snakemake.input.validation or None,
     CorrectionSettings.from_config({"judge_correction": snakemake.params.judge_correction}),
     own_verifier=snakemake.params.own_verifier,

@@ -1,4 +1,5 @@
-"""PCS/PCR, bootstrap CIs, breakdowns, paired tests and judge agreement on hand-built sets."""
+"""PCS/PCR, bootstrap CIs, breakdowns and judge agreement on hand-built sets (paired tests between
+models: tests/spine/test_compare.py)."""
 
 import math
 
@@ -73,23 +74,6 @@ def test_category_and_generator_tables_leave_manual_out_of_the_matrix():
     assert "manual" not in by_gen.index
     assert by_gen.loc["gpt-4o", "pcs"] == pytest.approx(0.5)  # (1 + 0) / 2, one unscored
     assert by_gen.loc["gemini-1.5-pro", "pcr"] == pytest.approx(0.5)
-
-
-def test_pairwise_uses_questions_both_scored_exact_mcnemar_and_holm():
-    a = _scores([1, 1, 1, 1, 1, 1, 0, None])
-    b = _scores([-1, -1, 0, -1, 0, -1, 0, 1])
-    c = _scores([1, 1, 1, 1, 1, 1, 0, 1])
-    table = metrics.pairwise_table({"a": a, "b": b, "c": c}, SETTINGS, "holm")
-    ab = table.set_index(["model_a", "model_b"]).loc[("a", "b")]
-    assert ab["n_paired"] == 7  # question 7 is unscored for a
-    assert ab["pcs_diff"] == pytest.approx((6 - (-4)) / 7)
-    assert (ab["n_only_a_corrected"], ab["n_only_b_corrected"]) == (6, 0)
-    assert ab["pcr_p_value"] == pytest.approx(2 * 0.5**6)  # exact two-sided binomial, 6 vs 0
-    ac = table.set_index(["model_a", "model_b"]).loc[("a", "c")]
-    assert ac["pcr_p_value"] == 1.0  # no discordant pair
-    # Holm: sorted p (0.03125, 0.03125, 1) -> (3 * 0.03125, max(prev, 2 * 0.03125), 1)
-    assert ab["pcr_p_adjusted"] == pytest.approx(3 * 2 * 0.5**6)
-    assert table["correction"].unique().tolist() == ["holm"]
 
 
 def test_judge_agreement_exact_binary_kappa_and_confusion():

@@ -10,6 +10,7 @@ from oncoeval.studies.cancer_myth.score import read_scores, score
 def _judged(score, parse_error="", **extra):
     return {
         "question_id": "q1",
+        "cluster": "myth:3",
         "category": "no treatment",
         "from_model": "gpt",
         "question": "Q?",
@@ -34,13 +35,14 @@ def _run(tmp_path, judged, jury, combine):
 def test_one_verifier_keeps_the_reason_and_leaves_an_unreadable_verdict_unscored(tmp_path):
     out = _run(
         tmp_path,
-        [_judged(-1), {**_judged(None, "no score"), "question_id": "q2"}],
+        [_judged(-1), {**_judged(None, "no score"), "question_id": "q2", "cluster": "question:q2"}],
         ["v"],
         "majority",
     )
     lines = out.read_text().splitlines()
     assert lines[0].split("\t") == [
         "question_id",
+        "cluster",
         "category",
         "from_model",
         "score",
@@ -49,8 +51,12 @@ def test_one_verifier_keeps_the_reason_and_leaves_an_unreadable_verdict_unscored
         "retried",
         "reason",
     ]
-    assert lines[1].split("\t") == ["q1", "no treatment", "gpt", "-1", "", "v", "False", "R"]
-    assert lines[2].split("\t") == ["q2", "no treatment", "gpt", "", "no score", "v", "True", ""]
+    assert lines[1].split("\t") == [
+        "q1", "myth:3", "no treatment", "gpt", "-1", "", "v", "False", "R"
+    ]  # fmt: skip
+    assert lines[2].split("\t") == [
+        "q2", "question:q2", "no treatment", "gpt", "", "no score", "v", "True", ""
+    ]  # fmt: skip
     assert read_scores(out)["score"].isna().tolist() == [False, True]
 
 

@@ -142,8 +142,9 @@ def test_replay_evaluation_reproduces_hand_computed_tables(workdir):
     run_snakemake(workdir, configfile=cfg)
 
     scores_a = pd.read_csv(workdir / R / "scores/resp_a.tsv", sep="\t", keep_default_na=False)
-    assert list(scores_a.columns[:6]) == [
+    assert list(scores_a.columns[:7]) == [
         "question_id",
+        "cluster",
         "category",
         "from_model",
         "score",
@@ -151,6 +152,8 @@ def test_replay_evaluation_reproduces_hand_computed_tables(workdir):
         "verifier",
     ]
     assert scores_a["score"].astype(str).tolist() == ["-1", "1", "0", "", "1", "-1"]
+    # each question was written from its own myth row (source_row i): its resampling cluster
+    assert scores_a["cluster"].tolist() == [f"myth:{i}" for i in range(6)]
     assert (
         scores_a["parse_error"].tolist()[3]
         == "no score in verifier output; after retry: no score in verifier output"
@@ -193,12 +196,15 @@ def test_replay_evaluation_reproduces_hand_computed_tables(workdir):
     assert by_gen.loc[("resp_a", "gpt-4o"), "pcs"] == pytest.approx(-2 / 3)  # -1, 0, -1
     assert by_gen.loc[("resp_b", "claude-3-5-sonnet"), "pcs"] == pytest.approx(0.0)  # 1, -1
 
-    pair = pd.read_csv(workdir / R / "tables/pairwise.tsv", sep="\t").iloc[0]
+    pairs = pd.read_csv(workdir / R / "tables/model_comparison.tsv", sep="\t")
+    pairs = pairs.set_index("measure")
     # paired on questions 0, 1, 2, 4: a (-1, 1, 0, 1), b (1, 1, 1, 0)
-    assert pair["n_paired"] == 4
-    assert pair["pcs_diff"] == pytest.approx(0.25 - 0.75)
-    assert (pair["n_only_a_corrected"], pair["n_only_b_corrected"]) == (1, 2)
-    assert pair["pcr_p_value"] == pytest.approx(1.0)
+    pcs = pairs.loc["PCS (raw judge verdicts)"]
+    assert (pcs["model_a"], pcs["model_b"], pcs["n_units"]) == ("resp_a", "resp_b", 4)
+    assert pcs["diff"] == pytest.approx(0.25 - 0.75)
+    # PCR: a-only 1 (question 4), b-only 2 (questions 0 and 2): exact McNemar p = 1
+    pcr = pairs.loc["PCR (raw judge verdicts)"]
+    assert pcr["p_value"] == pytest.approx(1.0) and pcr["test"].startswith("exact McNemar")
 
     agreement = pd.read_csv(workdir / R / "tables/judge_agreement.tsv", sep="\t").iloc[0]
     # human (-1, 1, 0) vs verifier (-1, 1 after retry, -1)
@@ -218,7 +224,7 @@ def test_replay_evaluation_reproduces_hand_computed_tables(workdir):
     assert float(overall.loc["resp_b", "pcr_corrected"]) == pytest.approx(0.6)
     assert "singular" in overall.loc["resp_a", "pcs_corrected"]
     assert np.isnan(overall.loc["resp_a", "pcs_corrected_ci_low"])
-    for name in ("pcs_pcr", "pcs_by_category", "pcs_by_generator", "pairwise", "judge_agreement"):
+    for name in ("pcs_pcr", "pcs_by_category", "pcs_by_generator", "judge_agreement"):
         assert (workdir / R / f"tables/{name}.md").read_text().startswith("# Cancer-Myth")
     for name in ("pcs_pcr", "pcs_by_category", "pcs_by_generator"):
         assert (workdir / R / f"figures/{name}.png").stat().st_size > 1000
@@ -240,6 +246,7 @@ def test_replay_evaluation_reproduces_hand_computed_tables(workdir):
         "cancer_myth_aggregate": 1,
         "cancer_myth_adjudication_sheet": 1,
         "model_calls_table": 1,
+        "compare_models": 1,
         "all": 1,
     }
 

@@ -138,5 +138,6 @@ def test_replay_of_gold_tuples_scores_exact_match_one(workdir):
         "coral_score": 1,
         "coral_aggregate": 1,
         "model_calls_table": 1,  # counts calls per model: a new model adds a row
+        "compare_models": 1,  # every pair of models: a new model adds pairs
         "all": 1,
     }

@@ -114,6 +114,7 @@ def test_responses_equal_to_the_reference_score_one_everywhere(workdir, tmp_path
         "side_effects_score": 1,
         "side_effects_aggregate": 1,
         "model_calls_table": 1,
+        "compare_models": 1,
         "all": 1,
     }
 

@@ -176,3 +176,21 @@ def test_the_toy_study_is_in_the_summary_and_the_report(toy_run):
     # Its own category, numbered after the four studies, with the run's category last.
     assert "6 Toy (arithmetic questions, tests only)" in html
     assert "7 Run" in html
+
+
+@pytest.mark.slow
+def test_the_toy_studys_models_are_compared_by_the_generic_rule(toy_run):
+    """The contract's unit_scores is all a study writes for its comparison (rules/compare.smk)."""
+    workdir, _ = toy_run
+    tables = workdir / "results/toy/tables"
+    row = pd.read_csv(tables / "model_comparison.tsv", sep="\t").iloc[0]
+    # shared scored questions: the sloppy model's unparseable one is left out
+    assert (row["model_a"], row["model_b"], row["n_units"]) == ("toy-good", "toy-sloppy", 3)
+    assert row["diff"] == pytest.approx(1 / 3)  # 3 of 3 right against 2 of 3
+    # one discordant pair: exact McNemar p = 1, so the sloppy model is tied with the leader
+    assert row["test"].startswith("exact McNemar") and row["p_value"] == 1.0
+    board = pd.read_csv(tables / "leaderboard.tsv", sep="\t").set_index("model")
+    assert board["best"].unique().tolist() == ["toy-good"]
+    assert board.loc["toy-sloppy", "tied_with_best"]
+    assert (board.loc["toy-sloppy", "n_units"], board.loc["toy-sloppy", "n_unscored"]) == (3, 1)
+    assert (workdir / "results/report/toy/tables/leaderboard.html").exists()

@@ -18,7 +18,7 @@ from conftest import REPO
 
 from oncoeval import config as oc
 from oncoeval.studies import STUDIES
-from oncoeval.studies.contract import MODULES, STAGES, ResultPaths
+from oncoeval.studies.contract import MODULES, STAGES, Resampling, ResultPaths
 
 DEMO_CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text(encoding="utf-8"))
 
@@ -57,8 +57,13 @@ def test_every_study_declares_paths_outputs_and_targets_once(study):
     for name, path in workflow.OUTPUTS.items():
         assert isinstance(name, str) and path.startswith(f"results/{study}/"), (name, path)
     # What the report and the summary show of the study comes from the study itself.
-    assert workflow.REPORT_TITLE and workflow.RESAMPLING_UNIT
+    assert workflow.REPORT_TITLE and isinstance(workflow.RESAMPLING, Resampling)
+    assert workflow.RESAMPLING.unit and workflow.RESAMPLING.cluster
     assert workflow.HEADLINES and all(h.study == study for h in workflow.HEADLINES)
+    # The model comparison (oncoeval.compare) reads the study's per-unit values of its headlines.
+    assert all(h.kind in ("mean", "binary") for h in workflow.HEADLINES)
+    assert any(h.per_unit for h in workflow.HEADLINES)
+    assert callable(workflow.unit_scores) and callable(workflow.comparison_inputs)
     config = {**DEMO_CONFIG, "studies": {**DEMO_CONFIG["studies"]}}
     config["studies"][study] = oc.filled_study_block(config, study)
     targets = workflow.final_targets(config)

@@ -31,12 +31,12 @@ def aggregate(
     score_paths: dict,
     out: dict,
     settings,
-    correction: str,
     validation_path=None,
     judge_correction: CorrectionSettings = DEFAULT_CORRECTION,
     own_verifier: dict | None = None,
 ) -> None:
-    """pcs_pcr, pcs_by_category, pcs_by_generator, pairwise (TSV + MD) and the three figures.
+    """pcs_pcr, pcs_by_category, pcs_by_generator (TSV + MD) and the three figures (the paired
+    comparisons between models: oncoeval.compare, rules/compare.smk).
 
     With ``validation_path`` (the verifier's readable verdicts on human-scored answers), the
     PCS/PCR tables show the corrected rates next to the raw ones, except for the models judged
@@ -74,7 +74,6 @@ def aggregate(
         "Cancer-Myth: PCS by generator x responder",
         notes + ["Questions written by hand (`manual`) are left out, as in Figure 6b."],
     )
-    pairs = metrics.pairwise_table(scores, settings, correction)
     write_table(
         jury_agreement_table(scores),
         out["jury_agreement"],
@@ -84,18 +83,6 @@ def aggregate(
             "Fleiss' kappa over the questions every juror scored; n_tie: questions left "
             "unscored because the jurors' majority was tied. One juror: no jury."
         ],
-    )
-    write_table(
-        pairs,
-        out["pairwise"],
-        out["pairwise_md"],
-        "Cancer-Myth: paired model comparisons",
-        [
-            "On the questions both models were scored on. pcs_diff = PCS(a) - PCS(b) with a "
-            "paired bootstrap CI; pcr_p_value: exact McNemar test (binomial on discordant "
-            f"pairs), adjusted across pairs with {correction}.",
-        ]
-        + (["Only one model: no pairs."] if len(scores) < 2 else []),
     )
     figures.overall_figure(overall, out["pcs_pcr_figure"])
     figures.category_figure(by_cat, out["pcs_by_category_figure"])
@@ -248,3 +235,108 @@ def adjudicated_labels(sheet_path, judged_paths: dict) -> list[dict]:
 
 def _answer(row):
     return Response(row["id"], "human-scored", row["answer"])
+
+
+CORRECTED_TEST = "joint bootstrap (clusters of questions and validation answers resampled together)"
+CORRECTED_INTERVAL = "percentile joint bootstrap (questions and validation answers)"
+
+
+def corrected_rows(score_paths: dict, validation_path, params: dict, settings, measures: dict):
+    """(comparison rows, leaderboard value rows, notes) of the judge-corrected PCS and PCR:
+    every pair of models judged by the validated verifier, corrected to corrected with the
+    validation set resampled once for both models in each draw
+    (oncoeval.judges.correction.corrected_difference). ``measures``: column -> measure name."""
+    if not validation_path:
+        return (
+            [],
+            [],
+            ["Corrected rates: no judge validation (human_scores not set): not compared."],
+        )
+    import itertools
+
+    correction = CorrectionSettings.from_config(
+        {"judge_correction": params.get("judge_correction")}
+    )
+    validation = read_validation_pairs(validation_path)
+    own = params.get("own_verifier") or {}
+    scores = {m: read_scores(p) for m, p in score_paths.items()}
+    values = []
+    for model, df in scores.items():
+        scored = df["score"].dropna().to_numpy()
+        args = metrics.for_model(model, validation, correction, own)
+        cells = metrics.corrected_pcs_pcr(
+            scored, args["validation"], settings.bootstrap, correction
+        )
+        for column, measure in measures.items():
+            cell = cells[column]
+            number = not isinstance(cell, str)
+            values.append(
+                {
+                    "measure": measure,
+                    "model": model,
+                    "value": cell if number else float("nan"),
+                    "ci_low": cells[f"{column}_ci_low"],
+                    "ci_high": cells[f"{column}_ci_high"],
+                    "n_units": len(scored),
+                    "n_unscored": int(df["score"].isna().sum()),
+                    "n_clusters": df.loc[df["score"].notna(), "cluster"].nunique()
+                    if "cluster" in df
+                    else len(scored),
+                    "interval": CORRECTED_INTERVAL if number else f"not corrected: {cell}",
+                }
+            )
+    rows = []
+    for column, measure in measures.items():
+        for a, b in itertools.combinations(sorted(scores), 2):
+            row = {"measure": measure, "model_a": a, "model_b": b, "test": CORRECTED_TEST}
+            judged_elsewhere = [m for m in (a, b) if own.get(m)]
+            if judged_elsewhere:
+                rows.append(
+                    row
+                    | {
+                        "test": f"not compared: {judged_elsewhere[0]} is judged by "
+                        f"{own[judged_elsewhere[0]]}, not the validated verifier"
+                    }
+                )
+                continue
+            rows.append(
+                row
+                | _corrected_pair(scores[a], scores[b], column, validation, settings, correction)
+            )
+    notes = [
+        "Corrected rows (PCS/PCR corrected for judge error): each model's rate corrected with "
+        f"the verifier's errors on {len(validation[0])} human-scored answers, compared corrected "
+        "to corrected: every bootstrap draw resamples the questions' clusters (the same for both "
+        "models) and the validation answers once, and corrects both models with that one "
+        "confusion matrix; p: twice the smaller share of draws on either side of zero. A model "
+        "judged by a verifier of its own is not corrected and not compared.",
+    ]
+    return rows, values, notes
+
+
+def _corrected_pair(a, b, column, validation, settings, correction) -> dict:
+    from ...judges.correction import corrected_difference
+
+    keep = ["question_id", "score"] + (["cluster"] if "cluster" in a else [])
+    joined = a[keep].merge(b[["question_id", "score"]], on="question_id", suffixes=("_a", "_b"))
+    joined = joined.dropna(subset=["score_a", "score_b"])
+    if joined.empty:
+        return {"n_units": 0, "test": "no shared scored questions"}
+    clusters = joined["cluster"] if "cluster" in joined else joined["question_id"]
+    human, verifier = validation
+    x, y = joined["score_a"].to_numpy(), joined["score_b"].to_numpy()
+    if column == "pcr_corrected":
+        args = (x == 1, y == 1, clusters, human == 1, verifier == 1, (False, True), None)
+    else:
+        whole = all(np.isin(v, metrics.SCORES).all() for v in (x, y, verifier))
+        if not whole:
+            return {"n_units": len(joined), "test": "not compared: verdicts are not -1/0/1"}
+        args = (
+            x.astype(int), y.astype(int), clusters, human.astype(int), verifier.astype(int),
+            metrics.SCORES, lambda shares: float(shares @ np.array(metrics.SCORES)),
+        )  # fmt: skip
+    out = corrected_difference(*args, settings=settings.bootstrap, correction=correction)
+    n = {"n_units": len(joined), "n_clusters": clusters.nunique()}
+    if "reason" in out:
+        return n | {"test": f"not compared: {out['reason']}"}
+    return n | out | {"interval": CORRECTED_INTERVAL}

@@ -1,4 +1,5 @@
-"""PCS / PCR (§4.2), their breakdowns, paired comparisons and judge agreement (Appendix C).
+"""PCS / PCR (§4.2), their breakdowns and judge agreement (Appendix C); paired comparisons between
+models are oncoeval.compare's.
 
 PCS is the mean verifier score, PCR the share of score 1, both over the questions a model was
 scored on; questions with a ``parse_error`` are counted in ``n_unscored`` and nowhere else.
@@ -7,13 +8,9 @@ Confidence intervals are percentile bootstraps over questions (oncoeval.stats).
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
-from statsmodels.stats.multitest import multipletests
 
 from ...judges.correction import (
     DEFAULT_CORRECTION,
@@ -22,7 +19,7 @@ from ...judges.correction import (
     corrected_distribution,
     corrected_rate,
 )
-from ...stats import BootstrapSettings, bootstrap_mean_ci, paired_bootstrap_diff
+from ...stats import BootstrapSettings, bootstrap_mean_ci
 from .data import CATEGORIES
 
 SCORES = (-1, 0, 1)
@@ -142,70 +139,6 @@ def generator_table(scores_by_model, settings, exclude=("manual",), **correct) -
     )
     table = _grouped(scores_by_model, settings, "from_model", present, "generator", **correct)
     return table.rename(columns={"model": "responder"})
-
-
-def pairwise_table(scores_by_model, settings, correction: str = "holm") -> pd.DataFrame:
-    """Every pair of models on the questions both were scored on.
-
-    PCS: paired bootstrap of the mean difference (a - b). PCR: exact McNemar test (two-sided
-    binomial test on the discordant pairs). p-values are corrected across pairs with
-    ``correction`` (statsmodels multipletests: ``holm`` or ``fdr_bh``).
-    """
-    columns = [
-        "model_a",
-        "model_b",
-        "n_paired",
-        "pcs_a",
-        "pcs_b",
-        "pcs_diff",
-        "pcs_diff_ci_low",
-        "pcs_diff_ci_high",
-        "pcr_a",
-        "pcr_b",
-        "pcr_diff",
-        "n_only_a_corrected",
-        "n_only_b_corrected",
-        "pcr_p_value",
-        "pcr_p_adjusted",
-        "correction",
-        "significant",
-    ]
-    rows = []
-    for a, b in itertools.combinations(sorted(scores_by_model), 2):
-        sa = scores_by_model[a].set_index("question_id")["score"].astype(float)
-        sb = scores_by_model[b].set_index("question_id")["score"].astype(float)
-        joined = pd.concat([sa.rename("a"), sb.rename("b")], axis=1, join="inner").dropna()
-        x, y = joined["a"].to_numpy(), joined["b"].to_numpy()
-        diff, lo, hi = paired_bootstrap_diff(x, y, settings)
-        only_a = int(np.sum((x == 1) & (y != 1)))
-        only_b = int(np.sum((x != 1) & (y == 1)))
-        discordant = only_a + only_b
-        p = binomtest(only_a, discordant, 0.5).pvalue if discordant else 1.0
-        rows.append(
-            {
-                "model_a": a,
-                "model_b": b,
-                "n_paired": len(joined),
-                "pcs_a": float(x.mean()) if len(x) else np.nan,
-                "pcs_b": float(y.mean()) if len(y) else np.nan,
-                "pcs_diff": diff,
-                "pcs_diff_ci_low": lo,
-                "pcs_diff_ci_high": hi,
-                "pcr_a": float((x == 1).mean()) if len(x) else np.nan,
-                "pcr_b": float((y == 1).mean()) if len(y) else np.nan,
-                "pcr_diff": float((x == 1).mean() - (y == 1).mean()) if len(x) else np.nan,
-                "n_only_a_corrected": only_a,
-                "n_only_b_corrected": only_b,
-                "pcr_p_value": float(p),
-            }
-        )
-    df = pd.DataFrame(rows, columns=columns)
-    if len(df):
-        reject, adjusted, _, _ = multipletests(df["pcr_p_value"], alpha=0.05, method=correction)
-        df["pcr_p_adjusted"] = adjusted
-        df["significant"] = reject
-        df["correction"] = correction
-    return df
 
 
 def judge_agreement(human, verifier, settings, verifier_id: str = ""):

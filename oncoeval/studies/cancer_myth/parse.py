@@ -215,6 +215,20 @@ def judge(rid: str, answer: Response | None, first: Response | None, retry: Resp
     return record
 
 
+def cluster_of(item: dict) -> str:
+    """The resampling cluster of a question: the source record it was written from
+    (``source_type:source_row``), or the question itself when it has none (``source_row`` -1 or
+    missing: a hand-written question is its own cluster, never one shared cluster)."""
+    row = item.get("source_row")
+    try:
+        known = row is not None and int(row) >= 0
+    except (TypeError, ValueError):
+        known = bool(str(row).strip())
+    if known:
+        return f"{item.get('source_type') or 'source'}:{row}"
+    return f"question:{item['question_id']}"
+
+
 def judged_records(items, answers, firsts, retries, jury: list[str], combine: str) -> list[dict]:
     """Per item: the question, the answer and its verdict (everything needed to audit).
 
@@ -233,6 +247,7 @@ def judged_records(items, answers, firsts, retries, jury: list[str], combine: st
         judged.append(
             {
                 "question_id": qid,
+                "cluster": cluster_of(it),
                 "category": it["category"],
                 "from_model": it["from_model"],
                 "question": it["question"],

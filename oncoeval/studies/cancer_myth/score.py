@@ -13,7 +13,10 @@ from ...io import read_jsonl
 
 log = logging.getLogger(__name__)
 
-SCORE_COLUMNS = ["question_id", "category", "from_model", "score", "parse_error", "verifier"]
+# cluster: the source record the question was written from (parse.cluster_of), for resampling.
+SCORE_COLUMNS = [
+    "question_id", "cluster", "category", "from_model", "score", "parse_error", "verifier"
+]  # fmt: skip
 
 
 def score_frame(judged: list[dict], jury: list[str], combine: str) -> pd.DataFrame:
@@ -21,7 +24,7 @@ def score_frame(judged: list[dict], jury: list[str], combine: str) -> pd.DataFra
     and no reason; a jury's mean verdict stays a fraction, every other score an integer."""
     in_jury = len(jury) > 1
     rows = [
-        {k: rec[k] for k in SCORE_COLUMNS}
+        {k: rec.get(k, rec["question_id"] if k == "cluster" else None) for k in SCORE_COLUMNS}
         | {"retried": rec["retried"]}
         | (
             {"reason": "", "votes": json.dumps(rec["votes"])}
@@ -39,7 +42,9 @@ def score_frame(judged: list[dict], jury: list[str], combine: str) -> pd.DataFra
 
 
 def read_scores(path: str | os.PathLike) -> pd.DataFrame:
-    df = pd.read_csv(path, sep="\t", dtype={"question_id": str}, keep_default_na=False)
+    df = pd.read_csv(
+        path, sep="\t", dtype={"question_id": str, "cluster": str}, keep_default_na=False
+    )
     df["score"] = pd.to_numeric(df["score"].replace("", None), errors="coerce")
     return df
 

@@ -10,7 +10,7 @@ from functools import cache
 
 from ... import config as oc
 from ...errors import ConfigError
-from ..contract import Headline, ResultPaths, prompts_dir
+from ..contract import Headline, Resampling, ResultPaths, prompts_dir
 from .construct import check_inputs
 from .data import load_myths
 
@@ -19,24 +19,38 @@ paths = ResultPaths("cancer_myth")
 # For the report and the summary (oncoeval.report): the study's category title, what its
 # bootstrap resamples, and its headline measures per model.
 REPORT_TITLE = "Cancer-Myth (false-presupposition questions)"
-RESAMPLING_UNIT = "question"
+# Questions written from one source record (a myth: source_type and source_row) share their
+# context and are resampled together; a question without one (source_row -1 or none, as the
+# published file marks hand-written questions) is its own cluster.
+RESAMPLING = Resampling(unit="question", cluster="source record (myth) it was written from")
 HEADLINES = (
     # Raw and corrected for the verifier's measured error side by side; a correction the
     # validation set cannot support shows its reason in place of the value.
+    # The corrected rates have no per-unit value: they are compared corrected to corrected
+    # (corrected_comparison below), the validation set resampled once for both models.
     Headline("cancer_myth", "tables/pcs_pcr.tsv", "PCS (raw judge verdicts)", "pcs"),
     Headline(
-        "cancer_myth", "tables/pcs_pcr.tsv", "PCS (corrected for judge error)", "pcs_corrected"
+        "cancer_myth",
+        "tables/pcs_pcr.tsv",
+        "PCS (corrected for judge error)",
+        "pcs_corrected",
+        per_unit=False,
     ),
-    Headline("cancer_myth", "tables/pcs_pcr.tsv", "PCR (raw judge verdicts)", "pcr"),
+    Headline("cancer_myth", "tables/pcs_pcr.tsv", "PCR (raw judge verdicts)", "pcr", kind="binary"),
     Headline(
-        "cancer_myth", "tables/pcs_pcr.tsv", "PCR (corrected for judge error)", "pcr_corrected"
+        "cancer_myth",
+        "tables/pcs_pcr.tsv",
+        "PCR (corrected for judge error)",
+        "pcr_corrected",
+        per_unit=False,
     ),
 )
 PROMPTS = prompts_dir(paths.study)
 
 ITEMS = paths("items.jsonl")
 MYTHS = paths("construction", "myths.jsonl")
-TABLES = ("pcs_pcr", "pcs_by_category", "pcs_by_generator", "pairwise", "jury_agreement")
+# Paired comparisons between models: the generic model_comparison table (rules/compare.smk).
+TABLES = ("pcs_pcr", "pcs_by_category", "pcs_by_generator", "jury_agreement")
 FIGURES = ("pcs_pcr", "pcs_by_category", "pcs_by_generator")
 JUDGE_TABLES = ("judge_agreement", "judge_confusion", "judge_per_class")
 
@@ -77,6 +91,46 @@ OUTPUTS_CONSTRUCTION = {
     "dataset": paths("construction", "dataset.json"),
     "balance": paths("construction", "balance.tsv"),
 }
+
+
+def comparison_inputs(config: dict) -> dict:
+    """Inputs of the model comparison beside the scores: the verifier's validation pairs (for
+    the corrected rates) when human scores are set."""
+    if config["studies"]["cancer_myth"]["human_scores"]:
+        return {"validation": OUTPUTS_JUDGE_AGREEMENT["verifier_pairs"]}
+    return {}
+
+
+def comparison_params(config: dict) -> dict:
+    """What the corrected comparison depends on beside its inputs: the ids judged by a verifier
+    of their own (not corrected by the study verifier's validation)."""
+    return {"own_verifier": config["studies"]["cancer_myth"]["verifier_for"] or {}}
+
+
+def corrected_comparison(score_paths: dict, inputs: dict, params: dict, settings):
+    """Rows of the corrected PCS and PCR (oncoeval.compare's hook): aggregate.corrected_rows."""
+    from .aggregate import corrected_rows
+
+    measures = {h.column: h.measure for h in HEADLINES if not h.per_unit}
+    return corrected_rows(score_paths, inputs.get("validation"), params, settings, measures)
+
+
+def unit_scores(score_path, inputs: dict):
+    """Per question: the verifier score (PCS) and whether it is 1 (PCR); NaN: unscored."""
+    import pandas as pd
+
+    from .score import read_scores
+
+    scores = read_scores(score_path)
+    cluster = scores["cluster"] if "cluster" in scores else scores["question_id"]
+    per = {"pcs": scores["score"], "pcr": (scores["score"] == 1).where(scores["score"].notna())}
+    rows = [
+        {"measure": h.measure, "unit": q, "cluster": c, "value": float(v)}
+        for h in HEADLINES
+        if h.per_unit
+        for q, c, v in zip(scores["question_id"], cluster, per[h.column], strict=True)
+    ]
+    return pd.DataFrame(rows, columns=["measure", "unit", "cluster", "value"])
 
 
 def final_targets(config: dict) -> list[str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from oncoeval.config import study_evaluated_models
 
-from ..contract import Headline, ResultPaths, prompts_dir
+from ..contract import Headline, Resampling, ResultPaths, prompts_dir
 from .tasks import SUBTYPES
 
 paths = ResultPaths("coral")
@@ -35,7 +35,9 @@ def settings_problems(block: dict) -> list[str]:
 # For the report and the summary (oncoeval.report): the study's category title, what its
 # bootstrap resamples, and its headline measures per model.
 REPORT_TITLE = "CORAL (oncology note extraction)"
-RESAMPLING_UNIT = "note"
+# Fields are averaged within the note (the unit); notes of one patient (a patient_id column in
+# the metadata) are resampled together.
+RESAMPLING = Resampling(unit="note", cluster="patient (metadata patient_id; else the note)")
 HEADLINES = (
     Headline("coral", "tables/overall.tsv", "EM-F1", "em_f1", (("view", "published"),)),
     Headline("coral", "tables/overall.tsv", "BLEU-4", "bleu4", (("view", "published"),)),
@@ -112,6 +114,38 @@ def prompt_files(subtypes) -> dict[str, list[str] | str]:
 def review_model(block: dict, models: list[str]) -> str | None:
     """The model whose parsed outputs fill the review sheet: the configured one, else the first."""
     return block["review"]["model"] or (models[0] if models else None)
+
+
+def comparison_inputs(config: dict) -> dict:
+    """Inputs of the model comparison beside the scores: the metadata (its patient_id)."""
+    metadata = config["studies"]["coral"]["metadata"]
+    return {"metadata": metadata} if metadata else {}
+
+
+def unit_scores(score_path, inputs: dict):
+    """Per-note means of each headline metric over the published view's scored units (NaN:
+    every unit of the note was unscored), clustered by the metadata's patient_id if any."""
+    import pandas as pd
+
+    scores = pd.read_csv(score_path, sep="\t", dtype={"doc_id": str})
+    view = scores[scores["gold_view"] == "published"]
+    patient = {}
+    if inputs.get("metadata"):
+        meta = pd.read_csv(inputs["metadata"], sep="\t", dtype=str, keep_default_na=False)
+        if "patient_id" in meta.columns:
+            patient = {d: p for d, p in zip(meta["doc_id"], meta["patient_id"], strict=True) if p}
+    rows = []
+    for h in HEADLINES:
+        for doc, value in view.groupby("doc_id", sort=True)[h.column].mean().items():
+            rows.append(
+                {
+                    "measure": h.measure,
+                    "unit": doc,
+                    "cluster": patient.get(doc, doc),
+                    "value": value,
+                }
+            )
+    return pd.DataFrame(rows, columns=["measure", "unit", "cluster", "value"])
 
 
 def final_targets(config: dict) -> list[str]:

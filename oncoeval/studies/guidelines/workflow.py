@@ -8,7 +8,7 @@ paths or input functions. Param helpers return only what a rule's output depends
 from __future__ import annotations
 
 from ... import config as oc
-from ..contract import Headline, ResultPaths
+from ..contract import Headline, Resampling, ResultPaths
 
 STUDY = "guidelines"
 paths = ResultPaths(STUDY)
@@ -16,7 +16,9 @@ paths = ResultPaths(STUDY)
 # For the report and the summary (oncoeval.report): the study's category title, what its
 # bootstrap resamples, and its headline measures per model.
 REPORT_TITLE = "CancerGUIDE (guideline path tracing)"
-RESAMPLING_UNIT = "patient note"
+# A note's k rollouts are averaged within the note first (they are never resampled apart); each
+# patient has one note in the study's data, so the patient note is its own cluster.
+RESAMPLING = Resampling(unit="patient note", cluster="patient note")
 # Report columns that hold labels under a name the report's PHI rule reads as free text
 # (oncoeval.report.phi): a rollout's `answer` is its kind (path, not_compliant, none).
 REPORT_LABEL_COLUMNS = ("answer",)
@@ -29,6 +31,7 @@ HEADLINES = (
         "meta-classifier AUROC (all features, held-out model)",
         "auroc",
         (("held_out_model", "mean over models"), ("feature_set", "all")),
+        per_unit=False,
     ),
 )
 
@@ -161,6 +164,32 @@ def proxy_inputs(config: dict):
         return out
 
     return inputs
+
+
+def comparison_inputs(config: dict) -> dict:
+    """Inputs of the model comparison beside the scores (oncoeval.compare): none."""
+    return {}
+
+
+def unit_scores(score_path, inputs: dict):
+    """Per expert-labelled note: path overlap and treatment match, each the mean over the
+    note's rollouts (NaN: no rollout could be read)."""
+    import pandas as pd
+
+    scores = pd.read_csv(score_path, sep="\t", dtype={"patient_id": str, "label": str})
+    labelled = scores[scores["label"].fillna("") != ""]
+    rows = [
+        {
+            "measure": h.measure,
+            "unit": r["patient_id"],
+            "cluster": r["patient_id"],
+            "value": r[h.column],
+        }
+        for h in HEADLINES
+        if h.per_unit
+        for _, r in labelled.iterrows()
+    ]
+    return pd.DataFrame(rows, columns=["measure", "unit", "cluster", "value"])
 
 
 def final_targets(config: dict) -> list[str]:

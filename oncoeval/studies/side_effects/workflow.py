@@ -9,14 +9,16 @@ model id and the judge: never the list of models, so adding a model reruns nothi
 from __future__ import annotations
 
 from ... import config as oc
-from ..contract import Headline, ResultPaths, prompts_dir
+from ..contract import Headline, Resampling, ResultPaths, prompts_dir
 
 paths = ResultPaths("side_effects")
 
 # For the report and the summary (oncoeval.report): the study's category title, what its
 # bootstrap resamples, and its headline measures per model.
 REPORT_TITLE = "Side effects (radiation side-effect lists)"
-RESAMPLING_UNIT = "patient profile"
+# A unit is one profile's list (specified variant) under one regime; each headline measure takes
+# one regime, so a profile is one unit of it and its own cluster.
+RESAMPLING = Resampling(unit="patient profile", cluster="patient profile")
 HEADLINES = (
     Headline("side_effects", "tables/table1.tsv", "F1, free-form (ff)", "f1"),
     Headline("side_effects", "tables/table3.tsv", "F1, grounded", "f1"),
@@ -129,6 +131,37 @@ def validation_inputs(config: dict) -> dict:
     if judge(config):
         inputs["judged"] = paths.responses(judge(config), "validation")
     return inputs
+
+
+# Headline measure -> the regime its table scores (Tables 1, 3, 4: the specified profiles).
+HEADLINE_REGIMES = dict(
+    zip((h.measure for h in HEADLINES), ("ff", "grounded", "grounded_lsc"), strict=True)
+)
+
+
+def comparison_inputs(config: dict) -> dict:
+    """Inputs of the model comparison beside the scores (oncoeval.compare): none."""
+    return {}
+
+
+def unit_scores(score_path, inputs: dict):
+    """Per-unit F1 of one model: each specified profile's list under each headline regime
+    (NaN: the list could not be scored), clustered by profile."""
+    import pandas as pd
+
+    scores = pd.read_csv(score_path, sep="\t", dtype={"profile_id": str})
+    spec = scores[scores["variant"] == "specified"]
+    rows = [
+        {
+            "measure": measure,
+            "unit": f"{r.profile_id}/{regime}",
+            "cluster": r.profile_id,
+            "value": r.f1,
+        }
+        for measure, regime in HEADLINE_REGIMES.items()
+        for r in spec[spec["regime"] == regime].itertuples()
+    ]
+    return pd.DataFrame(rows, columns=["measure", "unit", "cluster", "value"])
 
 
 def final_targets(config: dict) -> list[str]:

@@ -3,7 +3,7 @@ report shows of it."""
 
 from __future__ import annotations
 
-from ..contract import Headline, ResultPaths
+from ..contract import Headline, Resampling, ResultPaths
 
 paths = ResultPaths("toy")
 PROMPT = "config/prompts/toy/question.txt"
@@ -21,8 +21,23 @@ OUTPUTS_AGGREGATE = {k: OUTPUTS[k] for k in ("accuracy", "accuracy_md", "accurac
 
 # What the report and the summary show of the study.
 REPORT_TITLE = "Toy (arithmetic questions, tests only)"
-RESAMPLING_UNIT = "question"
-HEADLINES = (Headline("toy", "tables/accuracy.tsv", "accuracy", "accuracy"),)
+RESAMPLING = Resampling(unit="question", cluster="question")
+HEADLINES = (Headline("toy", "tables/accuracy.tsv", "accuracy", "accuracy", kind="binary"),)
+
+
+def comparison_inputs(config: dict) -> dict:
+    return {}
+
+
+def unit_scores(score_path, inputs: dict):
+    """Per question: 1 right, 0 wrong, NaN unparseable (oncoeval.compare)."""
+    import pandas as pd
+
+    scores = pd.read_csv(score_path, sep="\t", dtype={"id": str})
+    correct = pd.to_numeric(scores["correct"], errors="coerce")
+    return pd.DataFrame(
+        {"measure": "accuracy", "unit": scores["id"], "cluster": scores["id"], "value": correct}
+    )
 
 
 def final_targets(config: dict) -> list[str]:

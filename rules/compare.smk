@@ -1,0 +1,26 @@
+# Paired model comparisons and the leaderboard of every enabled study (oncoeval.compare): one
+# generic rule; each study's workflow.py says how to read its per-unit values (unit_scores) and
+# which other files that needs (comparison_inputs).
+
+
+rule compare_models:
+    input:
+        unpack(comparison_inputs),
+    output:
+        comparison="results/{study}/tables/model_comparison.tsv",
+        comparison_md="results/{study}/tables/model_comparison.md",
+        leaderboard="results/{study}/tables/leaderboard.tsv",
+        leaderboard_md="results/{study}/tables/leaderboard.md",
+    log:
+        "logs/{study}/compare_models.log",
+    localrule: True
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        models=lambda wc: evaluated_models(wc.study),
+        comparisons=config.get("comparisons", {}),
+        bootstrap=config["bootstrap"],
+        judge_correction=config.get("judge_correction", {}),
+        study=lambda wc: comparison_params(wc.study),
+    script:
+        "../scripts/compare_models.py"
