@@ -107,7 +107,7 @@ def aggregate(
                     "lower": float(h["ci_low"]),
                     "upper": float(h["ci_high"]),
                     "confidence_level": float(bootstrap["ci"]),
-                    "method": f"percentile bootstrap over {unit}s",
+                    "method": f"percentile bootstrap; unit: {unit}",
                 },
                 **({"num_samples": int(h["n"])} if h["n"] is not None else {}),
                 "num_bootstrap_samples": int(bootstrap["n_resamples"]),
@@ -192,6 +192,8 @@ def instance_rows(study: str, mid: str, record: dict, evaluation_id: str, items:
                         "request_set": item.requestset,
                         "request_id": item.request_id,
                         "judge": item.verdicts or None,
+                        "unit": item.unit,
+                        "cluster": item.cluster,
                         **{f"field:{k}": v for k, v in item.meta.items()},
                     }
                 ),

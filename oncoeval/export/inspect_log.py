@@ -68,6 +68,8 @@ def sample(item: Item, model: str, unit: str) -> EvalSample:
             "judge": item.verdicts,
             "unscored_reason": item.unscored or None,
             "resampling_unit": unit,
+            "unit": item.unit,
+            "cluster": item.cluster,
         },
     )
 

@@ -10,6 +10,7 @@ The run's headline measures for the model come from ``results/summary.tsv``.
 
 from __future__ import annotations
 
+import importlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ import pandas as pd
 from ..io import iter_jsonl
 from ..report import catalog
 from ..report.drilldown import per_model_tables
+from ..studies.contract import ResultPaths
 from .phi import Redactor
 
 # Folders of per-model tables whose columns are a judge's verdicts and reasons.
@@ -43,6 +45,8 @@ class Item:
     verdicts: dict = field(default_factory=dict)
     parse: dict = field(default_factory=dict)
     unscored: str = ""
+    unit: str | None = None  # the resampling unit this item's scores count towards
+    cluster: str | None = None  # the unit's cluster (resampled whole)
 
 
 def _plain(value):
@@ -65,8 +69,35 @@ def _number(value):
     return None
 
 
+def resampling(study: str):
+    """The study's ``RESAMPLING`` (unit and cluster), as its workflow.py declares it."""
+    return catalog.study_declares(study, "RESAMPLING")
+
+
 def resampling_unit(study: str) -> str:
-    return catalog.study_declares(study, "RESAMPLING_UNIT", "item")
+    return str(resampling(study))
+
+
+def unit_clusters(root, config: dict, study: str, model: str) -> dict[str, str]:
+    """unit id -> cluster id of ``model``'s scored units, from the study's ``unit_scores``
+    (the per-unit values its intervals and model comparisons resample)."""
+    workflow = importlib.import_module(f"oncoeval.studies.{study}.workflow")
+    score_path = Path(root) / ResultPaths(study).scores(model)
+    if not hasattr(workflow, "unit_scores") or not score_path.exists():
+        return {}
+    inputs = workflow.comparison_inputs(config) if hasattr(workflow, "comparison_inputs") else {}
+    inputs = {k: str(Path(root) / v) if isinstance(v, str) else v for k, v in inputs.items()}
+    units = workflow.unit_scores(score_path, inputs)
+    return {str(u): str(c) for u, c in zip(units["unit"], units["cluster"], strict=True)}
+
+
+def place_in_units(items: list[Item], clusters: dict[str, str]) -> None:
+    """Each item's unit: its request id, else the first of its request fields, that is a unit."""
+    for item in items:
+        for candidate in [item.request_id, *map(str, item.meta.values())]:
+            if candidate in clusters:
+                item.unit, item.cluster = candidate, clusters[candidate]
+                break
 
 
 def _join_keys(table: pd.DataFrame, meta_keys: list[str], request_ids: set[str]) -> list[str]:
@@ -160,10 +191,12 @@ def _attach(item: Item, folder: str, rows: list[dict], keys: list[str], redactor
             number = _number(value)
             if column in UNSCORED_COLUMNS:
                 if value not in (False, 0, 0.0):
-                    reason = column if isinstance(value, bool | int | float) else value
-                    item.unscored = "; ".join(
-                        filter(None, [item.unscored, f"{name}: {redactor.text(str(reason))}"])
+                    reason = (
+                        f"{name}={value}"
+                        if number is not None
+                        else f"{folder}:{name}: {redactor.text(value)}"
                     )
+                    item.unscored = "; ".join(filter(None, [item.unscored, reason]))
             elif _is_verdict(folder, column):
                 item.verdicts[f"{folder}:{name}"] = (
                     value if number is not None else redactor.text(value)

@@ -25,7 +25,7 @@ import yaml
 
 from .. import config as oc
 from . import checklist, crate, eee, inspect_log
-from .items import headlines, resampling_unit, study_items
+from .items import headlines, place_in_units, resampling_unit, study_items, unit_clusters
 from .phi import redactor_for
 
 
@@ -91,6 +91,7 @@ def export(root, config: dict, out=None, checklist_dir=None) -> dict[str, list[P
             if not (root / "results" / study / "responses" / mid).is_dir():
                 continue
             items = study_items(root, study, mid, redactor)
+            place_in_units(items, unit_clusters(root, config, study, mid))
             heads = headlines(root, study, mid)
             record = (prov.get("models") or {}).get(mid, {})
             log = inspect_log.eval_log(

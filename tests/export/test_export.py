@@ -30,6 +30,7 @@ from oncoeval.report.provenance import provenance
 
 MARKER = "ZQXPHIMARKER7731"
 TOOLS = REPO / ".venv-tools"
+REPLAYED = REPO / "resources" / "demo" / "coral" / "replay" / "reference" / "coral"
 CONFIG = {
     "evaluate": [],
     "studies": {
@@ -67,7 +68,18 @@ def run_dir(tmp_path_factory):
     note = notes / "breast_01.txt"
     # Appended to the last section's last paragraph: the annotations' offsets stay valid.
     note.write_text(note.read_text().rstrip("\n") + f" Seen with {MARKER}.\n")
-    configfile = write_config(workdir, CONFIG)
+    # The replayed answers, one of them quoting the marker and ending in a line that is no
+    # tuple (a parse failure: an unscored reason to carry).
+    answers = workdir / "phi-replay" / "coral" / "extraction.jsonl"
+    answers.parent.mkdir(parents=True)
+    rows = [json.loads(line) for line in (REPLAYED / "extraction.jsonl").read_text().splitlines()]
+    rows[0]["text"] += f"\nSymptomEnt(Symptom='{MARKER}', Datetime={{'unknown'}})\nnot a tuple ("
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    models = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["models"]
+    models = [
+        {**m, "path": "phi-replay"} if m["id"] == "coral-reference-replay" else m for m in models
+    ]
+    configfile = write_config(workdir, {**CONFIG, "models": models})
     run_snakemake(workdir, configfile=configfile)
     config = run.load_config(workdir, [str(configfile)])
     run.publish(workdir, config, [configfile.name])
@@ -85,8 +97,12 @@ def _eval_logs(root: Path) -> dict[tuple[str, str], Path]:
 @pytest.mark.slow
 def test_the_marker_is_in_the_phi_inputs_the_run_read(run_dir):
     workdir, _ = run_dir
-    requests = (workdir / "results" / "coral" / "requests" / "extraction.jsonl").read_text()
-    assert MARKER in requests  # else the PHI checks below would pass for nothing
+    coral = workdir / "results" / "coral"
+    # In the notes the model read and in its answers: else the PHI checks would pass for nothing.
+    assert MARKER in (coral / "requests" / "extraction.jsonl").read_text()
+    assert (
+        MARKER in (coral / "responses" / "coral-reference-replay" / "extraction.jsonl").read_text()
+    )
 
 
 @pytest.mark.slow
@@ -110,7 +126,14 @@ def test_inspect_logs_read_back_every_sample_with_its_scores_and_verdicts(run_di
             assert sample.metadata["judge"] == item.verdicts
             assert sample.metadata["unscored_reason"] == (item.unscored or None)
             assert sample.metadata["request_fields"] == item.meta
+            assert (sample.metadata["unit"], sample.metadata["cluster"]) == (
+                item.unit,
+                item.cluster,
+            )
             assert sample.output.completion == (item.output or "")
+        # Every scored item counts towards a resampling unit; the broken answer is unscored.
+        assert all(i.unit for i in source if i.scores)
+        assert study != "coral" or any("parse_failures=" in i.unscored for i in source)
         measures = log.results.scores[0].metrics
         summary = pd.read_csv(workdir / "results" / "summary.tsv", sep="\t")
         assert set(measures) == set(summary[summary["study"] == study]["measure"])
@@ -133,7 +156,9 @@ def test_inspect_scores_and_verdicts_are_the_study_tables(run_dir):
         row = scores.loc[int(sample.metadata["request_id"])]
         assert sample.scores["score"].value == row["score"]
         assert sample.metadata["judge"]["scores:reason"] == row["reason"]
-        assert sample.metadata["resampling_unit"] == "question"
+        assert sample.metadata["resampling_unit"].startswith("question")
+        assert sample.metadata["unit"] == sample.metadata["request_id"]
+        assert sample.metadata["cluster"] == str(row.get("cluster", row.name))
 
 
 @pytest.mark.slow
