@@ -27,6 +27,10 @@ from .phi import Redactor
 JUDGE_FOLDERS = ("judged", "verdicts", "verified", "matches", "chosen")
 # Columns that carry why an item was not scored.
 UNSCORED_COLUMNS = ("parse_error", "unscored", "unscored_reason", "parse_failures")
+# Columns of the studies' per-item tables whose values are categories the study defines (views,
+# regimes, schema fields), never text of the inputs.
+CATEGORY_COLUMNS = ("gold_view", "view", "field", "variant", "regime", "section", "subtype",
+                    "status", "tuple_name", "method")  # fmt: skip
 # Columns of a scores table that are the judge's verdict or reason, not a score of the answer.
 VERDICT_COLUMNS = ("reason", "verifier", "verdict", "judge", "retried")
 
@@ -92,12 +96,17 @@ def unit_clusters(root, config: dict, study: str, model: str) -> dict[str, str]:
 
 
 def place_in_units(items: list[Item], clusters: dict[str, str]) -> None:
-    """Each item's unit: its request id, else the first of its request fields, that is a unit."""
+    """Each item's unit (its request id, else the first of its request fields, that is a unit)
+    and the unit's cluster; an item that is part of a unit without naming it alone (a unit of
+    several fields, e.g. a profile under a regime) gets the cluster its fields name."""
+    cluster_ids = set(clusters.values())
     for item in items:
-        for candidate in [item.request_id, *map(str, item.meta.values())]:
-            if candidate in clusters:
-                item.unit, item.cluster = candidate, clusters[candidate]
-                break
+        candidates = [item.request_id, *map(str, item.meta.values())]
+        unit = next((c for c in candidates if c in clusters), None)
+        if unit is not None:
+            item.unit, item.cluster = unit, clusters[unit]
+        else:
+            item.cluster = next((c for c in candidates if c in cluster_ids), None)
 
 
 def _join_keys(table: pd.DataFrame, meta_keys: list[str], request_ids: set[str]) -> list[str]:
@@ -116,8 +125,13 @@ def _join_keys(table: pd.DataFrame, meta_keys: list[str], request_ids: set[str])
     return []
 
 
-def _label(row: dict, varying: list[str]) -> str:
-    return "/".join(str(row[c]) for c in varying)
+def _label(row: dict, varying: list[str], redactor: Redactor) -> str:
+    """What tells a request's rows apart (e.g. CORAL's ``published/Datetime``). Under PHI
+    redaction only the study's category columns are shown as they are; any other value may be
+    text of the note (a parsed symptom, say) and is shown as its hash."""
+    return "/".join(
+        str(row[c]) if c in CATEGORY_COLUMNS else str(redactor.text(str(row[c]))) for c in varying
+    )
 
 
 def _is_verdict(folder: str, column: str) -> bool:
@@ -182,7 +196,7 @@ def _attach(item: Item, folder: str, rows: list[dict], keys: list[str], redactor
         and len({str(r[c]) for r in rows}) > 1
     ]  # fmt: skip
     for row in rows:
-        label = _label(row, varying) if len(rows) > 1 else ""
+        label = _label(row, varying, redactor) if len(rows) > 1 else ""
         for column in columns:
             value = _plain(row[column])
             if value is None or value == "" or column in varying:

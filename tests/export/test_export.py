@@ -24,7 +24,7 @@ from conftest import REPO, link_workflow, other_studies_off, run_snakemake, writ
 from inspect_ai.log import read_eval_log
 
 from oncoeval.export import checklist, crate, run
-from oncoeval.export.items import study_items
+from oncoeval.export.items import place_in_units, study_items, unit_clusters
 from oncoeval.export.phi import redactor_for
 from oncoeval.report.provenance import provenance
 
@@ -116,6 +116,7 @@ def test_inspect_logs_read_back_every_sample_with_its_scores_and_verdicts(run_di
     for (study, model), path in logs.items():
         log = read_eval_log(str(path))
         source = study_items(workdir, study, model, redactor_for(config, study))
+        place_in_units(source, unit_clusters(workdir, config, study, model))
         responses = (workdir / "results" / study / "responses" / model).glob("*.jsonl")
         assert len(source) == sum(len(p.read_text().splitlines()) for p in responses)
         samples = {s.id: s for s in log.samples}
