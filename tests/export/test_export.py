@@ -14,13 +14,21 @@ import copy
 import json
 import shutil
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, link_workflow, other_studies_off, run_snakemake, write_config
+from conftest import (
+    REPO,
+    link_workflow,
+    other_studies_off,
+    run_snakemake,
+    workflow_env,
+    write_config,
+)
 from inspect_ai.log import read_eval_log
 
 from oncoeval.export import checklist, crate, run
@@ -69,11 +77,13 @@ def run_dir(tmp_path_factory):
     # Appended to the last section's last paragraph: the annotations' offsets stay valid.
     note.write_text(note.read_text().rstrip("\n") + f" Seen with {MARKER}.\n")
     # The replayed answers, one of them quoting the marker and ending in a line that is no
-    # tuple (a parse failure: an unscored reason to carry).
+    # tuple of its kind (a parse failure: an unscored reason to carry).
     answers = workdir / "phi-replay" / "coral" / "extraction.jsonl"
     answers.parent.mkdir(parents=True)
     rows = [json.loads(line) for line in (REPLAYED / "extraction.jsonl").read_text().splitlines()]
-    rows[0]["text"] += f"\nSymptomEnt(Symptom='{MARKER}', Datetime={{'unknown'}})\nnot a tuple ("
+    rows[0]["text"] += (
+        f"\nSymptomEnt(Symptom='{MARKER}', Datetime={{'unknown'}})\nSymptomEnt(Bogus='x')"
+    )
     answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
     models = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["models"]
     models = [
@@ -81,8 +91,12 @@ def run_dir(tmp_path_factory):
     ]
     configfile = write_config(workdir, {**CONFIG, "models": models})
     run_snakemake(workdir, configfile=configfile)
+    # `make publish` (export, checklist, crate) as the Makefile runs it.
+    subprocess.run(
+        [sys.executable, "-m", "oncoeval.export", "publish", f"--configfile={configfile.name}"],
+        cwd=workdir, env=workflow_env(), check=True, timeout=600,
+    )  # fmt: skip
     config = run.load_config(workdir, [str(configfile)])
-    run.publish(workdir, config, [configfile.name])
     on = copy.deepcopy(config)
     on["report"] = {**on["report"], "include_phi_text": True}
     run.export(workdir, on, out=workdir / "on" / "export", checklist_dir=workdir / "on")
