@@ -8,12 +8,16 @@ CORES ?= 2
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
-# The run's config on top of config/config.yaml (`make run CONFIG=my.yaml`); `make report` and
-# `make estimate` default to the config of the last `make run` (recorded in results/.config).
+# The run's config on top of config/config.yaml (`make run CONFIG=my.yaml`) and further Snakemake
+# arguments (`make run ARGS="--config only=cancer_myth limit=5"`); `make report` defaults to the
+# config and arguments of the last `make run` (recorded in results/.config and results/.args).
 CONFIG ?=
+ARGS ?=
 CONFIG_ARGS = $(if $(CONFIG),--configfile=$(CONFIG))
 LAST_CONFIG = $(or $(CONFIG),$(shell cat results/.config 2>/dev/null))
 LAST_CONFIG_ARGS = $(if $(LAST_CONFIG),--configfile=$(LAST_CONFIG))
+LAST_ARGS = $(if $(CONFIG)$(ARGS),$(ARGS),$(shell cat results/.args 2>/dev/null))
+REPORT = results/report.html
 
 .PHONY: setup tools run test test-fast test-slurm lint docs bench report estimate export publish clean
 
@@ -54,16 +58,20 @@ $(TOOLS)/.installed: requirements-tools/eee.lock requirements-tools/crate.lock o
 	$(TOOLS)/crate/bin/python oncoeval/export/validator_cache.py $(TOOLS)/rocrate-cache/http_cache $(TOOLS)/ro-crate-1.1-context.jsonld
 	touch $@
 
+# The run, its report (quiet), then its results and the report's path as the last lines, also
+# when nothing was left to do (Snakemake's onsuccess hook does not run then).
 run: setup
 	mkdir -p results && echo "$(CONFIG)" > results/.config
-	$(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS)
-	$(MAKE) report
+	printf '%s\n' '$(subst ','\'',$(ARGS))' > results/.args
+	ONCOEVAL_SUMMARY_AT_END=1 $(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS) $(ARGS)
+	$(BIN)/python -m oncoeval.report.build --report $(REPORT) $(CONFIG_ARGS) $(ARGS)
+	@$(BIN)/python -m oncoeval.report.summary --report $(REPORT)
 
-# The report of the last run's config; refuses (naming the files) when a result is missing or
-# was made by another config, older inputs, code or params.
+# The report of the last run's config and arguments; refuses (naming the files) when a result is
+# missing or was made by another config, older inputs, code or params.
 report: setup
-	$(BIN)/python -m oncoeval.report.fresh $(LAST_CONFIG_ARGS)
-	$(BIN)/snakemake $(LAST_CONFIG_ARGS) --report results/report.html
+	$(BIN)/python -m oncoeval.report.build --report $(REPORT) $(LAST_CONFIG_ARGS) $(LAST_ARGS)
+	@echo "Report: $(REPORT)"
 
 # Requests, prompt tokens, maximum new tokens and cost range per model and study, from the
 # stages that call no model.
@@ -97,11 +105,11 @@ docs: setup
 # Per-item inspect logs and Every Eval Ever records of the last run, and the reporting
 # checklist (results/export/, results/reporting_checklist.{md,html}); calls no model.
 export: setup
-	$(BIN)/python -m oncoeval.export export $(foreach f,$(LAST_CONFIG),--configfile=$(f))
+	$(BIN)/python -m oncoeval.export export $(LAST_CONFIG_ARGS) $(LAST_ARGS)
 
 # The Workflow Run RO-Crate of the last run (results/publish/), after `make export`'s files.
 publish: setup
-	$(BIN)/python -m oncoeval.export publish $(foreach f,$(LAST_CONFIG),--configfile=$(f))
+	$(BIN)/python -m oncoeval.export publish $(LAST_CONFIG_ARGS) $(LAST_ARGS)
 
 bench: setup
 	$(BIN)/python -m bench

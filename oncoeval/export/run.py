@@ -1,7 +1,7 @@
 """``make export`` and ``make publish`` over a finished run (no model is called).
 
-    python -m oncoeval.export [--configfile=PATH ...] [--root .]            # export + checklist
-    python -m oncoeval.export publish [--configfile=PATH ...] [--root .]    # + the RO-Crate
+    python -m oncoeval.export [--configfile=PATH ...] [--config K=V ...]          # export
+    python -m oncoeval.export publish [--configfile=PATH ...] [--config K=V ...]  # + the crate
 
 The config is read as Snakemake reads it: ``config/config.yaml``, then each ``--configfile``
 layered on top, with the schemas' defaults filled.
@@ -37,17 +37,28 @@ def layered(base: dict, over: dict) -> dict:
     return out
 
 
-def load_config(root: Path, configfiles: list[str]) -> dict:
+def load_config(root: Path, configfiles: list[str], overrides: list[str] = ()) -> dict:
+    """The run's config: config/config.yaml, each config file layered on top, then Snakemake's
+    ``--config KEY=VALUE`` overrides (e.g. ``only=cancer_myth``), defaults filled, ``only``
+    applied, as the workflow reads it."""
     config = yaml.safe_load((root / "config" / "config.yaml").read_text(encoding="utf-8"))
     for path in configfiles:
         path = Path(path) if Path(path).is_absolute() else root / path
         config = layered(config, yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--config {item}: expected KEY=VALUE")
+        config[key] = yaml.safe_load(value)
     problems = oc.schema_problems(config)
     if problems:
         raise SystemExit(f"config: {oc.format_problems(problems)}")
     oc.fill_config_defaults(config)
     for study in oc.STUDIES:
         config["studies"][study] = oc.filled_study_block(config, study)
+    problems = oc.apply_only(config)
+    if problems:
+        raise SystemExit(f"config: {oc.format_problems(problems)}")
     return config
 
 
@@ -137,14 +148,18 @@ def publish(root, config: dict, configfiles: list[str], out=None) -> Path:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m oncoeval.export")
-    parser.add_argument("what", nargs="?", choices=("export", "publish"), default="export")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    what = argv.pop(0) if argv and argv[0] in ("export", "publish") else "export"
+    parser = argparse.ArgumentParser(prog="python -m oncoeval.export [export|publish]")
     parser.add_argument("--configfile", action="append", default=[])
+    parser.add_argument("--config", nargs="*", default=[], help="Snakemake's KEY=VALUE overrides")
     parser.add_argument("--root", default=".")
-    args = parser.parse_args(argv)
+    # The last run's further Snakemake arguments (results/.args) may hold options that do not
+    # change the config (--cores...): only --configfile and --config are read.
+    args, _ = parser.parse_known_args(argv)
     root = Path(args.root)
-    config = load_config(root, args.configfile)
-    if args.what == "publish":
+    config = load_config(root, args.configfile, args.config)
+    if what == "publish":
         print(f"Crate: {publish(root, config, args.configfile)}")
     else:
         for kind, paths in export(root, config).items():
