@@ -2,7 +2,7 @@ import time
 
 from snakemake.utils import min_version
 
-from oncoeval.generate import print_failed_calls
+from oncoeval.calls import print_failed_calls
 
 min_version("9.0")
 
@@ -43,11 +43,17 @@ rule all:
         report_targets(),
 
 
+# A capped or subset run says so as its jobs start (and in every table, caption and summary).
+onstart:
+    if RUN_SCOPE:
+        print(f"OncoEval: {RUN_SCOPE}")
+
+
 # The end of every run names the model calls that failed, per model and study, and prints the
 # headline results, tokens and cost.
 onsuccess:
     print_failed_calls("logs", since=RUN_STARTED)
-    print(terminal_summary("."))
+    print_run_end(".")
 
 
 onerror:

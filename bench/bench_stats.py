@@ -19,7 +19,7 @@ import pandas as pd
 from oncoeval.config import filled_study_block
 from oncoeval.stats import BootstrapSettings
 from oncoeval.studies.guidelines import metaclf
-from oncoeval.studies.guidelines.aggregate import settings_from
+from oncoeval.studies.guidelines.tables_meta import settings_from
 
 # The study's default meta-classifier settings (the schema's).
 SETTINGS = settings_from(filled_study_block({}, "guidelines"))

@@ -20,13 +20,17 @@ import time
 from pathlib import Path
 
 from .errors import InputError
+from .io import json_line
 from .records import Request, Response
 
 log = logging.getLogger(__name__)
 
 
+CANONICAL = {"sort_keys": True, "separators": (",", ":")}
+
+
 def canonical_json(obj) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(obj, ensure_ascii=False, **CANONICAL)
 
 
 def cache_key(backend: str, identity: dict, request: Request, params: dict) -> str:
@@ -41,7 +45,8 @@ def cache_key(backend: str, identity: dict, request: Request, params: dict) -> s
         "messages": request.messages,
         "params": params,
     }
-    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+    # surrogatepass: a judge request may quote a lone surrogate from a model's answer.
+    return hashlib.sha256(canonical_json(payload).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def cache_line_problem(row) -> str | None:
@@ -95,7 +100,8 @@ class ResponseCache:
         row = response.to_dict()
         row.pop("cached", None)
         row.pop("meta", None)  # meta belongs to the request, which the key already covers
-        self._handle.write(canonical_json({"key": key, "response": row}) + "\n")
+        # json_line: a lone surrogate in the answer is stored escaped and read back unchanged.
+        self._handle.write(json_line({"key": key, "response": row}, **CANONICAL) + "\n")
         self._handle.flush()
         os.fsync(self._handle.fileno())
 

@@ -20,7 +20,7 @@ from .backends import BACKEND_MODULES, get_backend
 from .cache import canonical_json
 from .errors import ConfigError
 from .schema import CONFIG_SCHEMA, fill_schema_defaults, raw_config_schema
-from .studies import STUDIES
+from .studies import STUDIES, contract
 
 SCHEMAS = CONFIG_SCHEMA.parent / "schemas"
 
@@ -50,10 +50,15 @@ def study_schema(study: str) -> dict:
     return yaml.safe_load((SCHEMAS / f"{study}.schema.yaml").read_text(encoding="utf-8"))
 
 
+def study_block(config: dict, study: str) -> dict:
+    """The study's block of ``config`` (the one way to read it): as written, or, once
+    rules/common.smk filled it, with every schema default; {} when the config has none."""
+    return (config.get("studies") or {}).get(study) or {}
+
+
 def filled_study_block(config: dict, study: str) -> dict:
     """The study's config block with every default of its schema filled in."""
-    block = (config.get("studies") or {}).get(study) or {}
-    return fill_schema_defaults(study_schema(study), block)
+    return fill_schema_defaults(study_schema(study), study_block(config, study))
 
 
 def enabled_studies(config: dict) -> list[str]:
@@ -63,8 +68,7 @@ def enabled_studies(config: dict) -> list[str]:
 
 def study_evaluated_models(config: dict, study: str) -> list[str]:
     """The models evaluated by a study: its own ``evaluate`` list, else the global one."""
-    block = (config.get("studies") or {}).get(study) or {}
-    return list(block.get("evaluate") or config.get("evaluate") or [])
+    return list(study_block(config, study).get("evaluate") or config.get("evaluate") or [])
 
 
 def study_judges(config: dict, study: str) -> dict[str, str]:
@@ -72,8 +76,8 @@ def study_judges(config: dict, study: str) -> dict[str, str]:
 
     A role may name a jury (a list of model ids, oncoeval.judges.jury) where the study allows.
     """
-    block = (config.get("studies") or {}).get(study) or {}
-    return {role: mid for role, mid in (block.get("judges") or {}).items() if mid}
+    judges = study_block(config, study).get("judges") or {}
+    return {role: mid for role, mid in judges.items() if mid}
 
 
 def judge_ids(value) -> list[str]:
@@ -96,21 +100,6 @@ def _marked_model_keys(schema: dict, prefix: str = "") -> list[str]:
 TOP_MODEL_KEYS = ("evaluate",)
 STUDY_MODEL_KEYS = {s: tuple(_marked_model_keys(study_schema(s))) for s in STUDIES}
 
-# Data keys of each study: True when the study cannot run without it. None of them has a
-# default: a user who enables a study names its data (the demo config names the demo's).
-STUDY_DATA_KEYS = {
-    "side_effects": {"profiles": True, "reference": True, "validation": False},
-    "cancer_myth": {"questions": True, "verifier_examples": True, "human_scores": False},
-    "coral": {"notes_dir": True, "metadata": False, "review.sheet": False},
-    "guidelines": {"guideline": True, "labelled_notes": True, "unlabelled_notes": False},
-}
-CONSTRUCTION_DATA_KEYS = {
-    "construction.myths": True,
-    "construction.initial_valid": True,
-    "construction.initial_invalid": True,
-    "construction.classifier_examples": True,
-}
-
 
 @dataclass(frozen=True)
 class Route:
@@ -131,14 +120,10 @@ def _get(block: dict, dotted: str):
     return value
 
 
-def _block(config: dict, study: str) -> dict:
-    return (config.get("studies") or {}).get(study) or {}
-
-
 def _ids(value) -> list[str]:
     if value is None:
         return []
-    if isinstance(value, dict):  # {evaluated id: model id} (cancer_myth.verifier_for)
+    if isinstance(value, dict):  # {evaluated id: model id}, e.g. a verifier per evaluated model
         return [v for v in value.values() if v]
     return [v for v in value if v] if isinstance(value, list) else [value]
 
@@ -152,53 +137,17 @@ def model_routes(config: dict) -> list[Route]:
     """
     routes: list[Route] = []
     for study in enabled_studies(config):
-        block = _block(config, study)
+        block = filled_study_block(config, study)
         key = f"studies.{study}.evaluate" if block.get("evaluate") else "evaluate"
         for mid in study_evaluated_models(config, study):
             routes.append(Route(study, mid, key, "evaluated"))
-        for dotted, role in _used_role_keys(study, block):
+        for dotted, role in contract.judge_roles(study, block):
             for mid in _ids(_get(block, dotted)):
                 routes.append(Route(study, mid, f"studies.{study}.{dotted}", role))
     for name in config.get("adhoc") or {}:
         for mid in config.get("evaluate") or []:
             routes.append(Route("adhoc", mid, "evaluate", f"ad-hoc set {name}"))
     return routes
-
-
-def _used_role_keys(study: str, block: dict) -> list[tuple[str, str]]:
-    """The model-naming keys (besides `evaluate`) whose models this study's run calls."""
-    if study == "side_effects":
-        # The matcher judge answers the llm matcher and, whenever set, the matcher validation.
-        return [("judges.matcher", "matcher judge")]
-    if study == "cancer_myth":
-        keys = [("judges.verifier", "verifier"), ("verifier_for", "verifier of one model")]
-        if block.get("construct"):
-            keys += [
-                ("judges.classifier", "construction classifier"),
-                ("construction.generators", "construction generator"),
-                ("construction.responder", "construction responder"),
-            ]
-        return keys
-    if study == "coral":
-        return [("review.model", "review model")]
-    if study == "guidelines":
-        return [("judges.generator", "synthetic generator"), ("judges.chooser", "chooser")]
-    return []
-
-
-def _required_roles(study: str, block: dict) -> list[tuple[str, str]]:
-    """(key, why) of each model-naming key this run needs filled in."""
-    if study == "side_effects" and _get(block, "matcher.method") == "llm":
-        return [("judges.matcher", "matcher.method is llm")]
-    if study == "cancer_myth":
-        need = [("judges.verifier", "the verifier scores every answer")]
-        if block.get("construct"):
-            need += [
-                ("judges.classifier", "construct is true (questions are categorised)"),
-                ("construction.generators", "construct is true"),
-            ]
-        return need
-    return []
 
 
 def used_models(config: dict) -> dict[str, set[str]]:
@@ -214,7 +163,7 @@ def used_models(config: dict) -> dict[str, set[str]]:
 
 def phi_problem(config: dict, models: dict, route: Route) -> str | None:
     """Why this route may not send its study's data to its model, or None."""
-    if route.study == "adhoc" or not _block(config, route.study).get("contains_phi"):
+    if route.study == "adhoc" or not study_block(config, route.study).get("contains_phi"):
         return None
     if route.model in models and not models[route.model]["phi_safe"]:
         return (
@@ -253,26 +202,26 @@ def config_problems(config: dict, env: dict | None = None) -> list[str]:
     for mid in config.get("evaluate") or []:
         unknown("evaluate", mid)
     for study in enabled_studies(config):
-        block = _block(config, study)
+        block = filled_study_block(config, study)
         for dotted in STUDY_MODEL_KEYS[study]:
-            for mid in _ids(_get(block, dotted)):
+            value = _get(block, dotted)
+            # A marked mapping ({evaluated id: model id}) names models by its keys too.
+            for mid in _ids(value) + (list(value) if isinstance(value, dict) else []):
                 unknown(f"studies.{study}.{dotted}", mid)
-            named = _get(block, dotted)
+            named = value
             if isinstance(named, list) and len(set(named)) < len(named):
                 twice = sorted({m for m in named if named.count(m) > 1})
                 problems.append(
                     f"studies.{study}.{dotted}: {twice} named more than once; a jury of one "
                     "model twice is that model's verdict counted twice. Name each juror once."
                 )
-        problems += study_settings_problems(study, block)
-        for mid in block.get("verifier_for") or {}:  # its keys name evaluated ids
-            unknown(f"studies.{study}.verifier_for", mid)
         if not study_evaluated_models(config, study):
             problems.append(f"studies.{study}: enabled, but no model is evaluated (evaluate: [])")
-        for dotted, why in _required_roles(study, block):
+        for dotted, why in contract.required_roles(study, block):
             if not _ids(_get(block, dotted)):
                 problems.append(f"studies.{study}.{dotted}: needs a model id ({why})")
         problems += data_problems(study, block)
+        problems += contract.settings_problems(study, block)
     for route in model_routes(config):
         problem = phi_problem(config, models, route)
         if problem:
@@ -285,23 +234,12 @@ def config_problems(config: dict, env: dict | None = None) -> list[str]:
     return list(dict.fromkeys(problems))
 
 
-def study_settings_problems(study: str, block: dict) -> list[str]:
-    """What a study's own ``workflow.settings_problems(block)`` finds in its block (settings
-    the schema cannot check: regexes that must compile, ranges given as [min, max])."""
-    import importlib
-
-    module = importlib.import_module(f"oncoeval.studies.{study}.workflow")
-    check = getattr(module, "settings_problems", None)
-    return list(check(block)) if check else []
-
-
 def data_problems(study: str, block: dict) -> list[str]:
-    """Data keys of an enabled study that are missing, or name a file that does not exist."""
-    keys = dict(STUDY_DATA_KEYS.get(study, {}))
-    if study == "cancer_myth" and block.get("construct"):
-        keys.update(CONSTRUCTION_DATA_KEYS)
+    """Data keys of an enabled study (its ``data_keys``) that are missing, or name a file that
+    does not exist. None of them has a default: a user who enables a study names its data (the
+    demo config names the demo's)."""
     problems = []
-    for dotted, required in keys.items():
+    for dotted, required in contract.data_keys(study, block).items():
         value = _get(block, dotted)
         if not value:
             if required:
@@ -325,7 +263,7 @@ def apply_only(config: dict) -> list[str]:
     """Narrow the run to the studies and models named by ``only`` (in place); problems found.
 
     ``only`` is a comma-separated list (or a YAML list) of study names and model ids, e.g.
-    ``--config only=cancer_myth`` or ``only=cancer_myth,gpt-4o``. Named studies run and no
+    ``--config only=<study>`` or ``only=<study>,gpt-4o``. Named studies run and no
     other; named models are the only ones evaluated (judges stay as configured), and a study
     that evaluates none of them is switched off.
     """
@@ -389,7 +327,9 @@ def config_schema(schema_path: str | os.PathLike = CONFIG_SCHEMA) -> dict:
     model["properties"]["backend"]["enum"] = list(BACKEND_MODULES)
     model["allOf"] = [
         {
-            "if": {"properties": {"backend": {"const": name}}},
+            # `required`: an entry without a backend matches no branch (its one problem is the
+            # missing backend, not every backend's required keys).
+            "if": {"properties": {"backend": {"const": name}}, "required": ["backend"]},
             "then": copy.deepcopy(get_backend(name).CONFIG_SCHEMA),
         }
         for name in BACKEND_MODULES
@@ -441,9 +381,40 @@ def schema_problems(config: dict, schema_path: str | os.PathLike = CONFIG_SCHEMA
     validator = _validator(schema_path)
     problems = []
     for error in sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.path))):
-        message = error.message if len(error.message) < 300 else error.message[:300] + "..."
-        problems.append(f"{key_path(error.absolute_path) or '(top level)'}: {message}")
+        message = error.message
+        if error.validator == "unevaluatedProperties" and isinstance(error.instance, dict):
+            message = _unknown_keys_message(validator, error)
+            if message is None:  # only a consequence of another problem of the entry
+                continue
+        message = message if len(message) < 300 else message[:300] + "..."
+        problem = f"{key_path(error.absolute_path) or '(top level)'}: {message}"
+        if problem not in problems:  # one line per problem
+            problems.append(problem)
     return problems
+
+
+def _unknown_keys_message(validator, error) -> str | None:
+    """The keys an ``unevaluatedProperties`` error should name, or None when there are none.
+
+    When a backend's part of a model entry (an ``allOf`` branch) fails, JSON Schema counts none
+    of its keys as evaluated, so the error would list the entry's valid keys as unexpected beside
+    the real problem. Keys declared by the entry's schema or by a branch whose condition holds
+    are known; only the others are reported.
+    """
+    schema, instance = error.schema, error.instance
+    known = set(schema.get("properties", {}))
+    branches = [part for part in schema.get("allOf", []) if "if" in part]
+    matched = [p for p in branches if validator.evolve(schema=p["if"]).is_valid(instance)]
+    if branches and not matched:  # an unknown backend: that error says it, no key can be judged
+        return None
+    for part in [p for p in schema.get("allOf", []) if "if" not in p] + matched:
+        known |= set((part.get("then") or part).get("properties", {}))
+    unknown = [key for key in instance if key not in known]
+    if not unknown:
+        return None
+    names = ", ".join(repr(key) for key in unknown)
+    verb = "was" if len(unknown) == 1 else "were"
+    return f"Unevaluated properties are not allowed ({names} {verb} unexpected)"
 
 
 def key_path(parts) -> str:

@@ -21,7 +21,8 @@ from tqdm import tqdm
 from .backends import get_backend
 from .cache import RequestClaims, ResponseCache, cache_key
 from .failures import cures
-from .records import Request, Response, read_requests, read_responses, write_responses
+from .io import text_without_lone_surrogates
+from .records import Request, Response, read_requests, write_responses
 from .schema import top_level_default
 
 log = logging.getLogger(__name__)
@@ -166,7 +167,12 @@ class JobRequests:
             resp = answers.get(self.keys[r.request_id])
             if resp is None:  # a backend that skipped a request is a bug; record it, never drop
                 resp = Response(r.request_id, model_id, None, error="backend returned no response")
-            ordered.append(dataclasses.replace(resp, request_id=r.request_id, meta=r.meta))
+            # The cache keeps a lone surrogate as it came (escaped); the responses file, which
+            # every later stage reads as text, carries U+FFFD in its place (oncoeval.io).
+            text = None if resp.text is None else text_without_lone_surrogates(resp.text)
+            ordered.append(
+                dataclasses.replace(resp, request_id=r.request_id, meta=r.meta, text=text)
+            )
         return ordered
 
 
@@ -344,120 +350,3 @@ def _answer_all(todo, keys, answer, cache, claims, poll_s: float = 0.25):
         for key, resp in found.items():
             del waiting[key]
             yield key, resp
-
-
-def outcome_path_for(log_path: str | os.PathLike) -> Path:
-    """Where a `generate` job records its outcome: next to its log."""
-    log_path = Path(log_path)
-    return log_path.with_name(log_path.name.removesuffix(".log") + ".outcome.json")
-
-
-def print_failed_calls(logs_dir: str | os.PathLike = "logs", since: float | None = None) -> None:
-    """The end-of-run hook: print :func:`failed_calls_report` to stderr when anything failed."""
-    import sys
-
-    # A second's margin: file times and the run's start clock may round differently.
-    summary = failed_calls_report(logs_dir, None if since is None else since - 1)
-    if summary:
-        print(summary, file=sys.stderr)
-
-
-def failed_calls_report(logs_dir: str | os.PathLike = "logs", since: float | None = None) -> str:
-    """Failed requests per model and study of the `generate` jobs run since ``since``.
-
-    Called at the end of a run (the Snakefile's onsuccess/onerror hooks); empty when nothing
-    failed. Each line names the model, the study, the failed and total requests and whether the
-    failures were accepted (``max_failed_share``; counted as unscored in the tables) or stopped
-    the job (the next plain rerun asks them again).
-    """
-    totals: dict[tuple[str, str], dict] = {}
-    for path in sorted(Path(logs_dir).glob("*/generate/*/*.outcome.json")):
-        if since is not None and path.stat().st_mtime < since:
-            continue  # from an earlier run
-        try:
-            row = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue
-        if not row.get("errors"):
-            continue
-        entry = totals.setdefault(
-            (row["model"], row["study"]),
-            {
-                "errors": 0,
-                "requests": 0,
-                "refused": [],
-                "first_error": row.get("first_error"),
-                "cures": [],
-            },
-        )
-        entry["cures"] += [c for c in row.get("cures") or [] if c not in entry["cures"]]
-        entry["errors"] += int(row["errors"])
-        entry["requests"] += int(row["requests"])
-        if not row.get("accepted", True):
-            entry["refused"].append(row["requestset"])
-    if not totals:
-        return ""
-    lines = ["Failed model calls in this run (per model and study):"]
-    for (model, study), e in sorted(totals.items()):
-        fate = (
-            f"stopped request sets {', '.join(e['refused'])}"
-            if e["refused"]
-            else "accepted by max_failed_share, counted as unscored"
-        )
-        lines.append(
-            f"  {model} / {study}: {e['errors']} of {e['requests']} requests failed; {fate}. "
-            f"First error: {e['first_error']}"
-        )
-        if e["refused"]:
-            lines += [f"    To fix: {c}." for c in e["cures"]]
-    return "\n".join(lines)
-
-
-CALLS_COLUMNS = [
-    "model",
-    "requestset",
-    "n_requests",
-    "n_failed",
-    "n_truncated",
-    "n_refused",
-    "n_cached",
-]
-
-
-def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None):
-    """Per model and request set of a study: requests, failed calls, truncated answers.
-
-    ``n_failed`` counts error rows (failures accepted by ``max_failed_share``; they are unscored
-    in the study's tables), ``n_truncated`` answers cut off at the token limit (``finish_reason``
-    ``length``: scored as written when a model's answer, unusable when a judge's verdict) and
-    ``n_refused`` refusals (the provider's ``refusal`` field: kept as the answer's text and scored
-    as written). A reply with no text (a content filter, null content) is a failed call.
-    """
-    import pandas as pd
-
-    from .io import write_table
-
-    rows = []
-    for model in sorted(models):
-        for path in sorted((Path(responses_root) / model).glob("*.jsonl")):
-            responses = read_responses(path)
-            rows.append(
-                {
-                    "model": model,
-                    "requestset": path.stem,
-                    "n_requests": len(responses),
-                    "n_failed": sum(r.error is not None for r in responses),
-                    "n_truncated": sum(r.finish_reason == "length" for r in responses),
-                    "n_refused": sum(bool(r.refused) for r in responses),
-                    "n_cached": sum(bool(r.cached) for r in responses),
-                }
-            )
-    table = pd.DataFrame(rows, columns=CALLS_COLUMNS)
-    write_table(
-        table,
-        out_tsv,
-        out_md,
-        title="Model calls per model and request set",
-        notes=[calls_table.__doc__.split("\n\n")[1].strip().replace("\n    ", " ")],
-    )
-    return table

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -16,6 +18,9 @@ import pandas as pd
 
 from .errors import InputError, OncoEvalError
 from .inputs import loads_json
+
+# Surrogate code points: valid in JSON and in a Python str, but they have no UTF-8 form.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def sha256_file(path: str | os.PathLike) -> str:
@@ -55,7 +60,15 @@ def atomic_write(path: str | os.PathLike, mode: str = "w"):
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as handle:
+        # A lone surrogate from a model's answer (no UTF-8 form) is written as a visible escape
+        # (\ud800) rather than failing the whole table.
+        text_mode = "b" not in mode
+        with os.fdopen(
+            fd,
+            mode,
+            encoding="utf-8" if text_mode else None,
+            errors="backslashreplace" if text_mode else None,
+        ) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
@@ -95,10 +108,49 @@ def iter_jsonl_lines(path: str | os.PathLike) -> Iterator[tuple[int, dict]]:
             yield lineno, obj
 
 
+def json_line(obj, **kwargs) -> str:
+    """``obj`` as JSON text that is valid UTF-8: non-ASCII characters as themselves, unless it
+    holds a lone surrogate (a model may answer ``"\\ud800"``, which is valid JSON but no UTF-8);
+    then every non-ASCII character is written as a ``\\u`` escape, which reads back unchanged."""
+    text = json.dumps(obj, ensure_ascii=False, **kwargs)
+    if _SURROGATE.search(text):
+        return json.dumps(obj, ensure_ascii=True, **kwargs)
+    return text
+
+
+def text_without_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (a pair of surrogates is already one
+    character in a Python string, so only lone ones are touched)."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def encodable_messages(messages: list[dict]) -> list[dict]:
+    """Chat messages with each lone surrogate replaced by U+FFFD, which a tokenizer or an HTTP
+    body can encode (a judge's request may quote one from a model's answer; the request file and
+    its cache key keep it as it was)."""
+    return [
+        {**m, "content": _SURROGATE.sub("\ufffd", m["content"])}
+        if isinstance(m.get("content"), str) and _SURROGATE.search(m["content"])
+        else m
+        for m in messages
+    ]
+
+
 def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
     with atomic_write(path) as handle:
         for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            handle.write(json_line(row) + "\n")
+
+
+# How write_table writes a TSV (numbers to 6 significant digits).
+TSV_FORMAT = {"sep": "\t", "index": False, "float_format": "%.6g"}
+
+
+def as_written(df: pd.DataFrame, **read_csv_args) -> pd.DataFrame:
+    """``df`` as a reader of its TSV (``write_table``) gets it back: numbers rounded as written,
+    types as ``pandas.read_csv`` infers them (``read_csv_args``, e.g. ``dtype``). A stage that
+    builds on a table it publishes uses this, so its numbers are the published ones."""
+    return pd.read_csv(io.StringIO(df.to_csv(**TSV_FORMAT)), sep="\t", **read_csv_args)
 
 
 def write_table(
@@ -118,7 +170,7 @@ def write_table(
         title = f"{title}\n\n{capped}" if title else None
         notes = notes if title else [capped, *(notes or [])]
     with atomic_write(tsv_path) as handle:
-        df.to_csv(handle, sep="\t", index=False, float_format="%.6g")
+        df.to_csv(handle, **TSV_FORMAT)
     if md_path is not None:
         with atomic_write(md_path) as handle:
             if title:

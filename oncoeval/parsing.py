@@ -100,7 +100,8 @@ def json_spans(
             continue
         try:
             value, stop = _scan_json(text[start:end], 0)
-        except (StopIteration, json.JSONDecodeError, RecursionError):
+        # ValueError: JSONDecodeError, and an integer over Python's 4,300-digit limit
+        except (StopIteration, ValueError, RecursionError):
             continue
         if stop != end - start:
             continue

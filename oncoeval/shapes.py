@@ -94,6 +94,8 @@ def text_problem(shape: dict, text: str | None) -> str:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         return f"not JSON: {exc.msg}"
+    except (ValueError, RecursionError) as exc:  # an integer past 4,300 digits, deep nesting
+        return f"not JSON: {type(exc).__name__}: {str(exc)[:100]}"
     errors = sorted(Draft202012Validator(shape["json_schema"]).iter_errors(value), key=str)
     return f"not valid under the schema: {errors[0].message}" if errors else ""
 

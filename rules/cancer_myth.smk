@@ -5,23 +5,17 @@
 
 import re
 
-from oncoeval.errors import OncoEvalError
-from oncoeval.studies.cancer_myth import workflow as cm
+from oncoeval.studies.cancer_myth import workflow as cancer_myth_wf
 
-CM = config["studies"]["cancer_myth"]
-CM_P = cm.PROMPTS
-cm.check_settings(CM)
-CM_JURY = cm.jurors(CM)  # the verifier: one model, or a jury of several
+CANCER_MYTH = oc.study_block(config, "cancer_myth")
+CM_P = cancer_myth_wf.PROMPTS
+CM_JURY = cancer_myth_wf.jurors(
+    CANCER_MYTH
+)  # the verifier: one model, or a jury of several
 CM_VERIFIER = CM_JURY[0] if CM_JURY else "NO_VERIFIER"
 CM_JUROR_PATTERN = "|".join(re.escape(m) for m in CM_JURY) or "NO_JURORS"
-CM_CLASSIFIER = judge_model("cancer_myth", "classifier") or "NO_CLASSIFIER"
+CM_CLASSIFIER = CANCER_MYTH["judges"]["classifier"] or "NO_CLASSIFIER"
 CM_GENERATOR_PATTERN = "|".join(re.escape(m) for m in sorted(MODELS)) or "NO_MODELS"
-# Every construction input is read and checked now, before any job (and any model call) runs.
-if study_enabled("cancer_myth") and CM["construct"]:
-    try:
-        cm.check_construction_inputs(CM)
-    except (OncoEvalError, OSError) as exc:
-        raise WorkflowError(f"cancer_myth construction input: {exc}") from None
 
 
 localrules:
@@ -51,11 +45,11 @@ localrules:
 
 rule cancer_myth_prepare:
     input:
-        CM["questions"] or [],
+        CANCER_MYTH["questions"] or [],
     output:
-        cm.ITEMS,
+        cancer_myth_wf.ITEMS,
     log:
-        cm.paths.log("prepare"),
+        cancer_myth_wf.paths.log("prepare"),
     conda:
         "../envs/cpu.yaml"
     params:
@@ -66,73 +60,75 @@ rule cancer_myth_prepare:
 
 rule cancer_myth_requests:
     input:
-        questions=cm.ITEMS,
+        questions=cancer_myth_wf.ITEMS,
     output:
-        cm.paths.requests("answer"),
+        cancer_myth_wf.paths.requests("answer"),
     log:
-        cm.paths.log("requests"),
+        cancer_myth_wf.paths.log("requests"),
     conda:
         "../envs/cpu.yaml"
     params:
-        system_prompt=CM["system_prompt"],
-        max_new_tokens=CM["answer_max_new_tokens"],
+        system_prompt=CANCER_MYTH["system_prompt"],
+        max_new_tokens=CANCER_MYTH["answer_max_new_tokens"],
     script:
         "../scripts/cancer_myth/requests.py"
 
 
 rule cancer_myth_verify_requests:
     input:
-        questions=cm.ITEMS,
-        answers=cm.paths.responses("{model}", "answer"),
+        questions=cancer_myth_wf.ITEMS,
+        answers=cancer_myth_wf.paths.responses("{model}", "answer"),
         template=f"{CM_P}/verifier.txt",
         example_template=f"{CM_P}/verifier_example.txt",
-        examples=CM["verifier_examples"],
+        examples=CANCER_MYTH["verifier_examples"],
     output:
-        cm.paths.requests("verify--{model}"),
+        cancer_myth_wf.paths.requests("verify--{model}"),
     log:
-        cm.paths.log("verify_requests", "{model}"),
+        cancer_myth_wf.paths.log("verify_requests", "{model}"),
     conda:
         "../envs/cpu.yaml"
     params:
-        max_new_tokens=CM["verifier_max_new_tokens"],
-        structured=CM["structured_verdicts"],
+        max_new_tokens=CANCER_MYTH["verifier_max_new_tokens"],
+        structured=CANCER_MYTH["structured_verdicts"],
     script:
         "../scripts/cancer_myth/verify_requests.py"
 
 
 rule cancer_myth_validate_requests:
     input:
-        human=CM["human_scores"] or [],
+        human=CANCER_MYTH["human_scores"] or [],
         template=f"{CM_P}/verifier.txt",
         example_template=f"{CM_P}/verifier_example.txt",
-        examples=CM["verifier_examples"],
+        examples=CANCER_MYTH["verifier_examples"],
     output:
-        cm.paths.requests("validate"),
+        cancer_myth_wf.paths.requests("validate"),
     log:
-        cm.paths.log("validate_requests"),
+        cancer_myth_wf.paths.log("validate_requests"),
     conda:
         "../envs/cpu.yaml"
     params:
-        max_new_tokens=CM["verifier_max_new_tokens"],
-        structured=CM["structured_verdicts"],
+        max_new_tokens=CANCER_MYTH["verifier_max_new_tokens"],
+        structured=CANCER_MYTH["structured_verdicts"],
     script:
         "../scripts/cancer_myth/validate_requests.py"
 
 
 rule cancer_myth_retry_requests:
     input:
-        requests=cm.paths.requests("{stage}{rest}"),
+        requests=cancer_myth_wf.paths.requests("{stage}{rest}"),
         # A jury's retries are per juror ({stage}-retry-by-{juror}{rest}): each quotes its own reply.
-        responses=lambda wc: cm.paths.responses(
+        responses=lambda wc: cancer_myth_wf.paths.responses(
             wc.by.removeprefix("-by-")
-            or cm.verifier_of_set(CM, CM_VERIFIER, wc.stage, wc.rest),
+            or cancer_myth_wf.verifier_of_set(
+                CANCER_MYTH, CM_VERIFIER, wc.stage, wc.rest
+            ),
             f"{wc.stage}{wc.rest}",
         ),
         reminder=f"{CM_P}/verifier_reminder.txt",
     output:
-        cm.paths.requests("{stage}-retry{by}{rest}"),
+        cancer_myth_wf.paths.requests("{stage}-retry{by}{rest}"),
     log:
-        cm.paths.log("retry_requests", "{stage}{by}{rest}"),
+        cancer_myth_wf.paths.log("retry_requests", "{stage}{by}{rest}"),
     wildcard_constraints:
         # Evaluation (verify--{model}), judge validation, and each construction step's verdicts.
         stage=rf"verify|validate|construct-({CM_GENERATOR_PATTERN})-m\d+-verify",
@@ -147,56 +143,65 @@ rule cancer_myth_retry_requests:
 
 rule cancer_myth_parse:
     input:
-        questions=cm.ITEMS,
-        answers=cm.paths.responses("{model}", "answer"),
+        questions=cancer_myth_wf.ITEMS,
+        answers=cancer_myth_wf.paths.responses("{model}", "answer"),
         # A model's own verifier (verifier_for) where the config names one, else the study's.
-        first=lambda wc: cm.answer_verdict_files(CM, CM_JURY, wc.model)["first"],
-        retry=lambda wc: cm.answer_verdict_files(CM, CM_JURY, wc.model)["retry"],
+        first=lambda wc: cancer_myth_wf.answer_verdict_files(
+            CANCER_MYTH, CM_JURY, wc.model
+        )["first"],
+        retry=lambda wc: cancer_myth_wf.answer_verdict_files(
+            CANCER_MYTH, CM_JURY, wc.model
+        )["retry"],
     output:
-        **cm.OUTPUTS_PARSE,
+        **cancer_myth_wf.OUTPUTS_PARSE,
     log:
-        cm.paths.log("parse", "{model}"),
+        cancer_myth_wf.paths.log("parse", "{model}"),
     conda:
         "../envs/cpu.yaml"
     params:
-        verifier=lambda wc: cm.jury_for(CM, CM_JURY, wc.model),
-        combine=CM["jury_combine"],
+        verifier=lambda wc: cancer_myth_wf.jury_for(CANCER_MYTH, CM_JURY, wc.model),
+        combine=CANCER_MYTH["jury_combine"],
     script:
         "../scripts/cancer_myth/parse.py"
 
 
 rule cancer_myth_score:
     input:
-        judged=cm.OUTPUTS_PARSE["judged"],
+        judged=cancer_myth_wf.OUTPUTS_PARSE["judged"],
     output:
-        **cm.OUTPUTS_SCORE,
+        **cancer_myth_wf.OUTPUTS_SCORE,
     log:
-        cm.paths.log("score", "{model}"),
+        cancer_myth_wf.paths.log("score", "{model}"),
     conda:
         "../envs/cpu.yaml"
     params:
-        verifier=lambda wc: cm.jury_for(CM, CM_JURY, wc.model),
-        combine=CM["jury_combine"],
+        verifier=lambda wc: cancer_myth_wf.jury_for(CANCER_MYTH, CM_JURY, wc.model),
+        combine=CANCER_MYTH["jury_combine"],
     script:
         "../scripts/cancer_myth/score.py"
 
 
 rule cancer_myth_aggregate:
     input:
-        scores=expand(cm.OUTPUTS_SCORE["scores"], model=evaluated_models("cancer_myth")),
+        scores=expand(
+            cancer_myth_wf.OUTPUTS_SCORE["scores"],
+            model=evaluated_models("cancer_myth"),
+        ),
         validation=(
-            cm.OUTPUTS_JUDGE_AGREEMENT["verifier_pairs"] if CM["human_scores"] else []
+            cancer_myth_wf.OUTPUTS_JUDGE_AGREEMENT["verifier_pairs"]
+            if CANCER_MYTH["human_scores"]
+            else []
         ),
     output:
-        **cm.OUTPUTS_AGGREGATE,
+        **cancer_myth_wf.OUTPUTS_AGGREGATE,
     log:
-        cm.paths.log("aggregate"),
+        cancer_myth_wf.paths.log("aggregate"),
     conda:
         "../envs/cpu.yaml"
     params:
         models=evaluated_models("cancer_myth"),
         # Rows judged by their own verifier (verifier_for): the validation does not correct them.
-        own_verifier=CM["verifier_for"] or {},
+        own_verifier=CANCER_MYTH["verifier_for"] or {},
         bootstrap=config["bootstrap"],
         judge_correction=config.get("judge_correction", {}),
     script:
@@ -205,26 +210,29 @@ rule cancer_myth_aggregate:
 
 rule cancer_myth_judge_agreement:
     input:
-        human=CM["human_scores"] or [],
+        human=CANCER_MYTH["human_scores"] or [],
         # A filled adjudication sheet adds labels; the verdicts come from the judged answers.
-        adjudicated=CM["adjudicated"] or [],
+        adjudicated=CANCER_MYTH["adjudicated"] or [],
         judged=(
-            expand(cm.OUTPUTS_PARSE["judged"], model=evaluated_models("cancer_myth"))
-            if CM["adjudicated"]
+            expand(
+                cancer_myth_wf.OUTPUTS_PARSE["judged"],
+                model=evaluated_models("cancer_myth"),
+            )
+            if CANCER_MYTH["adjudicated"]
             else []
         ),
-        first=cm.verdict_files(CM_JURY, "validate", "")["first"],
-        retry=cm.verdict_files(CM_JURY, "validate", "")["retry"],
+        first=cancer_myth_wf.verdict_files(CM_JURY, "validate", "")["first"],
+        retry=cancer_myth_wf.verdict_files(CM_JURY, "validate", "")["retry"],
     output:
-        **cm.OUTPUTS_JUDGE_AGREEMENT,
+        **cancer_myth_wf.OUTPUTS_JUDGE_AGREEMENT,
     log:
-        cm.paths.log("judge_agreement"),
+        cancer_myth_wf.paths.log("judge_agreement"),
     conda:
         "../envs/cpu.yaml"
     params:
-        models=evaluated_models("cancer_myth") if CM["adjudicated"] else [],
+        models=evaluated_models("cancer_myth") if CANCER_MYTH["adjudicated"] else [],
         verifier=CM_JURY,
-        combine=CM["jury_combine"],
+        combine=CANCER_MYTH["jury_combine"],
         bootstrap=config["bootstrap"],
     script:
         "../scripts/cancer_myth/judge_agreement.py"
@@ -232,17 +240,20 @@ rule cancer_myth_judge_agreement:
 
 rule cancer_myth_adjudication_sheet:
     input:
-        judged=expand(cm.OUTPUTS_PARSE["judged"], model=evaluated_models("cancer_myth")),
+        judged=expand(
+            cancer_myth_wf.OUTPUTS_PARSE["judged"],
+            model=evaluated_models("cancer_myth"),
+        ),
     output:
-        **cm.OUTPUTS_ADJUDICATION,
+        **cancer_myth_wf.OUTPUTS_ADJUDICATION,
     log:
-        cm.paths.log("adjudication_sheet"),
+        cancer_myth_wf.paths.log("adjudication_sheet"),
     conda:
         "../envs/cpu.yaml"
     params:
         models=evaluated_models("cancer_myth"),
-        max_items=CM["adjudication"]["max_items"],
-        seed=CM["adjudication"]["seed"],
+        max_items=CANCER_MYTH["adjudication"]["max_items"],
+        seed=CANCER_MYTH["adjudication"]["seed"],
     script:
         "../scripts/cancer_myth/adjudication_sheet.py"
 
@@ -255,27 +266,27 @@ rule cancer_myth_adjudication_sheet:
 
 rule cancer_myth_construct_myths:
     input:
-        CM["construction"]["myths"] or [],
+        CANCER_MYTH["construction"]["myths"] or [],
     output:
-        cm.MYTHS,
+        cancer_myth_wf.MYTHS,
     log:
-        cm.paths.log("construct", "myths"),
+        cancer_myth_wf.paths.log("construct", "myths"),
     conda:
         "../envs/cpu.yaml"
     params:
-        max_myths=CM["construction"]["max_myths"],
+        max_myths=CANCER_MYTH["construction"]["max_myths"],
     script:
         "../scripts/cancer_myth/construct_myths.py"
 
 
 rule cancer_myth_construct_init:
     input:
-        valid=CM["construction"]["initial_valid"],
-        invalid=CM["construction"]["initial_invalid"],
+        valid=CANCER_MYTH["construction"]["initial_valid"],
+        invalid=CANCER_MYTH["construction"]["initial_invalid"],
     output:
-        cm.pools("{generator}", "init"),
+        cancer_myth_wf.pools("{generator}", "init"),
     log:
-        cm.paths.log("construct", "{generator}", "init"),
+        cancer_myth_wf.paths.log("construct", "{generator}", "init"),
     wildcard_constraints:
         generator=CM_GENERATOR_PATTERN,
     conda:
@@ -286,101 +297,111 @@ rule cancer_myth_construct_init:
 
 rule cancer_myth_construct_generate_requests:
     input:
-        pools=lambda wc: cm.pools_before(wc.generator, wc.index),
-        myths=cm.MYTHS,
+        pools=lambda wc: cancer_myth_wf.pools_before(wc.generator, wc.index),
+        myths=cancer_myth_wf.MYTHS,
         template=f"{CM_P}/generator.txt",
     output:
-        cm.paths.requests(cm.construct_set("{generator}", "{index}", "generate")),
+        cancer_myth_wf.paths.requests(
+            cancer_myth_wf.construct_set("{generator}", "{index}", "generate")
+        ),
     log:
-        cm.paths.log("construct", "{generator}", "m{index}-generate"),
+        cancer_myth_wf.paths.log("construct", "{generator}", "m{index}-generate"),
     wildcard_constraints:
         generator=CM_GENERATOR_PATTERN,
         index=r"\d+",
     conda:
         "../envs/cpu.yaml"
     params:
-        construction=cm.construction_params(CM),
+        construction=cancer_myth_wf.construction_params(CANCER_MYTH),
     script:
         "../scripts/cancer_myth/construct_generate_requests.py"
 
 
 rule cancer_myth_construct_respond_requests:
     input:
-        generated=cm.paths.responses(
-            "{generator}", cm.construct_set("{generator}", "{index}", "generate")
+        generated=cancer_myth_wf.paths.responses(
+            "{generator}",
+            cancer_myth_wf.construct_set("{generator}", "{index}", "generate"),
         ),
     output:
-        cm.paths.requests(cm.construct_set("{generator}", "{index}", "respond")),
+        cancer_myth_wf.paths.requests(
+            cancer_myth_wf.construct_set("{generator}", "{index}", "respond")
+        ),
     log:
-        cm.paths.log("construct", "{generator}", "m{index}-respond"),
+        cancer_myth_wf.paths.log("construct", "{generator}", "m{index}-respond"),
     wildcard_constraints:
         generator=CM_GENERATOR_PATTERN,
         index=r"\d+",
     conda:
         "../envs/cpu.yaml"
     params:
-        construction=cm.construction_params(CM),
-        system_prompt=CM["system_prompt"],
-        max_new_tokens=CM["answer_max_new_tokens"],
+        construction=cancer_myth_wf.construction_params(CANCER_MYTH),
+        system_prompt=CANCER_MYTH["system_prompt"],
+        max_new_tokens=CANCER_MYTH["answer_max_new_tokens"],
     script:
         "../scripts/cancer_myth/construct_respond_requests.py"
 
 
 rule cancer_myth_construct_verify_requests:
     input:
-        answers=lambda wc: cm.paths.responses(
-            cm.responder_of(CM, wc.generator),
-            cm.construct_set(wc.generator, wc.index, "respond"),
+        answers=lambda wc: cancer_myth_wf.paths.responses(
+            cancer_myth_wf.responder_of(CANCER_MYTH, wc.generator),
+            cancer_myth_wf.construct_set(wc.generator, wc.index, "respond"),
         ),
         template=f"{CM_P}/verifier.txt",
         example_template=f"{CM_P}/verifier_example.txt",
-        examples=CM["verifier_examples"],
+        examples=CANCER_MYTH["verifier_examples"],
     output:
-        cm.paths.requests(cm.construct_set("{generator}", "{index}", "verify")),
+        cancer_myth_wf.paths.requests(
+            cancer_myth_wf.construct_set("{generator}", "{index}", "verify")
+        ),
     log:
-        cm.paths.log("construct", "{generator}", "m{index}-verify"),
+        cancer_myth_wf.paths.log("construct", "{generator}", "m{index}-verify"),
     wildcard_constraints:
         generator=CM_GENERATOR_PATTERN,
         index=r"\d+",
     conda:
         "../envs/cpu.yaml"
     params:
-        max_new_tokens=CM["verifier_max_new_tokens"],
-        structured=CM["structured_verdicts"],
+        max_new_tokens=CANCER_MYTH["verifier_max_new_tokens"],
+        structured=CANCER_MYTH["structured_verdicts"],
     script:
         "../scripts/cancer_myth/construct_verify_requests.py"
 
 
 rule cancer_myth_construct_update:
     input:
-        pools=lambda wc: cm.pools_before(wc.generator, wc.index),
-        myths=cm.MYTHS,
-        generated=cm.paths.responses(
-            "{generator}", cm.construct_set("{generator}", "{index}", "generate")
+        pools=lambda wc: cancer_myth_wf.pools_before(wc.generator, wc.index),
+        myths=cancer_myth_wf.MYTHS,
+        generated=cancer_myth_wf.paths.responses(
+            "{generator}",
+            cancer_myth_wf.construct_set("{generator}", "{index}", "generate"),
         ),
-        answers=lambda wc: cm.paths.responses(
-            cm.responder_of(CM, wc.generator),
-            cm.construct_set(wc.generator, wc.index, "respond"),
+        answers=lambda wc: cancer_myth_wf.paths.responses(
+            cancer_myth_wf.responder_of(CANCER_MYTH, wc.generator),
+            cancer_myth_wf.construct_set(wc.generator, wc.index, "respond"),
         ),
-        verdicts=cm.paths.responses(
-            CM_VERIFIER, cm.construct_set("{generator}", "{index}", "verify")
+        verdicts=cancer_myth_wf.paths.responses(
+            CM_VERIFIER,
+            cancer_myth_wf.construct_set("{generator}", "{index}", "verify"),
         ),
-        retry=cm.paths.responses(
-            CM_VERIFIER, cm.construct_set("{generator}", "{index}", "verify-retry")
+        retry=cancer_myth_wf.paths.responses(
+            CM_VERIFIER,
+            cancer_myth_wf.construct_set("{generator}", "{index}", "verify-retry"),
         ),
     output:
-        pools=cm.pools("{generator}", "m{index}"),
-        steps=cm.steps("{generator}", "{index}"),
+        pools=cancer_myth_wf.pools("{generator}", "m{index}"),
+        steps=cancer_myth_wf.steps("{generator}", "{index}"),
     log:
-        cm.paths.log("construct", "{generator}", "m{index}-update"),
+        cancer_myth_wf.paths.log("construct", "{generator}", "m{index}-update"),
     wildcard_constraints:
         generator=CM_GENERATOR_PATTERN,
         index=r"\d+",
     conda:
         "../envs/cpu.yaml"
     params:
-        construction=cm.construction_params(CM),
-        responder=lambda wc: cm.responder_of(CM, wc.generator),
+        construction=cancer_myth_wf.construction_params(CANCER_MYTH),
+        responder=lambda wc: cancer_myth_wf.responder_of(CANCER_MYTH, wc.generator),
         verifier=CM_VERIFIER,
     script:
         "../scripts/cancer_myth/construct_update.py"
@@ -388,13 +409,13 @@ rule cancer_myth_construct_update:
 
 rule cancer_myth_construct_collect:
     input:
-        steps=lambda wc: cm.final_steps(CM),
-        pools=lambda wc: cm.final_pools(CM),
+        steps=lambda wc: cancer_myth_wf.final_steps(CANCER_MYTH),
+        pools=lambda wc: cancer_myth_wf.final_pools(CANCER_MYTH),
     output:
-        generated=cm.OUTPUTS_CONSTRUCTION["generated"],
-        candidates=cm.OUTPUTS_CONSTRUCTION["candidates"],
+        generated=cancer_myth_wf.OUTPUTS_CONSTRUCTION["generated"],
+        candidates=cancer_myth_wf.OUTPUTS_CONSTRUCTION["candidates"],
     log:
-        cm.paths.log("construct", "collect"),
+        cancer_myth_wf.paths.log("construct", "collect"),
     conda:
         "../envs/cpu.yaml"
     script:
@@ -403,41 +424,38 @@ rule cancer_myth_construct_collect:
 
 rule cancer_myth_construct_categorize_requests:
     input:
-        candidates=cm.OUTPUTS_CONSTRUCTION["candidates"],
+        candidates=cancer_myth_wf.OUTPUTS_CONSTRUCTION["candidates"],
         template=f"{CM_P}/classifier.txt",
         example_template=f"{CM_P}/classifier_example.txt",
-        examples=CM["construction"]["classifier_examples"],
+        examples=CANCER_MYTH["construction"]["classifier_examples"],
     output:
-        cm.paths.requests("construct-categorize"),
+        cancer_myth_wf.paths.requests("construct-categorize"),
     log:
-        cm.paths.log("construct", "categorize_requests"),
+        cancer_myth_wf.paths.log("construct", "categorize_requests"),
     conda:
         "../envs/cpu.yaml"
     params:
-        max_new_tokens=CM["construction"]["classifier_max_new_tokens"],
+        max_new_tokens=CANCER_MYTH["construction"]["classifier_max_new_tokens"],
     script:
         "../scripts/cancer_myth/construct_categorize_requests.py"
 
 
 rule cancer_myth_construct_dataset:
     input:
-        candidates=cm.OUTPUTS_CONSTRUCTION["candidates"],
-        classified=cm.paths.responses(CM_CLASSIFIER, "construct-categorize"),
+        candidates=cancer_myth_wf.OUTPUTS_CONSTRUCTION["candidates"],
+        classified=cancer_myth_wf.paths.responses(CM_CLASSIFIER, "construct-categorize"),
     output:
-        categories=cm.OUTPUTS_CONSTRUCTION["categories"],
-        dataset=cm.OUTPUTS_CONSTRUCTION["dataset"],
-        balance=cm.OUTPUTS_CONSTRUCTION["balance"],
+        categories=cancer_myth_wf.OUTPUTS_CONSTRUCTION["categories"],
+        dataset=cancer_myth_wf.OUTPUTS_CONSTRUCTION["dataset"],
+        balance=cancer_myth_wf.OUTPUTS_CONSTRUCTION["balance"],
     log:
-        cm.paths.log("construct", "dataset"),
+        cancer_myth_wf.paths.log("construct", "dataset"),
     conda:
         "../envs/cpu.yaml"
     params:
         classifier=CM_CLASSIFIER,
-        select_per_model=CM["construction"]["select_per_model"],
-        select_per_category=CM["construction"]["select_per_category"],
-        seed=CM["construction"]["seed"],
+        select_per_model=CANCER_MYTH["construction"]["select_per_model"],
+        select_per_category=CANCER_MYTH["construction"]["select_per_category"],
+        seed=CANCER_MYTH["construction"]["seed"],
     script:
         "../scripts/cancer_myth/construct_dataset.py"
-
-
-STUDY_TARGETS["cancer_myth"] = lambda: cm.final_targets(config)

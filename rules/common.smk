@@ -7,6 +7,7 @@ from pathlib import Path
 from snakemake.utils import min_version
 
 from oncoeval import config as oc
+from oncoeval.studies import contract
 
 min_version("9.0")
 
@@ -45,18 +46,20 @@ oc.put_first_on_pythonpath(workflow.basedir)
 
 STUDY_NAMES = list(oc.STUDIES) + ["adhoc"]
 
-# Study modules register a function returning their final targets here.
-STUDY_TARGETS = {}
+# Per study, a function returning its final targets (its OUTPUTS, oncoeval.studies.contract);
+# rules/adhoc.smk adds the ad-hoc sets' own.
+STUDY_TARGETS = {
+    study: lambda study=study: contract.final_targets(
+        study, config["studies"][study], evaluated_models(study)
+    )
+    for study in oc.STUDIES
+}
 
 
 wildcard_constraints:
     study="|".join(STUDY_NAMES),
     model="|".join(sorted(MODELS)) or "NO_MODELS",
     requestset=r"[A-Za-z0-9._-]+",
-
-
-def study_block(study):
-    return config["studies"].get(study, {})
 
 
 def study_enabled(study):
@@ -66,10 +69,6 @@ def study_enabled(study):
 def evaluated_models(study):
     """Model ids evaluated by a study (its own list, else the global `evaluate`)."""
     return oc.study_evaluated_models(config, study)
-
-
-def judge_model(study, role):
-    return oc.study_judges(config, study).get(role)
 
 
 def model_cfg(model_id):
@@ -106,10 +105,6 @@ def generate_resource(wildcards, key, default=None):
     if value is None:
         value = default if default is not None else profile_default_resource(key)
     return value
-
-
-def responses_path(study, model, requestset):
-    return f"results/{study}/responses/{model}/{requestset}.jsonl"
 
 
 def get_final_output():

@@ -4,7 +4,7 @@
 from oncoeval.studies.coral import workflow as coral_wf
 
 # The coral block, its schema defaults filled in by common.smk.
-CORAL = study_block("coral")
+CORAL = oc.study_block(config, "coral")
 
 
 localrules:
@@ -107,11 +107,11 @@ rule coral_aggregate:
 # filled sheet -> Table 2 (parse).
 rule coral_review_requests:
     input:
-        parsed=coral_wf.PARSED,
+        parsed=lambda wc: coral_wf.PARSED.format(model=wc.reviewer),
     output:
         review_sheet=coral_wf.REVIEW_SHEET,
     log:
-        coral_wf.paths.log("review_requests", "{model}"),
+        coral_wf.paths.log("review_requests", "{reviewer}"),
     conda:
         "../envs/cpu.yaml"
     script:
@@ -129,6 +129,3 @@ rule coral_review_parse:
         "../envs/cpu.yaml"
     script:
         "../scripts/coral/review_parse.py"
-
-
-STUDY_TARGETS["coral"] = lambda: coral_wf.final_targets(config)

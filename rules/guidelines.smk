@@ -4,9 +4,9 @@
 # Logic: oncoeval/studies/guidelines/ (workflow.py: paths, outputs, targets); entry points:
 # scripts/guidelines/.
 
-from oncoeval.studies.guidelines import workflow as glw
+from oncoeval.studies.guidelines import workflow as guidelines_wf
 
-GL = config["studies"]["guidelines"]  # validated and filled by common.smk
+GUIDELINES = oc.study_block(config, "guidelines")  # validated and filled by common.smk
 
 
 localrules:
@@ -26,19 +26,19 @@ localrules:
 
 rule guidelines_prepare:
     input:
-        tree=GL["guideline"] or [],
-        labelled=GL["labelled_notes"] or [],
-        unlabelled=glw.optional_inputs(GL["unlabelled_notes"]),
+        tree=GUIDELINES["guideline"] or [],
+        labelled=GUIDELINES["labelled_notes"] or [],
+        unlabelled=guidelines_wf.optional_inputs(GUIDELINES["unlabelled_notes"]),
     output:
-        **glw.OUTPUTS_PREPARE,
+        **guidelines_wf.OUTPUTS_PREPARE,
     log:
-        glw.paths.log("prepare"),
+        guidelines_wf.paths.log("prepare"),
     conda:
         "../envs/cpu.yaml"
     params:
-        trim=GL["trim_surveillance"],
+        trim=GUIDELINES["trim_surveillance"],
         limit=ITEM_LIMIT,
-        primary_annotator=GL["primary_annotator"],
+        primary_annotator=GUIDELINES["primary_annotator"],
     script:
         "../scripts/guidelines/prepare.py"
 
@@ -47,15 +47,15 @@ rule guidelines_requests:
     input:
         tree=rules.guidelines_prepare.output.tree,
         notes=rules.guidelines_prepare.output.notes,
-        template=GL["prompts"]["predict"],
+        template=guidelines_wf.template(GUIDELINES, "predict"),
     output:
-        **glw.OUTPUTS_REQUESTS,
+        **guidelines_wf.OUTPUTS_REQUESTS,
     log:
-        glw.paths.log("requests"),
+        guidelines_wf.paths.log("requests"),
     conda:
         "../envs/cpu.yaml"
     params:
-        rollouts=GL["rollouts"],
+        rollouts=GUIDELINES["rollouts"],
     script:
         "../scripts/guidelines/requests.py"
 
@@ -63,15 +63,15 @@ rule guidelines_requests:
 rule guidelines_parse:
     input:
         tree=rules.guidelines_prepare.output.tree,
-        responses=glw.paths.responses("{model}", "rollouts"),
+        responses=guidelines_wf.paths.responses("{model}", "rollouts"),
     output:
-        **glw.OUTPUTS_PARSE,
+        **guidelines_wf.OUTPUTS_PARSE,
     log:
-        glw.paths.log("parse", "{model}"),
+        guidelines_wf.paths.log("parse", "{model}"),
     conda:
         "../envs/cpu.yaml"
     params:
-        trim=GL["trim_surveillance"],
+        trim=GUIDELINES["trim_surveillance"],
     script:
         "../scripts/guidelines/parse.py"
 
@@ -81,9 +81,9 @@ rule guidelines_score:
         notes=rules.guidelines_prepare.output.notes,
         rollouts=rules.guidelines_parse.output.rollouts,
     output:
-        **glw.OUTPUTS_SCORE,
+        **guidelines_wf.OUTPUTS_SCORE,
     log:
-        glw.paths.log("score", "{model}"),
+        guidelines_wf.paths.log("score", "{model}"),
     conda:
         "../envs/cpu.yaml"
     script:
@@ -96,19 +96,19 @@ rule guidelines_score:
 rule guidelines_synth_targets:
     input:
         tree=rules.guidelines_prepare.output.tree,
-        examples=glw.optional_inputs(GL["synthetic"]["example_notes"]),
-        record=GL["prompts"]["record"],
-        unstructured=GL["prompts"]["unstructured_note"],
+        examples=guidelines_wf.optional_inputs(GUIDELINES["synthetic"]["example_notes"]),
+        record=guidelines_wf.template(GUIDELINES, "record"),
+        unstructured=guidelines_wf.template(GUIDELINES, "unstructured_note"),
     output:
-        targets=glw.paths("synthetic", "targets.jsonl"),
-        records=glw.paths.requests("synth_record"),
-        unstructured=glw.paths.requests("synth_note_unstructured"),
+        targets=guidelines_wf.paths("synthetic", "targets.jsonl"),
+        records=guidelines_wf.paths.requests("synth_record"),
+        unstructured=guidelines_wf.paths.requests("synth_note_unstructured"),
     log:
-        glw.paths.log("synth_targets"),
+        guidelines_wf.paths.log("synth_targets"),
     conda:
         "../envs/cpu.yaml"
     params:
-        synth=GL["synthetic"],
+        synth=GUIDELINES["synthetic"],
     script:
         "../scripts/guidelines/synth_targets.py"
 
@@ -117,16 +117,16 @@ rule guidelines_synth_record_check_requests:
     input:
         tree=rules.guidelines_prepare.output.tree,
         targets=rules.guidelines_synth_targets.output.targets,
-        records=glw.judge_responses(config, "generator", "synth_record"),
-        template=GL["prompts"]["record_predict"],
+        records=guidelines_wf.judge_responses(GUIDELINES, "generator", "synth_record"),
+        template=guidelines_wf.template(GUIDELINES, "record_predict"),
     output:
-        glw.paths.requests("synth_record_predict"),
+        guidelines_wf.paths.requests("synth_record_predict"),
     log:
-        glw.paths.log("synth_record_check_requests"),
+        guidelines_wf.paths.log("synth_record_check_requests"),
     conda:
         "../envs/cpu.yaml"
     params:
-        synth=GL["synthetic"],
+        synth=GUIDELINES["synthetic"],
     script:
         "../scripts/guidelines/synth_record_check_requests.py"
 
@@ -134,21 +134,23 @@ rule guidelines_synth_record_check_requests:
 rule guidelines_synth_structured_requests:
     input:
         tree=rules.guidelines_prepare.output.tree,
-        examples=glw.optional_inputs(GL["synthetic"]["example_notes"]),
+        examples=guidelines_wf.optional_inputs(GUIDELINES["synthetic"]["example_notes"]),
         targets=rules.guidelines_synth_targets.output.targets,
-        records=glw.judge_responses(config, "generator", "synth_record"),
-        record_predict=glw.judge_responses(config, "generator", "synth_record_predict"),
-        template=GL["prompts"]["structured_note"],
+        records=guidelines_wf.judge_responses(GUIDELINES, "generator", "synth_record"),
+        record_predict=guidelines_wf.judge_responses(
+            GUIDELINES, "generator", "synth_record_predict"
+        ),
+        template=guidelines_wf.template(GUIDELINES, "structured_note"),
     output:
-        requests=glw.paths.requests("synth_note_structured"),
-        check=glw.paths("synthetic", "record_check.jsonl"),
+        requests=guidelines_wf.paths.requests("synth_note_structured"),
+        check=guidelines_wf.paths("synthetic", "record_check.jsonl"),
     log:
-        glw.paths.log("synth_structured_requests"),
+        guidelines_wf.paths.log("synth_structured_requests"),
     conda:
         "../envs/cpu.yaml"
     params:
-        synth=GL["synthetic"],
-        trim=GL["trim_surveillance"],
+        synth=GUIDELINES["synthetic"],
+        trim=GUIDELINES["trim_surveillance"],
     script:
         "../scripts/guidelines/synth_structured_requests.py"
 
@@ -157,20 +159,20 @@ rule guidelines_synth_collect:
     input:
         tree=rules.guidelines_prepare.output.tree,
         targets=rules.guidelines_synth_targets.output.targets,
-        notes=glw.judge_responses(
-            config, "generator", "synth_note_structured", "synth_note_unstructured"
+        notes=guidelines_wf.judge_responses(
+            GUIDELINES, "generator", "synth_note_structured", "synth_note_unstructured"
         ),
         check=rules.guidelines_synth_structured_requests.output.check,
-        template=GL["prompts"]["predict"],
+        template=guidelines_wf.template(GUIDELINES, "predict"),
     output:
-        notes=glw.paths("synthetic", "notes.jsonl"),
-        predict=glw.paths.requests("synth_predict"),
+        notes=guidelines_wf.paths("synthetic", "notes.jsonl"),
+        predict=guidelines_wf.paths.requests("synth_predict"),
     log:
-        glw.paths.log("synth_collect"),
+        guidelines_wf.paths.log("synth_collect"),
     conda:
         "../envs/cpu.yaml"
     params:
-        synth=GL["synthetic"],
+        synth=GUIDELINES["synthetic"],
     script:
         "../scripts/guidelines/synth_collect.py"
 
@@ -179,17 +181,17 @@ rule guidelines_synth_choose_requests:
     input:
         tree=rules.guidelines_prepare.output.tree,
         notes=rules.guidelines_synth_collect.output.notes,
-        predict=glw.judge_responses(config, "generator", "synth_predict"),
-        template=GL["prompts"]["choose"],
+        predict=guidelines_wf.judge_responses(GUIDELINES, "generator", "synth_predict"),
+        template=guidelines_wf.template(GUIDELINES, "choose"),
     output:
-        glw.paths.requests("synth_choose"),
+        guidelines_wf.paths.requests("synth_choose"),
     log:
-        glw.paths.log("synth_choose_requests"),
+        guidelines_wf.paths.log("synth_choose_requests"),
     conda:
         "../envs/cpu.yaml"
     params:
-        trim=GL["trim_surveillance"],
-        synth=GL["synthetic"],
+        trim=GUIDELINES["trim_surveillance"],
+        synth=GUIDELINES["synthetic"],
     script:
         "../scripts/guidelines/synth_choose_requests.py"
 
@@ -198,17 +200,17 @@ rule guidelines_synth_benchmark:
     input:
         tree=rules.guidelines_prepare.output.tree,
         notes=rules.guidelines_synth_collect.output.notes,
-        predict=glw.judge_responses(config, "generator", "synth_predict"),
-        choose=glw.judge_responses(config, "chooser", "synth_choose"),
+        predict=guidelines_wf.judge_responses(GUIDELINES, "generator", "synth_predict"),
+        choose=guidelines_wf.judge_responses(GUIDELINES, "chooser", "synth_choose"),
     output:
-        **glw.OUTPUTS_SYNTH_BENCHMARK,
+        **guidelines_wf.OUTPUTS_SYNTH_BENCHMARK,
     log:
-        glw.paths.log("synth_benchmark"),
+        guidelines_wf.paths.log("synth_benchmark"),
     conda:
         "../envs/cpu.yaml"
     params:
-        trim=GL["trim_surveillance"],
-        synth=GL["synthetic"],
+        trim=GUIDELINES["trim_surveillance"],
+        synth=GUIDELINES["synthetic"],
     script:
         "../scripts/guidelines/synth_benchmark.py"
 
@@ -218,17 +220,17 @@ rule guidelines_synth_benchmark:
 
 rule guidelines_proxy_scores:
     input:
-        unpack(glw.proxy_inputs(config)),
+        unpack(guidelines_wf.proxy_inputs(GUIDELINES)),
     output:
-        **glw.OUTPUTS_PROXY,
+        **guidelines_wf.OUTPUTS_PROXY,
     log:
-        glw.paths.log("proxy", "{model}"),
+        guidelines_wf.paths.log("proxy", "{model}"),
     conda:
         "../envs/cpu.yaml"
     params:
-        trim=GL["trim_surveillance"],
-        delta=GL["consistency"]["delta"],
-        pool=GL["consistency"]["pool"],
+        trim=GUIDELINES["trim_surveillance"],
+        delta=GUIDELINES["consistency"]["delta"],
+        pool=GUIDELINES["consistency"]["pool"],
         bootstrap=config["bootstrap"],
     script:
         "../scripts/guidelines/proxy_scores.py"
@@ -237,21 +239,20 @@ rule guidelines_proxy_scores:
 rule guidelines_aggregate:
     input:
         notes=rules.guidelines_prepare.output.notes,
-        scores=glw.per_model(config, glw.OUTPUTS_SCORE["scores"]),
-        rollouts=glw.per_model(config, glw.OUTPUTS_PARSE["rollouts"]),
-        proxy=glw.per_model(config, glw.OUTPUTS_PROXY["proxy"]),
+        scores=guidelines_wf.per_model(config, guidelines_wf.OUTPUTS_SCORE["scores"]),
+        rollouts=guidelines_wf.per_model(
+            config, guidelines_wf.OUTPUTS_PARSE["rollouts"]
+        ),
+        proxy=guidelines_wf.per_model(config, guidelines_wf.OUTPUTS_PROXY["proxy"]),
     output:
-        **glw.aggregate_outputs(GL),
+        **guidelines_wf.aggregate_outputs(GUIDELINES),
     log:
-        glw.paths.log("aggregate"),
+        guidelines_wf.paths.log("aggregate"),
     conda:
         "../envs/cpu.yaml"
     params:
-        models=glw.models(config),
-        settings=glw.aggregate_settings(GL),
+        models=guidelines_wf.models(config),
+        settings=guidelines_wf.aggregate_settings(GUIDELINES),
         bootstrap=config["bootstrap"],
     script:
         "../scripts/guidelines/aggregate.py"
-
-
-STUDY_TARGETS["guidelines"] = lambda: glw.final_targets(config)

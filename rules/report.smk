@@ -3,10 +3,14 @@
 # and captions come from oncoeval.report.catalog; `make report` builds the report of the run.
 
 
-from oncoeval.report.summary import terminal_summary
+from oncoeval.report.summary import print_run_end
 
 
 include: "report_targets.smk"
+
+
+# A capped (limit=) or subset (only=) run says so in every caption and on the landing.
+RUN_SCOPE = report_catalog.config_scope(config)
 
 
 # Cheap rules run on the submitting host, never as cluster jobs.
@@ -45,7 +49,7 @@ rule report_table:
         "../envs/cpu.yaml"
     params:
         caption=lambda wc: entry_of(wc, "tsv").caption(
-            caption_replayed(entry_of(wc, "tsv"), wc.study)
+            caption_replayed(entry_of(wc, "tsv"), wc.study), RUN_SCOPE
         ),
         include_text=lambda wc: shows_phi_text(wc.study),
     script:
@@ -68,7 +72,7 @@ rule report_figure:
     conda:
         "../envs/cpu.yaml"
     params:
-        caption=lambda wc: entry_of(wc, "png").caption(replayed_in(wc.study)),
+        caption=lambda wc: entry_of(wc, "png").caption(replayed_in(wc.study), RUN_SCOPE),
     shell:
         "cp {input} {output} 2> {log}"
 
@@ -86,7 +90,7 @@ rule report_summary:
             labels={"entry": "summary"},
         ),
         usage="results/usage.tsv",
-        fragment="results/report/summary_fragment.html",
+        fragment="results/report/landing.html",
     log:
         "logs/report/summary.log",
     conda:
@@ -97,6 +101,7 @@ rule report_summary:
         replayed=lambda wc: sorted(
             {m for s in oc.enabled_studies(config) for m in replayed_in(s)}
         ),
+        scope=RUN_SCOPE,
     script:
         "../scripts/report_summary.py"
 
@@ -123,6 +128,7 @@ rule report_items:
     params:
         include_text=lambda wc: shows_phi_text(wc.study),
         max_chars=config["report"]["item_max_chars"],
+        scope=RUN_SCOPE,
     script:
         "../scripts/report_items.py"
 
@@ -167,5 +173,6 @@ rule report_provenance:
         models=lambda wc: {
             mid: oc.model_signature(model_cfg(mid)) for mid in oc.used_models(config)
         },
+        scope=RUN_SCOPE,
     script:
         "../scripts/report_provenance.py"

@@ -82,5 +82,5 @@ def shows_phi_text(study):
     """
     return bool(
         config["report"]["include_phi_text"]
-        or not study_block(study).get("contains_phi", False)
+        or not oc.study_block(config, study)["contains_phi"]
     )

@@ -1,12 +1,10 @@
 # The side_effects study (Seah et al., CHIL 2026): paired profiles x four prompting regimes,
 # semantic matching against a clinician reference, Tables 1-7. Logic: oncoeval.studies.side_effects.
 
-from oncoeval.studies.side_effects import workflow as sew
+from oncoeval.studies.side_effects import workflow as side_effects_wf
 
 # The study block, validated and with its schema defaults filled by common.smk.
-SE_BLOCK = sew.settings(config)
-if study_enabled("side_effects") and sew.config_problem(config):
-    raise WorkflowError(f"config: {sew.config_problem(config)}")
+SIDE_EFFECTS = oc.study_block(config, "side_effects")
 
 
 localrules:
@@ -21,52 +19,52 @@ localrules:
 
 rule side_effects_prepare:
     input:
-        profiles=SE_BLOCK["profiles"] or [],
-        reference=SE_BLOCK["reference"] or [],
-        site_aliases=SE_BLOCK["site_aliases"],
-        side_effect_aliases=SE_BLOCK["side_effect_aliases"],
+        profiles=SIDE_EFFECTS["profiles"] or [],
+        reference=SIDE_EFFECTS["reference"] or [],
+        site_aliases=SIDE_EFFECTS["site_aliases"],
+        side_effect_aliases=SIDE_EFFECTS["side_effect_aliases"],
     output:
-        **sew.PREPARED,
+        **side_effects_wf.PREPARED,
     log:
-        sew.paths.log("prepare"),
+        side_effects_wf.paths.log("prepare"),
     conda:
         "../envs/cpu.yaml"
     params:
-        form=SE_BLOCK["profiles_form"],
+        form=SIDE_EFFECTS["profiles_form"],
         limit=ITEM_LIMIT,
-        site_assignment=SE_BLOCK["site_assignment"],
-        site_phrases=SE_BLOCK["site_phrases"],
-        specify_mentions=SE_BLOCK["specify_mentions"],
+        site_assignment=SIDE_EFFECTS["site_assignment"],
+        site_phrases=SIDE_EFFECTS["site_phrases"],
+        specify_mentions=SIDE_EFFECTS["specify_mentions"],
     script:
         "../scripts/side_effects/prepare.py"
 
 
 rule side_effects_requests:
     input:
-        profiles=sew.PREPARED["profiles"],
-        vocabulary=sew.PREPARED["vocabulary"],
-        templates=lambda wc: list(sew.templates(config).values()),
+        profiles=side_effects_wf.PREPARED["profiles"],
+        vocabulary=side_effects_wf.PREPARED["vocabulary"],
+        templates=lambda wc: list(side_effects_wf.templates(SIDE_EFFECTS).values()),
     output:
-        sew.paths.requests(sew.LISTS),
+        side_effects_wf.paths.requests(side_effects_wf.LISTS),
     log:
-        sew.paths.log("requests"),
+        side_effects_wf.paths.log("requests"),
     conda:
         "../envs/cpu.yaml"
     params:
-        regimes=SE_BLOCK["regimes"],
-        list_size=SE_BLOCK["list_size"],
-        max_new_tokens=SE_BLOCK["max_new_tokens"],
+        regimes=SIDE_EFFECTS["regimes"],
+        list_size=SIDE_EFFECTS["list_size"],
+        max_new_tokens=SIDE_EFFECTS["max_new_tokens"],
     script:
         "../scripts/side_effects/requests.py"
 
 
 rule side_effects_parse:
     input:
-        sew.paths.responses("{model}", sew.LISTS),
+        side_effects_wf.paths.responses("{model}", side_effects_wf.LISTS),
     output:
-        sew.paths.parsed("{model}"),
+        side_effects_wf.paths.parsed("{model}"),
     log:
-        sew.paths.log("parse", "{model}"),
+        side_effects_wf.paths.log("parse", "{model}"),
     conda:
         "../envs/cpu.yaml"
     script:
@@ -75,28 +73,28 @@ rule side_effects_parse:
 
 rule side_effects_matcher_requests:
     input:
-        parsed=sew.paths.parsed("{model}"),
-        reference=sew.PREPARED["reference"],
-        template=f"{sew.PROMPTS}/match_llm.txt",
+        parsed=side_effects_wf.paths.parsed("{model}"),
+        reference=side_effects_wf.PREPARED["reference"],
+        template=f"{side_effects_wf.PROMPTS}/match_llm.txt",
     output:
-        sew.paths.requests("match--{model}"),
+        side_effects_wf.paths.requests("match--{model}"),
     log:
-        sew.paths.log("matcher_requests", "{model}"),
+        side_effects_wf.paths.log("matcher_requests", "{model}"),
     conda:
         "../envs/cpu.yaml"
     params:
-        judge_max_new_tokens=SE_BLOCK["matcher"]["judge_max_new_tokens"],
+        judge_max_new_tokens=SIDE_EFFECTS["matcher"]["judge_max_new_tokens"],
     script:
         "../scripts/side_effects/matcher_requests.py"
 
 
 rule side_effects_match:
     input:
-        unpack(lambda wc: sew.match_inputs(config, wc.model)),
+        unpack(lambda wc: side_effects_wf.match_inputs(SIDE_EFFECTS, wc.model)),
     output:
-        sew.paths("matches", "{model}.jsonl"),
+        side_effects_wf.paths("matches", "{model}.jsonl"),
     log:
-        sew.paths.log("match", "{model}"),
+        side_effects_wf.paths.log("match", "{model}"),
     benchmark:
         "benchmarks/side_effects/match/{model}.tsv"
     conda:
@@ -105,20 +103,20 @@ rule side_effects_match:
     resources:
         mem_mb=2000,
     params:
-        matcher=lambda wc: sew.matcher_params(config),
+        matcher=lambda wc: side_effects_wf.matcher_params(SIDE_EFFECTS),
     script:
         "../scripts/side_effects/match.py"
 
 
 rule side_effects_score:
     input:
-        parsed=sew.paths.parsed("{model}"),
-        matches=sew.paths("matches", "{model}.jsonl"),
-        reference=sew.PREPARED["reference"],
+        parsed=side_effects_wf.paths.parsed("{model}"),
+        matches=side_effects_wf.paths("matches", "{model}.jsonl"),
+        reference=side_effects_wf.PREPARED["reference"],
     output:
-        **sew.OUTPUTS_SCORE,
+        **side_effects_wf.OUTPUTS_SCORE,
     log:
-        sew.paths.log("score", "{model}"),
+        side_effects_wf.paths.log("score", "{model}"),
     conda:
         "../envs/cpu.yaml"
     script:
@@ -128,15 +126,17 @@ rule side_effects_score:
 rule side_effects_aggregate:
     input:
         scores=lambda wc: expand(
-            sew.OUTPUTS_SCORE["scores"], model=evaluated_models("side_effects")
+            side_effects_wf.OUTPUTS_SCORE["scores"],
+            model=evaluated_models("side_effects"),
         ),
         overlaps=lambda wc: expand(
-            sew.OUTPUTS_SCORE["overlap"], model=evaluated_models("side_effects")
+            side_effects_wf.OUTPUTS_SCORE["overlap"],
+            model=evaluated_models("side_effects"),
         ),
     output:
-        **sew.OUTPUTS_AGGREGATE,
+        **side_effects_wf.OUTPUTS_AGGREGATE,
     log:
-        sew.paths.log("aggregate"),
+        side_effects_wf.paths.log("aggregate"),
     conda:
         "../envs/cpu.yaml"
     params:
@@ -148,37 +148,34 @@ rule side_effects_aggregate:
 
 rule side_effects_matcher_validation_requests:
     input:
-        validation=SE_BLOCK["validation"],
-        template=f"{sew.PROMPTS}/match_llm.txt",
+        validation=SIDE_EFFECTS["validation"],
+        template=f"{side_effects_wf.PROMPTS}/match_llm.txt",
     output:
-        sew.paths.requests("validation"),
+        side_effects_wf.paths.requests("validation"),
     log:
-        sew.paths.log("matcher_validation_requests"),
+        side_effects_wf.paths.log("matcher_validation_requests"),
     conda:
         "../envs/cpu.yaml"
     params:
-        judge_max_new_tokens=SE_BLOCK["matcher"]["judge_max_new_tokens"],
+        judge_max_new_tokens=SIDE_EFFECTS["matcher"]["judge_max_new_tokens"],
     script:
         "../scripts/side_effects/matcher_validation_requests.py"
 
 
 rule side_effects_matcher_validation:
     input:
-        unpack(lambda wc: sew.validation_inputs(config)),
+        unpack(lambda wc: side_effects_wf.validation_inputs(SIDE_EFFECTS)),
     output:
-        **sew.OUTPUTS_VALIDATION,
+        **side_effects_wf.OUTPUTS_VALIDATION,
     log:
-        sew.paths.log("matcher_validation"),
+        side_effects_wf.paths.log("matcher_validation"),
     benchmark:
         "benchmarks/side_effects/matcher_validation.tsv"
     conda:
         "../envs/cpu.yaml"
     params:
-        methods=lambda wc: sew.validation_methods(config),
-        matcher=SE_BLOCK["matcher"],
+        methods=lambda wc: side_effects_wf.validation_methods(SIDE_EFFECTS),
+        matcher=SIDE_EFFECTS["matcher"],
         bootstrap=config["bootstrap"],
     script:
         "../scripts/side_effects/matcher_validation.py"
-
-
-STUDY_TARGETS["side_effects"] = lambda: sew.final_targets(config)

@@ -1,7 +1,8 @@
 """Entry point of the `generate` rule (logic: oncoeval.generate)."""
 
+from oncoeval.calls import outcome_path_for
 from oncoeval.config import models_by_id
-from oncoeval.generate import failed_share_allowed, outcome_path_for, run_generate
+from oncoeval.generate import failed_share_allowed, run_generate
 from oncoeval.gpuslots import local_gpu_slot
 from oncoeval.io import setup_script_logging
 

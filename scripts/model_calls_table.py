@@ -1,6 +1,6 @@
-"""Entry point of the `model_calls_table` rule (logic: oncoeval.generate.calls_table)."""
+"""Entry point of the `model_calls_table` rule (logic: oncoeval.calls.calls_table)."""
 
-from oncoeval.generate import calls_table
+from oncoeval.calls import calls_table
 from oncoeval.io import setup_script_logging
 
 setup_script_logging(snakemake.log[0])

@@ -10,4 +10,5 @@ wc = snakemake.wildcards
 Path(snakemake.output[0]).write_text(
     items_page(".", wc.study, wc.model, snakemake.params.max_chars, snakemake.params.include_text),
     encoding="utf-8",
+    errors="backslashreplace",  # a lone surrogate in an answer is shown as \ud800
 )

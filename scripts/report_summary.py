@@ -15,4 +15,5 @@ write_summary(
     out.usage,
     models=snakemake.params.models,
     replayed=snakemake.params.replayed,
+    scope=snakemake.params.scope,
 )

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oncoeval.parsing import MAX_ANSWER_CHARS, MAX_JSON_DEPTH, TOO_LONG, bracket_spans
+from oncoeval.shapes import text_problem
 from oncoeval.studies.cancer_myth.parse import parse_category, parse_generated, parse_verifier
 from oncoeval.studies.coral.parse import _tuple_like, allowed_tuples, parse_response
 from oncoeval.studies.guidelines.parse import parse_answer, parse_label, strip_reasoning
@@ -45,6 +46,11 @@ PARSERS = {
     "side_effects.matcher": (
         lambda t: LLMMatcher.parse(t, 5, 5),
         lambda r: r.reason if r.status != "ok" else "",
+    ),
+    # a structured judge's reply checked against its shape (oncoeval.shapes)
+    "shapes": (
+        lambda t: text_problem({"json_schema": {"type": "object"}}, t),
+        lambda r: r,
     ),
 }
 
@@ -109,6 +115,59 @@ KNOWN_BAD = [
 ]
 
 
+# Hostile texts of issue #24: integers past Python's 4,300-digit limit (a looping model writes
+# them; int() raises ValueError, not JSONDecodeError) in every place a parser decodes JSON or
+# literals, lone surrogates (valid JSON escapes, and raw), NUL, nesting deeper than the stack, and
+# texts over the length cap.
+BIG = "9" * 5000
+HOSTILE = {
+    "long int in an object": '{"score": ' + BIG + ', "reason": "r", "category": "x"}',
+    "long int in a list": "[" + BIG + "]",
+    "long int in a fence": '```json\n{"final_path": ' + BIG + "}\n```",
+    "long int in a path object": '{"final_path": "A-1-1", "n": ' + BIG + "}",
+    "long int in a question list": '[{"example_question": "Q?", "example_assumption": '
+    + BIG
+    + "}]",
+    "long exponent": '{"score": 1e' + BIG + "}",
+    "long int in a tuple": "SymptomEnt(Symptom=" + BIG + ", Datetime='2020')",
+    "long int in prose": "score: " + BIG + "\n- " + BIG + "\nA1 = B" + BIG,
+    "surrogate escapes": '{"score": 1, "reason": "\\ud800", "category": "\\udfff"}',
+    "raw surrogates": '{"score": 1, "reason": "\ud800"}\n- \udfff\nSymptomEnt(Symptom=\'\ud800\')',
+    "NUL": '{"score": 1, "reason": "a\x00b"}\x00SymptomEnt(Symptom=\'\x00\')\n- \x00',
+    "NUL escape": '{"score": 0, "reason": "\\u0000", "final_path": "\\u0000"}',
+    "deep list": "[" * 100_000 + "]" * 100_000,
+    "deep object": '{"a":' * 30_000 + "1" + "}" * 30_000,
+    "deep fence": "```json\n" + "[" * 50_000 + "]" * 50_000 + "\n```",
+    "deep parentheses": "SymptomEnt(Symptom=" + "(" * 50_000 + ")" * 50_000 + ")",
+    "NaN and Infinity": '{"score": NaN, "final_path": Infinity, "category": -Infinity}',
+    "300k characters": "x" * 300_000,
+    "300k inside JSON": '{"score": 1, "reason": "' + "y" * 300_000 + '"}',
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARSERS))
+@pytest.mark.parametrize("label", sorted(HOSTILE))
+def test_hostile_text_gives_a_value_or_a_recorded_failure_within_a_second(name, label):
+    parse, failure = PARSERS[name]
+    start = time.process_time()
+    assert isinstance(failure(parse(HOSTILE[label])), str)
+    assert time.process_time() - start < 1.0
+
+
+def test_long_integers_are_recorded_failures_not_crashes():
+    """Hand-checked outcomes: the texts that raised ValueError out of two studies' parsers."""
+    verdict = parse_verifier('{"score": ' + BIG + ', "reason": "loops"}')
+    assert verdict.score is None and verdict.error.endswith("is not -1, 0 or 1")
+    assert parse_category('{"category": ' + BIG + "}") == (None, "no category in classifier output")
+    assert parse_generated("[" + BIG + "]", 3)[0] == []
+    # the JSON cannot be decoded; its final_path line is still read as text
+    got = parse_answer('{"final_path": "A-1-1", "n": ' + BIG + "}")
+    assert got.path == ("A-1-1",) and got.method == "text"
+    # a valid answer beside the broken span is still read
+    assert parse_verifier("[" + BIG + '] {"score": 1, "reason": "ok"}').score == 1
+    assert text_problem({"json_schema": {"type": "object"}}, "[" + BIG + "]").startswith("not JSON")
+
+
 @pytest.mark.parametrize("name", sorted(PARSERS))
 @pytest.mark.parametrize("text", KNOWN_BAD, ids=lambda t: repr(t[:12]))
 def test_inputs_that_once_crashed_are_read_quickly(name, text):
@@ -165,6 +224,8 @@ def test_text_over_the_cap_is_a_too_long_failure(name):
     text = answer + " " * MAX_ANSWER_CHARS
     reason = failure(parse(text))
     if name == "guidelines.label":  # an expert's label, not model output: read whatever its size
+        return
+    if name == "shapes":  # a structured reply's shape check (one linear json.loads), not a reader
         return
     if name == "guidelines.choice":  # a choice is A, B or none; too long is none
         assert reason == "no choice"

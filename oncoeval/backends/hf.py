@@ -31,7 +31,7 @@ from pathlib import Path
 
 from .. import embedded
 from ..errors import ConfigError
-from ..io import sha256_file, text_sha256
+from ..io import encodable_messages, sha256_file, text_sha256
 from ..records import Request, Response
 from ..schema import fill_schema_defaults, top_level_default
 from .base import BaseBackend, LocalModelBackend, chat_template_hash, local_model_schema
@@ -377,7 +377,7 @@ class Backend(LocalModelBackend):
 
     def _prompt_ids(self, request: Request) -> list[int]:
         ids = self.tokenizer.apply_chat_template(
-            request.messages, add_generation_prompt=True, tokenize=True
+            encodable_messages(request.messages), add_generation_prompt=True, tokenize=True
         )
         if isinstance(ids, dict) or hasattr(ids, "keys"):
             ids = ids["input_ids"]

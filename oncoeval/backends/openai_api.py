@@ -28,6 +28,7 @@ import logging
 import os
 
 from ..failures import CONTENT_FILTERED
+from ..io import encodable_messages
 from ..records import Request
 from ..shapes import SHAPE_PARAM, openai_fields
 from .api import Answer, ApiBackend, Failure, Slots, api_schema, retry_after_s
@@ -51,7 +52,8 @@ def request_kwargs(request: Request, cfg: dict) -> dict:
     """
     params = dict(request.params)
     reasoning = bool(cfg.get("reasoning"))
-    kwargs: dict = {"model": cfg["model"], "messages": request.messages}
+    # A lone surrogate (quoted from a model's answer) has no UTF-8 form: sent as U+FFFD.
+    kwargs: dict = {"model": cfg["model"], "messages": encodable_messages(request.messages)}
     extra: dict = {}
     max_new = params.pop("max_new_tokens", None)
     if max_new is not None:

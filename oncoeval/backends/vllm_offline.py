@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..io import encodable_messages
 from ..records import REQUEST_MAX_NEW_TOKENS_UNSET, REQUEST_SEED_UNSET, Request, Response
 from ..shapes import shape_of, vllm_structured_kwargs
 from .base import BaseBackend, LocalModelBackend, chat_template_hash, local_model_schema
@@ -168,7 +169,7 @@ class Backend(LocalModelBackend):
 
     def _prompt_ids(self, request: Request) -> list[int]:
         ids = self.tokenizer.apply_chat_template(
-            request.messages, add_generation_prompt=True, tokenize=True
+            encodable_messages(request.messages), add_generation_prompt=True, tokenize=True
         )
         if hasattr(ids, "keys"):
             ids = ids["input_ids"]

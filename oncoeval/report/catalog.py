@@ -9,7 +9,6 @@ entry's ``n`` is counted from the file when the report is built.
 
 from __future__ import annotations
 
-import importlib
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -17,14 +16,7 @@ from pathlib import PurePosixPath
 import pandas as pd
 
 from ..studies import STUDIES
-
-
-def study_declares(study: str, name: str, default=None):
-    """What a study's ``workflow.py`` declares for the report (``REPORT_TITLE``,
-    ``RESAMPLING``, ``HEADLINES``), else ``default``."""
-    module = importlib.import_module(f"oncoeval.studies.{study}.workflow")
-    return getattr(module, name, default)
-
+from ..studies.contract import declared as study_declares
 
 # Report categories; the report lists them alphabetically, so numbers keep the summary first
 # and the studies in registry order.
@@ -34,89 +26,20 @@ STUDY_TITLES = {
 }
 RUN_CATEGORY = f"{len(STUDIES) + 2} Run"
 # What each study's intervals resample (contract.Resampling: the unit and its cluster); the
-# study tables resample the unit, the comparison tables whole clusters (UNIT_OVERRIDES).
+# study tables resample the unit, the comparison tables whole clusters (UNIT_OVERRIDES); a table
+# may name its own (the study's UNITS).
 RESAMPLINGS = {s: study_declares(s, "RESAMPLING") for s in STUDIES}
 RESAMPLING_UNITS = {s: getattr(r, "unit", "item") for s, r in RESAMPLINGS.items()}
-# What the known tables show; anything else gets a caption built from its name.
+# What each study's tables show (its CAPTIONS) and the tables every study has; anything else
+# gets a caption built from its name.
+MODEL_CALLS = "model_calls"
 DESCRIPTIONS = {
-    ("side_effects", "table1"): "Precision, recall and F1 of free-form side-effect lists (ff).",
-    (
-        "side_effects",
-        "table2",
-    ): "Effect of the list-size constraint (ff_lsc - ff), paired by profile.",
-    ("side_effects", "table3"): "Selection from the clinician-curated list (grounded).",
-    ("side_effects", "table4"): "Selection from the curated list with the list-size constraint.",
-    ("side_effects", "table5"): "Overlap ratio between base and specified profiles.",
-    ("side_effects", "table6"): "Recall by temporal onset.",
-    ("side_effects", "table7"): "Recall by side-effect frequency.",
-    (
-        "side_effects",
-        "matcher_agreement",
-    ): "Agreement of the side-effect matcher with the reference.",
-    (
-        "side_effects",
-        "judge_agreement",
-    ): "The configured matcher as a judge of the labelled pairs: agreement and Cohen's κ.",
-    (
-        "side_effects",
-        "judge_per_class",
-    ): "Matcher sensitivity and specificity per label (same / not) on the validation pairs.",
-    (
-        "side_effects",
-        "judge_confusion",
-    ): "Matcher decisions against the validation labels (confusion matrix).",
-    ("cancer_myth", "pcs_pcr"): "Presupposition correction score (PCS) and rate (PCR) per model.",
-    ("cancer_myth", "pcs_by_category"): "PCS and PCR by myth category.",
-    ("cancer_myth", "pcs_by_generator"): "PCS and PCR by the model that generated the question.",
-    ("cancer_myth", "judge_agreement"): "Agreement of the verifier judge with human scores.",
-    (
-        "cancer_myth",
-        "judge_per_class",
-    ): "Verifier sensitivity and specificity per score against human scores.",
-    ("cancer_myth", "jury_agreement"): "Agreement among the jurors of a verifier jury (Fleiss' κ).",
-    (
-        "cancer_myth",
-        "judge_confusion",
-    ): "Verifier verdicts against human scores (confusion matrix).",
-    ("coral", "overall"): "Exact-match F1, BLEU-4 and ROUGE-1 over all extracted fields.",
-    ("coral", "by_field"): "Scores per (entity, related entity) pair (Figure 3).",
-    ("coral", "by_task"): "Scores per extraction task.",
-    ("coral", "by_cancer_type"): "Scores by cancer type (Figure S2).",
-    ("coral", "kruskal_gender"): "Kruskal-Wallis tests across gender, BH q-values (Table S2).",
-    (
-        "coral",
-        "kruskal_race",
-    ): "Kruskal-Wallis tests across race/ethnicity, BH q-values (Table S3).",
-    ("coral", "expert_review"): "Expert review categories per entity and relation (Table 2).",
-    ("coral", "sections"): "Which notes have HPI and Assessment & Plan sections.",
-    ("guidelines", "guideline_tree"): "The guideline tree the study traces paths in.",
-    (
-        "guidelines",
-        "table1_expert",
-    ): "Path overlap and treatment match against expert labels (Table 1).",
-    ("guidelines", "consistency_accuracy"): "Accuracy against self-consistency.",
-    ("guidelines", "accuracy_by_consistency"): "Accuracy in bins of self-consistency.",
-    ("guidelines", "proxy_scores"): "Accuracy of the proxy labels per model.",
-    ("guidelines", "proxy_agreement"): "Agreement between proxy rankings and expert rankings.",
-    ("guidelines", "meta_classifier"): "AUROC of the meta-classifier predicting correct traces.",
-    ("guidelines", "clustering"): "Clusters of model traces.",
-    ("guidelines", "error_analysis"): "Where traces leave the expert path.",
-    ("guidelines", "benchmark"): "Synthetic benchmark: predictions against the synthetic targets.",
-    (
-        "guidelines",
-        "compliance",
-    ): "Guideline-compliance cells (positive = NOT_GUIDELINE_COMPLIANT) per model and benchmark.",
-    ("guidelines", "annotators"): "Agreement between expert annotators beside model accuracy.",
-    (
-        "guidelines",
-        "divergence_agreement",
-    ): "Divergence-point pairs: rollouts vs predictions against experts (Figure 6).",
     **{
-        (
-            study,
-            "model_calls",
-        ): "Model calls per model and request set: failed, truncated and refused."
-        for study in STUDIES
+        (s, name): text for s in STUDIES for name, text in study_declares(s, "CAPTIONS", {}).items()
+    },
+    **{
+        (s, MODEL_CALLS): "Model calls per model and request set: failed, truncated and refused."
+        for s in STUDIES
     },
     **{
         (study, "model_comparison"): "Every pair of evaluated models per headline measure: "
@@ -132,22 +55,20 @@ DESCRIPTIONS = {
     },
 }
 UNIT_OVERRIDES = {
-    **{(study, "model_calls"): "none (counts)" for study in STUDIES},
+    **{(s, MODEL_CALLS): "none (counts)" for s in STUDIES},
     **{
-        (study, name): str(RESAMPLINGS[study] or "item")
-        for study in STUDIES
+        (s, name): str(RESAMPLINGS[s] or "item")
+        for s in STUDIES
         for name in ("model_comparison", "leaderboard")
     },
-    ("guidelines", "compliance"): "none (counts and rates over rollouts)",
-    ("coral", "kruskal_gender"): "none (rank test, no resampling)",
-    ("coral", "kruskal_race"): "none (rank test, no resampling)",
-    ("coral", "expert_review"): "none (counts from the review sheet)",
-    ("cancer_myth", "judge_confusion"): "none (counts)",
-    ("side_effects", "judge_confusion"): "none (counts)",
-    ("guidelines", "guideline_tree"): "none (the guideline itself)",
+    **{(s, name): unit for s in STUDIES for name, unit in study_declares(s, "UNITS", {}).items()},
 }
-# Per-model per-item tables: shown under "per-item records" (one page per model).
-ITEM_FOLDERS = {"scores", "overlap", "rollouts", "proxy", "items"}
+# Per-model per-item tables ({folder}/{model}.tsv): shown under "per-item records" (one page per
+# model): every study's scores/, and the folders it declares.
+SCORES_FOLDER = "scores"
+ITEM_FOLDERS = {s: {SCORES_FOLDER, *study_declares(s, "ITEM_FOLDERS", ())} for s in STUDIES}
+# Further result folders or files (without suffix) a study shows, with their subcategory.
+REPORT_ENTRIES = {s: dict(study_declares(s, "REPORT_ENTRIES", {})) for s in STUDIES}
 SUBCATEGORY_ORDER = ("tables", "figures", "judge validation", "construction", "per-item records")
 
 
@@ -175,14 +96,23 @@ class Entry:
         return PurePosixPath(self.rel).parts[0]
 
     @property
+    def declared_entry(self) -> str | None:
+        """The subcategory the study's REPORT_ENTRIES give this file (by its folder or its
+        path without suffix), else None."""
+        declared = REPORT_ENTRIES.get(self.study, {})
+        return declared.get(str(PurePosixPath(self.rel).with_suffix(""))) or declared.get(
+            self.folder
+        )
+
+    @property
     def subcategory(self) -> str:
         if self.kind == "figure":
             return "figures"
-        if self.folder == "construction":
-            return "construction"
-        if self.name.startswith("judge_") or self.name == "matcher_agreement":
+        if self.name.startswith("judge_"):
             return "judge validation"
-        if self.folder in ITEM_FOLDERS:
+        if self.declared_entry:
+            return self.declared_entry
+        if self.folder in ITEM_FOLDERS.get(self.study, ()):
             return "per-item records"
         return "tables"
 
@@ -215,11 +145,12 @@ class Entry:
             (self.study, self.table_key), RESAMPLING_UNITS.get(self.study, "item")
         )
 
-    def caption(self, replayed=()) -> str:
+    def caption(self, replayed=(), scope: str = "") -> str:
         """What the entry shows and its resampling unit (n is added from the file at report time);
-        ``replayed``: the study's evaluated ids that replay stored answers, named as such."""
+        ``replayed``: the study's evaluated ids that replay stored answers, named as such;
+        ``scope``: the sentence of a capped or subset run (:func:`run_scope`), put first."""
         text = f"{self.description()} Resampling unit of the 95% CIs: {self.resampling_unit()}."
-        return text + stored_answers_note(replayed)
+        return (f"{scope} " if scope else "") + text + stored_answers_note(replayed)
 
 
 def stored_answers_note(replayed) -> str:
@@ -245,11 +176,9 @@ def entry_for(path: str) -> Entry | None:
         return entry
     if not path.endswith(".tsv"):
         return None
-    if entry.folder == "tables" or entry.folder == "construction":
+    if entry.folder == "tables" or entry.declared_entry:
         return entry
-    if entry.folder in ITEM_FOLDERS and len(parts) == 4:
-        return entry
-    if (entry.folder, entry.name) == ("synthetic", "benchmark"):
+    if entry.folder in ITEM_FOLDERS[entry.study] and len(parts) == 4:
         return entry
     return None
 
@@ -275,3 +204,25 @@ def count_n(path) -> str:
         shown = ", ".join(str(v) for v in values[:6]) + (", ..." if len(values) > 6 else "")
         return f"{shown} per row ({len(df)} rows)"
     return f"{len(df)} rows"
+
+
+def run_scope(limit=None, only=None) -> str:
+    """The sentence that marks a capped (``limit``) or subset (``only``) run ("" for a full run);
+    the terminal, the summary, the report's landing and every caption carry it."""
+    parts = []
+    if limit:
+        parts.append(
+            f"capped run (limit={int(limit)}: each study used only its first {limit} items)"
+        )
+    if only:
+        names = only if isinstance(only, str) else ",".join(only)
+        parts.append(f"subset run (only={names}: only these studies and models)")
+    if not parts:
+        return ""
+    text = " and ".join(parts)
+    return f"{text[0].upper()}{text[1:]}; not a full result."
+
+
+def config_scope(config: dict) -> str:
+    """:func:`run_scope` of a workflow config (its ``limit`` and ``only`` keys)."""
+    return run_scope(config.get("limit"), config.get("only"))

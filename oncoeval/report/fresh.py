@@ -1,8 +1,9 @@
 """Refuse to build a report over results that the current config would not reproduce as they are.
 
-``make report`` runs this first: it asks Snakemake for its ``--summary`` of every output of the
-config's workflow and stops, naming the files, when any is missing or would be rebuilt (made by
-another config, older than its inputs, or by changed code or params). A report is then built
+``make report`` (oncoeval.report.build) checks this first: it asks Snakemake for its
+``--summary`` of every output of the config's workflow and stops, naming the files, when any
+is missing or would be rebuilt (made by another config, older than its inputs, or by changed
+code or params). A report is then built
 only over results that match the run's config; rebuilding them is `make run`'s job (it may call
 paid models, which a report must never do on its own).
 

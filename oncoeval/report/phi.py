@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..studies.contract import declared
+
 LEFT_OUT = "(left out: the study's inputs are marked contains_phi)"
 
 TEXT_COLUMNS = frozenset(
@@ -49,9 +51,7 @@ PROSE_CHARS = 160
 def _declared(study: str | None, name: str) -> frozenset:
     if study is None:
         return frozenset()
-    from .catalog import study_declares
-
-    return frozenset(study_declares(study, name, ()))
+    return frozenset(declared(study, name, ()))
 
 
 def _bare(column) -> str:
@@ -78,7 +78,7 @@ def text_columns(df: pd.DataFrame, study: str | None = None) -> list:
         if pd.api.types.is_numeric_dtype(df[col]) or pd.api.types.is_bool_dtype(df[col]):
             continue  # numbers stay, whatever their column is called
         if bare in own_labels:
-            continue  # a study's own label under a common text name (guidelines' answer kind)
+            continue  # a study's own label under a common text name (e.g. an answer kind)
         if bare in named or bare.endswith(TEXT_SUFFIXES):
             found.append(col)
         elif bare not in labels and not bare.endswith("_id") and _reads_as_prose(df[col]):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..backends import backends, get_backend
 from ..io import files_sha256
-from ..studies.contract import prompts_dir
+from ..studies import contract
 from . import tables
 
 # The workflow's own; each backend adds the libraries its answers depend on.
@@ -80,7 +80,7 @@ def input_files(config, root: Path) -> dict[str, str]:
     visit({k: v for k, v in config.items() if k not in skip})
     visit(enabled)
     # The templates a study reads by name, which no config key names.
-    visit([prompts_dir(study) for study in enabled])
+    visit([contract.prompt_files(study, block) for study, block in enabled.items()])
     return dict(sorted(out.items()))
 
 

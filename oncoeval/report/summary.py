@@ -8,9 +8,12 @@ the ``generate`` jobs' Snakemake benchmarks.
 
 from __future__ import annotations
 
+import argparse
 import glob
 import html
 import math
+import os
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +22,7 @@ from ..compare import smallest_p
 from ..io import iter_jsonl
 from ..studies import STUDIES
 from ..studies.contract import Headline
-from . import catalog, tables
+from . import catalog, landing, tables
 
 MODEL_COLUMNS = ("model", "responder", "held_out_model")
 N_COLUMNS = ("n", "n_profiles", "n_patients", "n_notes", "n_questions", "n_test", "n_units")
@@ -27,6 +30,8 @@ UNSCORED_COLUMNS = ("n_unscored", "parse_failures", "unscored")
 SUMMARY_COLUMNS = [
     "study", "model", "measure", "value", "ci_low", "ci_high", "n", "n_unscored", "source"
 ]  # fmt: skip
+# The run's scope, last: a capped or subset run names itself in every row ("" for a full run).
+SCOPE_COLUMN = "scope"
 USAGE_COLUMNS = [
     "model", "requests", "failed", "cached", "prompt_tokens", "completion_tokens",
     "cost_usd", "wall_s",
@@ -216,7 +221,7 @@ def display_frame(headline: pd.DataFrame) -> pd.DataFrame:
             "model": headline["model"],
             "measure": headline["measure"],
             "result [95% CI]": [
-                tables.format_ci(v, lo, hi)
+                tables.format_ci(_cell(v), lo, hi)
                 for v, lo, hi in zip(
                     headline["value"], headline["ci_low"], headline["ci_high"], strict=True
                 )
@@ -280,25 +285,32 @@ def fragment_html(
 
 
 def write_summary(
-    root, studies, out_tsv, out_md, out_html, fragment, usage_tsv, models=None, replayed=()
-):
+    root, studies, out_tsv, out_md, out_html, fragment, usage_tsv, models=None, replayed=(),
+    scope="",
+):  # fmt: skip
     """Write results/summary.{tsv,md,html}, the usage table and the report's landing fragment;
-    ``replayed`` ids are named in the note as stored answers, not models."""
+    ``replayed`` ids are named in the note as stored answers, not models; ``scope`` is the
+    sentence of a capped or subset run (:func:`catalog.run_scope`)."""
     headline, usage = summary_frames(Path(root), studies, models)
+    headline[SCOPE_COLUMN] = scope
     leaders = leaders_frame(Path(root), studies)
     headline.to_csv(out_tsv, sep="\t", index=False, float_format="%.6g")
     usage.to_csv(usage_tsv, sep="\t", index=False, float_format="%.6g")
     body = fragment_html(headline, usage, leaders)
-    Path(fragment).write_text(body, encoding="utf-8")
+    Path(fragment).write_text(
+        landing.landing_html(headline, Path(root) / "results", replayed, scope), encoding="utf-8"
+    )
     note = (
         "Headline result of each study per model, with percentile-bootstrap 95% CIs; "
         "judged rates are the raw judge verdicts (no judge-error correction applied)."
         + catalog.stored_answers_note(replayed)
     )
+    scope_html = f"<p class='caption'><strong>{html.escape(scope)}</strong></p>\n" if scope else ""
     Path(out_html).write_text(
-        tables.page("OncoEval summary", f"<p class='caption'>{note}</p>\n{body}"), encoding="utf-8"
+        tables.page("OncoEval summary", f"{scope_html}<p class='caption'>{note}</p>\n{body}"),
+        encoding="utf-8",
     )
-    md = ["# OncoEval summary", "", note, ""]
+    md = ["# OncoEval summary", ""] + ([f"**{scope}**", ""] if scope else []) + [note, ""]
     if len(leaders):
         md += ["## Which model leads, and which are tied with it", "", LEADERS_NOTE, ""]
         md += [leaders.to_markdown(index=False), "", "## Headline results per model", ""]
@@ -308,14 +320,31 @@ def write_summary(
     return headline, usage
 
 
+# Set by `make run`: it prints the summary itself as the run's last screen, after the report.
+END_SUMMARY_ENV = "ONCOEVAL_SUMMARY_AT_END"
+
+
+def _scope_of(headline: pd.DataFrame) -> str:
+    if SCOPE_COLUMN not in headline.columns:
+        return ""
+    scopes = [s for s in headline[SCOPE_COLUMN].dropna().astype(str) if s]
+    return scopes[0] if scopes else ""
+
+
 def terminal_summary(root=".") -> str:
-    """The end-of-run table printed by the Snakefile's onsuccess hook ("" when none was written)."""
+    """The end-of-run results: the run's scope when capped or subset, the headlines with CIs,
+    then calls, failures, tokens and cost per model and in all ("" when no summary was
+    written)."""
     root = Path(root)
     tsv, usage_tsv = root / "results" / "summary.tsv", root / "results" / "usage.tsv"
     if not tsv.exists():
         return ""
     headline = pd.read_csv(tsv, sep="\t")
-    text = ["", "OncoEval results (results/summary.md, report: make report)", ""]
+    text = ["", "OncoEval results (results/summary.md)"]
+    scope = _scope_of(headline)
+    if scope:
+        text.append(f"!! {scope}")
+    text.append("")
     leaders = leaders_frame(root, set(headline["study"]))
     if len(leaders):
         text += ["Leader and models tied with it (not significantly behind, adjusted):", ""]
@@ -323,5 +352,42 @@ def terminal_summary(root=".") -> str:
     text.append(display_frame(headline).to_string(index=False))
     if usage_tsv.exists():
         usage = pd.read_csv(usage_tsv, sep="\t")
-        text += ["", usage_display(usage).to_string(index=False)]
+        text += ["", "Model calls, tokens and cost:", usage_display(usage).to_string(index=False)]
+        text.append(usage_total(usage))
     return "\n".join(text) + "\n"
+
+
+def usage_total(usage: pd.DataFrame) -> str:
+    """One line: the calls, failures, tokens and cost of every model together."""
+    cost = usage["cost_usd"].dropna()
+    priced = f"${cost.sum():.4f}" if len(cost) else "not priced"
+    return (
+        f"Total: {int(usage['requests'].sum())} calls, {int(usage['failed'].sum())} failed, "
+        f"{int(usage['cached'].sum())} answered from the cache; "
+        f"{int(usage['prompt_tokens'].fillna(0).sum())} prompt + "
+        f"{int(usage['completion_tokens'].fillna(0).sum())} completion tokens; cost {priced}."
+    )
+
+
+def print_run_end(root=".") -> None:
+    """The Snakefile's onsuccess: the results table, unless `make run` prints it last itself."""
+    if not os.environ.get(END_SUMMARY_ENV):
+        print(terminal_summary(root))
+
+
+def main(argv=None) -> int:
+    """``python -m oncoeval.report.summary [--report PATH]``: the results, then the report's path
+    (the last lines of `make run`)."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--root", default=".")
+    parser.add_argument("--report", help="the report file to name on the last line")
+    args = parser.parse_args(argv)
+    text = terminal_summary(args.root)
+    print(text.rstrip("\n") or "No results summary was written (results/summary.tsv is missing).")
+    if args.report:
+        print(f"Report: {args.report}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

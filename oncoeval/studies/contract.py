@@ -2,22 +2,48 @@
 
 A study ``s`` is:
 
-- ``oncoeval/studies/s/``: ``workflow.py`` (the rules' side: ``paths``, ``OUTPUTS``,
-  ``final_targets(config)`` and the per-rule input/param helpers) and one module per stage,
-  ``prepare.py``, ``requests.py``, ``parse.py``, ``score.py``, ``aggregate.py``, plus whatever
-  helpers the study needs (metrics, prompts, ...).
+- ``oncoeval/studies/s/``: ``workflow.py`` (the rules' side: ``paths``, ``OUTPUTS``, what the
+  config checks and the report need to know of the study, and the per-rule input/param helpers)
+  and one module per stage, ``prepare.py``, ``requests.py``, ``parse.py``, ``score.py``,
+  ``aggregate.py``, plus whatever helpers the study needs (metrics, prompts, ...).
 - ``rules/s.smk`` with the rules ``s_prepare``, ``s_requests``, ``s_parse``, ``s_score`` and
   ``s_aggregate`` (judge steps: ``s_<judge>_requests``, then ``s_<judge>_parse`` where the
-  verdicts are read in a step of their own), each running ``scripts/s/<stage>.py``.
+  verdicts are read in a step of their own), each running ``scripts/s/<stage>.py``. A rule file
+  imports the study's workflow module as ``s_wf`` and reads the study block once, as ``S``
+  (``oncoeval.config.study_block``).
 - ``config/schemas/s.schema.yaml``: every setting and its default. The workflow fills the
   defaults once (``oncoeval.config.filled_study_block``); the package reads the filled block and
   repeats no default.
-- ``config/prompts/s/`` and ``tests/s/``.
+- ``config/prompts/s/`` (templates read by file name, never named by a config key) and
+  ``tests/s/``.
+
+What ``workflow.py`` declares (read by name, generically, by ``oncoeval.config`` and
+``oncoeval.report``, which name no study):
+
+- ``OUTPUTS``: every file the study publishes (its final targets), by name. ``{model}`` stands
+  for each evaluated model; any other wildcard is filled by ``target_wildcards(block, models)``, and
+  ``unused_outputs(block)`` names the outputs a run's settings leave out. Intermediate files
+  (prepared items, request sets, parsed answers) are declared beside it, not in it.
+- ``REPORT_TITLE``, ``RESAMPLING`` and ``HEADLINES`` (required), ``unit_scores`` and
+  ``comparison_inputs`` (the model comparison's, oncoeval.compare); ``CAPTIONS`` (table or
+  figure name -> what it shows), ``UNITS`` (name -> the resampling unit where it is not the
+  study's), ``ITEM_FOLDERS`` (folders of per-model per-item tables besides ``scores/``) and
+  ``REPORT_ENTRIES`` (further result folders or files the report shows -> their subcategory).
+- ``data_keys(block)``: data keys -> True when the run cannot do without it; ``judge_roles(block)``:
+  the model-naming keys whose models the run calls, with a label; ``required_roles(block)``: the
+  keys among them that must name a model, with the reason; ``settings_problems(block)``: what the
+  schema cannot say about the block; ``prompt_templates(block)``: the templates a run reads, where
+  its settings choose among them (provenance hashes those). Each is optional (a study without
+  judges declares none).
 """
 
 from __future__ import annotations
 
+import importlib
+import itertools
+import re
 from dataclasses import dataclass
+from types import ModuleType
 
 STAGES = ("prepare", "requests", "parse", "score", "aggregate")
 # The package modules every study has: the rules' side, then one per stage.
@@ -60,6 +86,15 @@ class ResultPaths:
 
     def table(self, name: str) -> str:
         return self("tables", f"{name}.tsv")
+
+    def tables(self, *names: str, folder: str = "tables") -> dict[str, str]:
+        """Each table's two outputs: ``name`` (its TSV) and ``name_md`` (its Markdown copy), the
+        names ``oncoeval.io.write_table`` is handed."""
+        out = {}
+        for name in names:
+            out[name] = self(folder, f"{name}.tsv")
+            out[f"{name}_md"] = self(folder, f"{name}.md")
+        return out
 
     def figure(self, name: str) -> str:
         return self("figures", f"{name}.png")
@@ -111,3 +146,61 @@ class Resampling:
 # row per headline measure and unit; value NaN where the unit is unscored; cluster the id of the
 # unit's cluster (the unit's own id when it has none).
 UNIT_SCORE_COLUMNS = ("measure", "unit", "cluster", "value")
+
+
+def workflow_of(study: str) -> ModuleType:
+    """The study's ``workflow.py``."""
+    return importlib.import_module(f"oncoeval.studies.{study}.workflow")
+
+
+def declared(study: str, name: str, default=None):
+    """What a study's ``workflow.py`` declares under ``name``, else ``default``."""
+    return getattr(workflow_of(study), name, default)
+
+
+def _declared_call(study: str, name: str, block: dict, default):
+    function = declared(study, name)
+    return default if function is None else function(block)
+
+
+def data_keys(study: str, block: dict) -> dict[str, bool]:
+    """The study's data keys (dotted, inside its block): True when the run needs it."""
+    return dict(_declared_call(study, "data_keys", block, {}))
+
+
+def judge_roles(study: str, block: dict) -> list[tuple[str, str]]:
+    """(dotted key, role) of each model-naming key besides ``evaluate`` whose models the run calls."""
+    return list(_declared_call(study, "judge_roles", block, []))
+
+
+def required_roles(study: str, block: dict) -> list[tuple[str, str]]:
+    """(dotted key, why) of each model-naming key the run needs filled in."""
+    return list(_declared_call(study, "required_roles", block, []))
+
+
+def settings_problems(study: str, block: dict) -> list[str]:
+    """What the schema cannot say about the study block, each naming its key in full
+    (``studies.<study>.<key>: ...``)."""
+    return list(_declared_call(study, "settings_problems", block, []))
+
+
+def prompt_files(study: str, block: dict) -> list[str]:
+    """The prompt templates a run of the study reads: its ``prompt_templates(block)`` where it
+    declares one (a study whose settings choose among templates), else its whole folder."""
+    return list(_declared_call(study, "prompt_templates", block, [prompts_dir(study)]))
+
+
+def final_targets(study: str, block: dict, models: list[str]) -> list[str]:
+    """The study's final targets: its ``OUTPUTS`` but those ``unused_outputs`` names, each
+    wildcard filled: ``{model}`` with every evaluated model, others by ``target_wildcards``."""
+    wildcards = declared(study, "target_wildcards")
+    values = {"model": list(models), **(wildcards(block, models) if wildcards else {})}
+    unused = set(_declared_call(study, "unused_outputs", block, ()))
+    targets = []
+    for name, path in declared(study, "OUTPUTS").items():
+        if name in unused:
+            continue
+        keys = re.findall(r"{(\w+)}", path)
+        for combo in itertools.product(*(values[key] for key in keys)):
+            targets.append(path.format(**dict(zip(keys, combo, strict=True))))
+    return targets

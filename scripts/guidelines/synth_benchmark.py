@@ -10,7 +10,7 @@ synth_benchmark(
     snakemake.input.predict[0],
     snakemake.input.choose[0],
     snakemake.params.trim,
-    snakemake.output.table,
-    snakemake.output.table_md,
+    snakemake.output.benchmark,
+    snakemake.output.benchmark_md,
     synth=snakemake.params.synth,
 )

@@ -11,7 +11,7 @@ import yaml
 from oncoeval import config as oc
 from oncoeval.stats import BootstrapSettings
 from oncoeval.studies.cancer_myth import metrics
-from oncoeval.studies.cancer_myth import workflow as cm
+from oncoeval.studies.cancer_myth import workflow as cancer_myth_wf
 
 REPO = Path(__file__).resolve().parents[2]
 SETTINGS = BootstrapSettings(n_resamples=200, ci=0.95, seed=0)
@@ -19,16 +19,18 @@ BLOCK = {"verifier_for": {"reference": "stored-verdicts"}}
 
 
 def test_a_model_named_in_verifier_for_is_judged_by_its_own_verifier():
-    assert cm.jury_for(BLOCK, ["judge"], "reference") == ["stored-verdicts"]
-    assert cm.jury_for(BLOCK, ["a", "b"], "model") == ["a", "b"]  # the study's jury
-    assert cm.answer_verdict_files(BLOCK, ["a", "b"], "reference") == {
-        "first": [cm.paths.responses("stored-verdicts", "verify--reference")],
-        "retry": [cm.paths.responses("stored-verdicts", "verify-retry--reference")],
+    assert cancer_myth_wf.jury_for(BLOCK, ["judge"], "reference") == ["stored-verdicts"]
+    assert cancer_myth_wf.jury_for(BLOCK, ["a", "b"], "model") == ["a", "b"]  # the study's jury
+    assert cancer_myth_wf.answer_verdict_files(BLOCK, ["a", "b"], "reference") == {
+        "first": [cancer_myth_wf.paths.responses("stored-verdicts", "verify--reference")],
+        "retry": [cancer_myth_wf.paths.responses("stored-verdicts", "verify-retry--reference")],
     }
     # Retry sets quote the reply of whoever answered the first set.
-    assert cm.verifier_of_set(BLOCK, "judge", "verify", "--reference") == "stored-verdicts"
-    assert cm.verifier_of_set(BLOCK, "judge", "verify", "--model") == "judge"
-    assert cm.verifier_of_set(BLOCK, "judge", "validate", "") == "judge"
+    assert (
+        cancer_myth_wf.verifier_of_set(BLOCK, "judge", "verify", "--reference") == "stored-verdicts"
+    )
+    assert cancer_myth_wf.verifier_of_set(BLOCK, "judge", "verify", "--model") == "judge"
+    assert cancer_myth_wf.verifier_of_set(BLOCK, "judge", "validate", "") == "judge"
 
 
 def test_the_demo_routes_its_reference_answers_to_their_stored_verdicts():

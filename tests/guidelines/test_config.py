@@ -6,6 +6,7 @@ import jsonschema
 import yaml
 
 from oncoeval.config import filled_study_block
+from oncoeval.studies.guidelines import workflow as guidelines_wf
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = REPO / "config" / "schemas" / "guidelines.schema.yaml"
@@ -40,7 +41,7 @@ def test_the_paper_config_predicts_with_the_study_prompt_and_the_whole_tree_as_j
     block = filled_study_block(
         yaml.safe_load((REPO / "config/paper/guidelines.yaml").read_text()), "guidelines"
     )
-    template = read_template(REPO / block["prompts"]["predict"])
+    template = read_template(REPO / guidelines_wf.template(block, "predict"))
     tree = load_tree(REPO / "resources/demo/guidelines/guideline.json")
     note = {"patient_id": "p1", "note": "A note.", "note_set": "labelled"}
     prompt = rollout_requests([note], tree, template, 1, 1.0, 10, 0)[0].messages[0]["content"]
@@ -64,4 +65,21 @@ def test_the_paper_config_predicts_with_the_study_prompt_and_the_whole_tree_as_j
     demo = filled_study_block(
         yaml.safe_load((REPO / "config/config.yaml").read_text()), "guidelines"
     )
-    assert demo["prompts"]["predict"].endswith("predict_path.txt")
+    assert guidelines_wf.template(demo, "predict") == "config/prompts/guidelines/predict_path.txt"
+
+
+def test_provenance_hashes_the_prediction_template_the_run_reads_and_not_the_other():
+    from oncoeval.report import provenance
+
+    prompts = "config/prompts/guidelines"
+    for chosen, other in (
+        ("predict_path_paper", "predict_path"),
+        ("predict_path", "predict_path_paper"),
+    ):
+        block = filled_study_block(
+            {"studies": {"guidelines": {"enabled": True, "predict_prompt": chosen}}}, "guidelines"
+        )
+        hashed = provenance.input_files({"studies": {"guidelines": block}}, REPO)
+        assert f"{prompts}/{chosen}.txt" in hashed and f"{prompts}/{other}.txt" not in hashed
+        # every synthetic step's template too
+        assert f"{prompts}/choose_path.txt" in hashed and f"{prompts}/synth_record.txt" in hashed

@@ -7,7 +7,6 @@ import pytest
 from oncoeval.config import filled_study_block
 from oncoeval.stats import BootstrapSettings
 from oncoeval.studies.guidelines import metaclf
-from oncoeval.studies.guidelines.aggregate import settings_from
 from oncoeval.studies.guidelines.metaclf import (
     FPR_GRID,
     held_out_split,
@@ -15,6 +14,7 @@ from oncoeval.studies.guidelines.metaclf import (
     mean_roc,
     split_patients,
 )
+from oncoeval.studies.guidelines.tables_meta import settings_from
 
 BOOT = BootstrapSettings(n_resamples=200, seed=0)
 # The schema defaults (C 0.1, 70% of patients in training, one split, seed 0).

@@ -20,8 +20,8 @@ def prepared(tmp_path):
         "tree": tmp_path / "tree.json",
         "notes": tmp_path / "notes.jsonl",
         "excluded": tmp_path / "excluded.tsv",
-        "summary": tmp_path / "summary.tsv",
-        "summary_md": tmp_path / "summary.md",
+        "guideline_tree": tmp_path / "summary.tsv",
+        "guideline_tree_md": tmp_path / "summary.md",
     }
     stats = prepare(
         DEMO / "guideline.json",

@@ -8,7 +8,6 @@ import pytest
 
 from oncoeval.errors import InputError
 from oncoeval.records import Response
-from oncoeval.studies.guidelines.aggregate import annotator_table
 from oncoeval.studies.guidelines.notes import load_labelled, load_unlabelled
 from oncoeval.studies.guidelines.parse import check_path
 from oncoeval.studies.guidelines.synthetic import (
@@ -21,6 +20,7 @@ from oncoeval.studies.guidelines.synthetic import (
     record_check,
     sample_targets,
 )
+from oncoeval.studies.guidelines.tables_expert import annotator_table
 from oncoeval.studies.guidelines.tree import NOT_COMPLIANT, load_tree
 
 from .conftest import DEMO

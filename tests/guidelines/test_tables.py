@@ -8,12 +8,12 @@ import pytest
 
 from oncoeval.stats import BootstrapSettings
 from oncoeval.studies.guidelines import compliance
-from oncoeval.studies.guidelines.aggregate import (
+from oncoeval.studies.guidelines.tables_consistency import (
     bin_centres,
     binned_accuracy,
-    compliance_table,
     consistency_accuracy,
 )
+from oncoeval.studies.guidelines.tables_proxy import compliance_table
 
 BOOT = BootstrapSettings(n_resamples=50, seed=0)
 

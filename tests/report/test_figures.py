@@ -228,48 +228,50 @@ def test_cancer_myth_category_and_generator_empty_and_identical(monkeypatch, tmp
 
 
 def test_guidelines_accuracy_by_consistency_empty_and_identical(monkeypatch, tmp_path):
-    from oncoeval.studies.guidelines import aggregate
+    from oncoeval.studies.guidelines import tables_consistency
 
-    panels = inspect_saved(monkeypatch, aggregate, "save_figure")
+    panels = inspect_saved(monkeypatch, tables_consistency, "save_figure")
     columns = ["model", "consistency", "accuracy_metric", "bin_centre", "n", "accuracy", "sem"]
-    aggregate._plot_accuracy_by_consistency(pd.DataFrame(columns=columns), tmp_path / "a.png")
+    tables_consistency._plot_accuracy_by_consistency(
+        pd.DataFrame(columns=columns), tmp_path / "a.png"
+    )
     assert [p["texts"] for p in panels] == [["no scored labelled notes\n(n = 0)"]] * 2
     panels.clear()
     rows = [
         {"model": m, "consistency": cons, "accuracy_metric": acc, "bin_centre": c, "n": 3}
         | {"accuracy": 0.5, "sem": 0.1}
         for m in ("a", "b")
-        for _, acc, cons in aggregate.PAIRS
+        for _, acc, cons in tables_consistency.PAIRS
         for c in (0.2, 0.6)
     ]
-    aggregate._plot_accuracy_by_consistency(pd.DataFrame(rows), tmp_path / "b.png")
+    tables_consistency._plot_accuracy_by_consistency(pd.DataFrame(rows), tmp_path / "b.png")
     assert [p["texts"] for p in panels] == [[], []]
     assert_series_apart(panels[1])
     assert len(panels[0]["bars"]) == len(set(panels[0]["bars"])) == 4
 
 
 def test_guidelines_roc_figures_empty_and_identical(monkeypatch, tmp_path):
-    from oncoeval.studies.guidelines import aggregate, metaclf
+    from oncoeval.studies.guidelines import metaclf, tables_meta
 
-    panels = inspect_saved(monkeypatch, aggregate, "save_figure")
-    aggregate._plot_roc({}, "fs1", tmp_path / "a.png")
-    aggregate._plot_roc_sets({}, tmp_path / "b.png")
+    panels = inspect_saved(monkeypatch, tables_meta, "save_figure")
+    tables_meta._plot_roc({}, "fs1", tmp_path / "a.png")
+    tables_meta._plot_roc_sets({}, tmp_path / "b.png")
     assert [p["texts"][0].startswith(("needs >= 2", "no ROC curve")) for p in panels] == [True] * 2
     panels.clear()
     tpr = np.sqrt(metaclf.FPR_GRID)
-    aggregate._plot_roc({"a": tpr, "b": tpr.copy()}, "fs1", tmp_path / "c.png")
-    aggregate._plot_roc_sets({"fs1": {"a": tpr}, "fs2": {"a": tpr.copy()}}, tmp_path / "d.png")
+    tables_meta._plot_roc({"a": tpr, "b": tpr.copy()}, "fs1", tmp_path / "c.png")
+    tables_meta._plot_roc_sets({"fs1": {"a": tpr}, "fs2": {"a": tpr.copy()}}, tmp_path / "d.png")
     for panel in panels:
         assert panel["texts"] == []
         assert_series_apart(panel)
 
 
 def test_guidelines_divergence_pairs_and_heatmap_empty_and_identical(monkeypatch, tmp_path):
-    from oncoeval.studies.guidelines import aggregate
+    from oncoeval.studies.guidelines import tables_errors, tables_proxy
 
-    panels = inspect_saved(monkeypatch, aggregate, "save_figure")
+    panels = inspect_saved(monkeypatch, tables_errors, "save_figure")
     columns = ["model", "pair", "kept", "rollout_count", "label_count"]
-    aggregate._plot_divergence_pairs(pd.DataFrame(columns=columns), tmp_path / "a.png")
+    tables_errors._plot_divergence_pairs(pd.DataFrame(columns=columns), tmp_path / "a.png")
     assert panels.pop()["texts"] == ["no scored labelled notes\n(n = 0)"]
     same = pd.DataFrame(
         [
@@ -277,10 +279,11 @@ def test_guidelines_divergence_pairs_and_heatmap_empty_and_identical(monkeypatch
             for x in "BC"
         ]
     )
-    aggregate._plot_divergence_pairs(same, tmp_path / "b.png")
+    tables_errors._plot_divergence_pairs(same, tmp_path / "b.png")
     panel = panels.pop()
     assert panel["texts"] == [] and len(panel["bars"]) == 4  # rollouts beside label bars
     assert_series_apart(panel)
     agree = pd.DataFrame(columns=["proxy", "metric", "spearman", "rmse", "coverage"])
-    aggregate._plot_heatmap(agree, tmp_path / "c.png")
-    assert set(panels.pop()["texts"]) == {"n/a"}  # every cell says it has no value
+    heatmaps = inspect_saved(monkeypatch, tables_proxy, "save_figure")
+    tables_proxy._plot_heatmap(agree, tmp_path / "c.png")
+    assert set(heatmaps.pop()["texts"]) == {"n/a"}  # every cell says it has no value

@@ -1,6 +1,7 @@
 """The report of a real workflow run (replayed answers, no model): summary first, every table and
-figure the run writes in it once, as HTML with a caption, the stale-results refusal, and the
-rendered page in headless Chromium."""
+figure the run writes in it once, as HTML with a caption, the stale-results refusal, the
+rendered page in headless Chromium (its first screen at three window sizes), and `make run`'s
+last lines, for a capped and subset run and when nothing is left to do."""
 
 from __future__ import annotations
 
@@ -9,12 +10,21 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
+import browser
 import pandas as pd
 import pytest
-from conftest import link_workflow, other_studies_off, run_snakemake, workflow_env, write_config
+from conftest import (
+    REPO,
+    link_workflow,
+    other_studies_off,
+    run_snakemake,
+    workflow_env,
+    write_config,
+)
 
-from oncoeval.report import catalog
+from oncoeval.report import catalog, landing, tables
 
 # Four studies, answered by stored answers only: the side-effects, Cancer-Myth and CORAL reference
 # sets and the guidelines demo's two replays (no synthetic supervision, which needs a generator
@@ -189,12 +199,12 @@ def test_report_renders_in_headless_chromium(run):
     report = workdir / "results" / "report.html"
     source = report.read_text()
     dom = rendered_dom(report.as_uri())
-    # The summary tables are elements of the rendered landing page, not only in the source
-    # (where the report's script holds them as an escaped string).
-    for study in STUDIES:
-        marker = f'id="summary-{study}"'
-        assert marker not in source and marker in dom
-    assert 'id="summary-usage"' in dom and "1.000 [1.000, 1.000]" in dom
+    # The landing's headline table is an element of the rendered page, not only in the source
+    # (where the report's script holds it as an escaped string); the full summary is an entry.
+    marker = f'id="{landing.TABLE_ID}"'
+    assert marker not in source and marker in dom
+    assert "1.000 [1.000, 1.000]" in dom
+    assert "results/summary.html" in report_index(source)[0]
     # A drill-down page, opened filtered by a search, shows only the matching items.
     page = workdir / "results/report/guidelines/drilldown/demo-noisy-replay.html"
     dom = rendered_dom(page.as_uri() + "#q=p02%23")
@@ -202,3 +212,114 @@ def test_report_renders_in_headless_chromium(run):
     hidden = [r for r in rows if 'style="display: none;"' in r]
     assert len(rows) == 28 and len(rows) - len(hidden) == 2  # p02's two rollouts
     assert '<span id="item-count">2</span>' in dom
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+@pytest.mark.parametrize("window", browser.WINDOWS, ids=lambda w: f"{w[0]}x{w[1]}")
+def test_report_opens_on_the_headline_table_at_every_window_size(run, window):
+    workdir, _, _ = run
+    found = browser.measure(workdir / "results" / "report.html", f"#{landing.TABLE_ID}", window)
+    # The whole table inside the first screen, nothing to scroll sideways to, and nothing of the
+    # landing page above or left of where scrolling starts.
+    assert found["target"] is not None, found
+    assert browser.within(found["target"], found["window"]), found
+    scroll_width, client_width = found["scroll_width"]
+    assert scroll_width <= client_width + 1, found
+    assert found["unreachable"] == [], found["unreachable"]
+    # Per study its first headline, each model's value with its CI as the summary has it.
+    cells = pd.read_csv(workdir / "results" / "summary.tsv", sep="\t")
+    for study in STUDIES:
+        assert landing.short_title(study) in found["text"]
+        rows = cells[cells["study"] == study]
+        first = rows[rows["measure"] == rows["measure"].iloc[0]]
+        for _, r in first.iterrows():
+            shown = tables.format_ci(float(r["value"]), r["ci_low"], r["ci_high"])
+            assert r["model"] in found["text"] and shown in found["text"], (study, shown)
+    assert "replayed stored answers, not a model" in found["text"]
+
+
+# One evaluated model's item page per study (the first of the config's evaluate list).
+ITEM_PAGES = {study: CONFIG["studies"][study]["evaluate"][0] for study in STUDIES}
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+@pytest.mark.parametrize("window", browser.WINDOWS, ids=lambda w: f"{w[0]}x{w[1]}")
+def test_item_page_of_each_study_starts_on_its_items(run, window):
+    workdir, _, _ = run
+    for study, model in ITEM_PAGES.items():
+        page = workdir / f"results/report/{study}/drilldown/{model}.html"
+        found = browser.measure(page, "#items", window)
+        assert found["target"] is not None, (study, found)
+        top, left = found["target"]["top"], found["target"]["left"]
+        assert 0 <= top < found["window"][1] / 2 and left >= 0, (study, found["target"])
+        assert found["unreachable"] == [], (study, found["unreachable"])
+        assert len(found["text"].strip().splitlines()) > 1, study  # a header and its items
+
+
+MAKE = shutil.which("make")
+
+
+def make(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    """The repository's Makefile run in ``workdir`` with this interpreter's environment (its
+    `setup` step, which installs the environment, is taken as done); stdout and stderr in one
+    stream, in the order a terminal shows them."""
+    return subprocess.run(
+        [MAKE, "-f", str(REPO / "Makefile"), f"VENV={sys.prefix}", "-o", "setup", *args],
+        cwd=workdir, env=workflow_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, timeout=1200,
+    )  # fmt: skip
+
+
+def assert_ends_on_results(output: str, scope: str = "") -> list[str]:
+    """The last lines are the results, then the report's path; nothing of the report step."""
+    lines = output.rstrip("\n").splitlines()
+    assert lines[-1] == "Report: results/report.html", lines[-5:]
+    assert lines[-2].startswith("Total: "), lines[-5:]
+    start = max(
+        i for i, line in enumerate(lines) if line == "OncoEval results (results/summary.md)"
+    )
+    assert sum(line.startswith("OncoEval results") for line in lines) == 1  # printed once
+    assert not [line for line in lines[start:] if "oncoeval.report" in line]  # after the report
+    if scope:
+        assert lines[start + 1] == f"!! {scope}"
+    for noise in ("Adding ", "Loading script code", "RuntimeWarning", "never awaited", "license"):
+        assert not [line for line in lines if noise in line], noise
+    return lines[start:]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(MAKE is None, reason="make is not installed")
+def test_make_run_of_a_capped_subset_says_so_and_ends_on_its_results(tmp_path):
+    workdir = link_workflow(tmp_path / "capped")
+    config = write_config(workdir, CONFIG)
+    args = "--config only=side_effects limit=2"
+    scope = catalog.run_scope(limit=2, only="side_effects")
+    first = make(workdir, "run", f"CONFIG={config}", f"ARGS={args}")
+    assert first.returncode == 0, first.stdout[-3000:]
+    assert f"OncoEval: {scope}" in first.stdout  # the run's header
+    shown = assert_ends_on_results(first.stdout, scope)
+    assert any(
+        "side-effects-reference-replay" in line and "1.000 [1.000, 1.000]" in line for line in shown
+    )
+    # The summary files and the report's landing and captions name the cap and the subset.
+    assert set(pd.read_csv(workdir / "results/summary.tsv", sep="\t")["scope"]) == {scope}
+    for name in ("summary.md", "summary.html", "report/landing.html"):
+        assert scope in (workdir / "results" / name).read_text(), name
+    # Nothing left to do: Snakemake's onsuccess hook does not run, the results still end it.
+    again = make(workdir, "run", f"CONFIG={config}", f"ARGS={args}")
+    assert again.returncode == 0, again.stdout[-3000:]
+    assert "Nothing to be done" in again.stdout
+    assert_ends_on_results(again.stdout, scope)
+    # `make report` alone builds the report of the last run's config and arguments; without
+    # them the freshness check would refuse (the captions' params name the scope).
+    (workdir / "results" / "report.html").unlink()
+    report = make(workdir, "report")
+    assert report.returncode == 0, report.stdout[-3000:]
+    assert report.stdout.rstrip("\n").splitlines()[-1] == "Report: results/report.html"
+    assert "Adding " not in report.stdout
+    results, _ = report_index((workdir / "results" / "report.html").read_text())
+    assert results and all(scope in entry["caption"] for entry in results.values())

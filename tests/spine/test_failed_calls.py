@@ -13,13 +13,8 @@ import pytest
 from fake_openai_server import FakeOpenAIServer, answer_text
 
 from oncoeval.backends import api, openai_api
-from oncoeval.generate import (
-    GenerationFailed,
-    failed_calls_report,
-    failed_share_allowed,
-    outcome_path_for,
-    run_generate,
-)
+from oncoeval.calls import failed_calls_report, outcome_path_for
+from oncoeval.generate import GenerationFailed, failed_share_allowed, run_generate
 from oncoeval.records import read_responses
 
 KEY_ENV = "ONCOEVAL_TEST_FAILED_KEY"

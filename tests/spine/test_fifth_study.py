@@ -1,7 +1,9 @@
 """A fifth study is cheap: the test-only toy study (tests/toy_study/) is added to a copy of the
 workflow by writing its own files and one registry line, then runs every stage from prepare to
-aggregate through the real `generate` rule (replayed answers) and shows in the summary and the
-report like the four studies."""
+aggregate through the real `generate` rule (replayed answers), its judge role included, and shows
+in the summary and the report like the four studies. Its data file, judge role and captions are
+its own declarations (its workflow.py), which the config checks and the report read as they read
+the four studies'; the demo config, which does not name it, still builds."""
 
 from __future__ import annotations
 
@@ -31,11 +33,17 @@ CONFIG = {
     "models": [
         {"id": "toy-good", "backend": "replay", "path": str(TOY / "data/replay/good")},
         {"id": "toy-sloppy", "backend": "replay", "path": str(TOY / "data/replay/sloppy")},
+        {"id": "toy-referee", "backend": "replay", "path": str(TOY / "data/replay/referee")},
     ],
     "evaluate": ["toy-good", "toy-sloppy"],
     "studies": {
         **other_studies_off("toy"),
-        "toy": {"enabled": True, "questions": str(TOY / "data/questions.jsonl")},
+        "toy": {
+            "enabled": True,
+            "questions": str(TOY / "data/questions.jsonl"),
+            "judges": {"referee": "toy-referee"},
+            "referee_agreement": True,
+        },
     },
 }
 
@@ -93,8 +101,8 @@ def test_the_toy_study_keeps_the_contract_and_passes_its_own_tests(tmp_path):
         timeout=300,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    # three contract tests of the toy, four of its own
-    assert "7 passed" in proc.stdout, proc.stdout[-2000:]
+    # four contract tests of the toy, five of its own
+    assert "9 passed" in proc.stdout, proc.stdout[-2000:]
 
 
 def changed_existing_files(path: Path) -> list[str]:
@@ -133,17 +141,19 @@ def test_the_toy_study_touches_only_the_registry(tmp_path):
 def test_every_stage_runs_through_generate(toy_run):
     _, jobs = toy_run
     stages = {rule: n for rule, n in jobs.items() if rule.startswith("toy_") or rule == "generate"}
-    # one prepare and request set; per model one generate job, one parse and one score
+    # one prepare and request set; per model one generate job, one parse and one score; the
+    # referee (the toy's judge role) answers the same set and is parsed, but not scored
     assert stages == {
         "toy_prepare": 1,
         "toy_requests": 1,
-        "generate": 2,
-        "toy_parse": 2,
+        "generate": 3,
+        "toy_parse": 3,
         "toy_score": 2,
         "toy_aggregate": 1,
+        "toy_referee_agreement": 1,
     }
     workdir, _ = toy_run
-    for model in ("toy-good", "toy-sloppy"):
+    for model in ("toy-good", "toy-sloppy", "toy-referee"):
         assert (workdir / f"results/toy/responses/{model}/ask.jsonl").exists()
         assert (workdir / f"benchmarks/toy/generate/{model}/ask.tsv").exists()
 
@@ -158,6 +168,17 @@ def test_accuracy_counts_the_unparseable_answer_as_unscored(toy_run):
     assert table.loc["toy-sloppy", ["n", "n_unscored"]].tolist() == [3, 1]
     assert table.loc["toy-sloppy", "accuracy"] == pytest.approx(2 / 3)
     assert (workdir / "results/toy/figures/accuracy.png").stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_the_judge_role_answers_through_generate_and_fills_its_table(toy_run):
+    workdir, _ = toy_run
+    table = pd.read_csv(workdir / "results/toy/tables/referee_agreement.tsv", sep="\t")
+    table = table.set_index("model")
+    # referee: 5, 4, 12, 9. good (5, 3, 12, 10): q1 and q3 the same, 2 of 4. sloppy (5, 4,
+    # "twelve", 10): q3 unparseable, q1 and q2 the same, 2 of 3.
+    assert table.loc["toy-good", ["n", "n_same"]].tolist() == [4, 2]
+    assert table.loc["toy-sloppy", ["n", "n_same"]].tolist() == [3, 2]
 
 
 @pytest.mark.slow
@@ -176,6 +197,46 @@ def test_the_toy_study_is_in_the_summary_and_the_report(toy_run):
     # Its own category, numbered after the four studies, with the run's category last.
     assert "6 Toy (arithmetic questions, tests only)" in html
     assert "7 Run" in html
+    # Its own captions and resampling units, declared in its workflow.py.
+    assert "Share of arithmetic questions answered right, per model." in html
+    assert "How often each model gives the referee model&#x27;s number." in html or (
+        "How often each model gives the referee model's number." in html
+    )
+    assert "none (counts of equal answers)" in html
+
+
+def failed_dry_run(workdir: Path, config: dict) -> str:
+    """The output of a dry run of ``config`` in ``workdir``, which must fail."""
+    proc = run_snakemake(
+        workdir,
+        "-n",
+        configfile=write_config(workdir, config, demo=False),
+        check=False,
+        env={"PYTHONPATH": str(workdir)},
+    )
+    assert proc.returncode != 0, proc.stdout[-2000:]
+    return proc.stdout + proc.stderr
+
+
+def test_the_config_checks_read_the_toys_data_file_and_judge_role(tmp_path):
+    workdir = workflow_with_toy(tmp_path)
+    toy = {**CONFIG["studies"]["toy"], "questions": str(tmp_path / "absent.jsonl")}
+    toy["judges"] = {"referee": None}
+    out = failed_dry_run(workdir, {**CONFIG, "studies": {**CONFIG["studies"], "toy": toy}})
+    assert f"studies.toy.questions: '{tmp_path / 'absent.jsonl'}': no such file" in out
+    assert "studies.toy.judges.referee: needs a model id (referee_agreement is true)" in out
+    # A referee is routed like any judge: one that may not see PHI is refused.
+    toy = {**CONFIG["studies"]["toy"], "contains_phi": True}
+    models = [{**m, "phi_safe": m["id"] != "toy-referee"} for m in CONFIG["models"]]
+    config = {**CONFIG, "models": models, "studies": {**CONFIG["studies"], "toy": toy}}
+    out = failed_dry_run(workdir, config)
+    assert "studies.toy.judges.referee: 'toy-referee' (referee) is not phi_safe" in out
+
+
+def test_the_demo_config_which_does_not_name_the_toy_still_builds(tmp_path):
+    workdir = workflow_with_toy(tmp_path)
+    jobs = dry_run_jobs(workdir, env={"PYTHONPATH": str(workdir)})
+    assert jobs and not any(rule.startswith("toy_") for rule in jobs), jobs
 
 
 @pytest.mark.slow

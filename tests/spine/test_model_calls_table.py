@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from oncoeval.generate import calls_table
+from oncoeval.calls import calls_table
 from oncoeval.records import Response, write_responses
 from tests.cancer_myth.test_workflow import (
     _evaluation_config,

@@ -13,7 +13,8 @@ import socket
 import pytest
 from fake_openai_server import REFUSAL, FakeOpenAIServer, answer_text
 
-from oncoeval.generate import GenerationFailed, calls_table, failed_calls_report, run_generate
+from oncoeval.calls import calls_table, failed_calls_report
+from oncoeval.generate import GenerationFailed, run_generate
 from oncoeval.records import read_responses
 
 KEY_ENV = "ONCOEVAL_TEST_CURES_KEY"

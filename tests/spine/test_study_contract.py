@@ -11,13 +11,14 @@ import ast
 import importlib
 import re
 from collections.abc import Mapping
+from pathlib import PurePosixPath
 
 import pytest
 import yaml
 from conftest import REPO
 
 from oncoeval import config as oc
-from oncoeval.studies import STUDIES
+from oncoeval.studies import STUDIES, contract
 from oncoeval.studies.contract import MODULES, STAGES, Resampling, ResultPaths
 
 DEMO_CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text(encoding="utf-8"))
@@ -66,11 +67,69 @@ def test_every_study_declares_paths_outputs_and_targets_once(study):
     assert callable(workflow.unit_scores) and callable(workflow.comparison_inputs)
     config = {**DEMO_CONFIG, "studies": {**DEMO_CONFIG["studies"]}}
     config["studies"][study] = oc.filled_study_block(config, study)
-    targets = workflow.final_targets(config)
+    block = config["studies"][study]
+    targets = contract.final_targets(study, block, oc.study_evaluated_models(config, study))
     assert targets and all(t.startswith(f"results/{study}/") for t in targets), targets
-    # The aggregate outputs are among the final targets, under the names the rule declares.
-    declared = set(workflow.OUTPUTS.values())
+    # The final targets are the published outputs (OUTPUTS), each wildcard filled, but those the
+    # run's settings leave out.
+    unused = set(getattr(workflow, "unused_outputs", lambda b: ())(block))
+    declared = {p for name, p in workflow.OUTPUTS.items() if name not in unused}
     assert declared <= set(targets) | {p for p in declared if "{" in p}, declared - set(targets)
+    # No study works its own final targets out.
+    assert not hasattr(workflow, "final_targets")
+
+
+def dotted_schema_keys(schema: dict, prefix: str = "") -> set[str]:
+    keys = set()
+    for key, sub in (schema.get("properties") or {}).items():
+        keys.add(prefix + key)
+        keys |= dotted_schema_keys(sub, f"{prefix}{key}.")
+    return keys
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_every_study_declares_its_data_judges_and_captions_by_real_names(study):
+    """What config.py and the report read of a study names keys of its schema and files it
+    writes, so a typo in a declaration cannot pass silently."""
+    workflow = importlib.import_module(f"oncoeval.studies.{study}.workflow")
+    block = oc.filled_study_block({}, study)
+    keys = dotted_schema_keys(oc.study_schema(study))
+    model_keys = set(oc.STUDY_MODEL_KEYS[study])
+    for settings in (block, {**block, "construct": True}) if "construct" in block else (block,):
+        data = contract.data_keys(study, settings)
+        assert set(data) <= keys and all(isinstance(v, bool) for v in data.values()), data
+        roles = contract.judge_roles(study, settings) + contract.required_roles(study, settings)
+        assert {dotted for dotted, _ in roles} <= model_keys, roles
+        assert all(isinstance(p, str) for p in contract.settings_problems(study, settings))
+    written = {PurePosixPath(p).stem for p in workflow.OUTPUTS.values()}
+    for name in ("CAPTIONS", "UNITS"):
+        named = set(getattr(workflow, name, {}))
+        assert named <= written, f"{study}.{name} names no output: {named - written}"
+    folders = {PurePosixPath(p).parts[2] for p in workflow.OUTPUTS.values()}
+    assert set(getattr(workflow, "ITEM_FOLDERS", ())) <= folders
+
+
+# The generic layers: what they know of a study, they read from the study's declarations.
+GENERIC = ("oncoeval/config.py", "oncoeval/report")
+
+
+def test_the_config_checks_and_the_report_name_no_study():
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, STUDIES)) + r")\b")
+    named = {}
+    for part in GENERIC:
+        path = REPO / part
+        for source in [path] if path.is_file() else sorted(path.rglob("*.py")):
+            hits = pattern.findall(source.read_text(encoding="utf-8"))
+            if hits:
+                named[str(source.relative_to(REPO))] = sorted(set(hits))
+    assert not named, f"studies named in the generic layers: {named}"
+
+
+def test_the_study_name_check_finds_a_named_study(tmp_path):
+    # The same pattern, on a line like those the declarations replaced.
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, STUDIES)) + r")\b")
+    assert pattern.findall(f'    if study == "{STUDIES[0]}":') == [STUDIES[0]]
+    assert not pattern.findall(f"x_{STUDIES[0]}y = 1")
 
 
 def schema_defaults(schema: dict) -> dict[str, list]:

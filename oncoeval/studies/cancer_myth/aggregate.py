@@ -15,8 +15,8 @@ from ...judges.adjudication import blind_id, read_filled_sheet
 from ...judges.correction import DEFAULT_CORRECTION, CorrectionSettings
 from ...records import Response
 from . import figures, metrics
-from .jury import jury_agreement_table, jury_reading
-from .parse import VALID_SCORES, judge, responses_by_id
+from .jury import jury_agreement_table
+from .parse import VALID_SCORES, judge, jury_reading, responses_by_id
 from .requests import load_human_scores
 from .score import read_scores
 

@@ -177,19 +177,3 @@ def write_items(path, items: list[dict]) -> None:
 
 def read_items(path) -> list[dict]:
     return read_jsonl(path)
-
-
-def to_published(item: dict) -> dict:
-    """An item back in the published question format (extra keys from ``meta`` restored)."""
-    out = {
-        "example_question": item["question"],
-        "example_assumption": item["correction"],
-        "source_row": item.get("source_row"),
-        "source_type": item.get("source_type"),
-        "source_info": item.get("source_info") or {},
-        "category": item.get("category", ""),
-        "from_model": item.get("from_model", ""),
-        "raw_QID": int(qid) if (qid := str(item["question_id"])).lstrip("-").isdigit() else qid,
-    }
-    out.update(item.get("meta") or {})
-    return out

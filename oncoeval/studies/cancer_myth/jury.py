@@ -1,8 +1,7 @@
-"""Cancer-Myth with a jury of verifiers: per-juror readings, combined verdicts, Fleiss' κ.
+"""Cancer-Myth with a jury of verifiers: how far the jurors agree (Fleiss' κ, unanimity, ties).
 
-Each juror's reply is read exactly as a single verifier's is (oncoeval.studies.cancer_myth.
-parse.judge: strict parse, one retry with its own reply quoted); the readable scores then
-combine by ``jury_combine`` (oncoeval.judges.jury). ``votes`` keeps every juror's score.
+The jurors' verdicts are read and combined in the parse stage (``parse.jury_reading``); this
+table reads the ``votes`` it kept of every juror.
 """
 
 from __future__ import annotations
@@ -11,27 +10,9 @@ import json
 
 import pandas as pd
 
-from ...judges.jury import combine, fleiss_kappa
-from .parse import judge
+from ...judges.jury import fleiss_kappa
 
 SCORES = (-1, 0, 1)
-
-
-def jury_reading(rid, answer, firsts: list[dict], retries: list[dict], how: str) -> dict:
-    """One item's combined record from every juror's first and retry replies."""
-    readings = [
-        judge(rid, answer, f.get(rid), r.get(rid)) for f, r in zip(firsts, retries, strict=True)
-    ]
-    verdict = combine(
-        [x["score"] for x in readings], how, problems=[x["parse_error"] for x in readings]
-    )
-    return {
-        "score": verdict.value,
-        "parse_error": verdict.reason,
-        "votes": list(verdict.votes),
-        "retried": any(x["retried"] for x in readings),
-        "jurors": readings,
-    }
 
 
 def jury_agreement_table(scores_by_model: dict[str, pd.DataFrame]) -> pd.DataFrame:

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from ...io import write_jsonl
+from ...judges.jury import combine as combine_votes
 from ...parsing import json_spans, too_long
 from ...records import Response, read_responses, verdict_problem
 from .data import normalize_category, read_items
@@ -44,7 +45,8 @@ def json_values(text: str) -> list:
     for block in _FENCE.findall(text):
         try:
             found.append(json.loads(block.strip()))
-        except (json.JSONDecodeError, RecursionError):  # nesting past Python's stack: not read
+        # nesting past Python's stack, an integer past its 4,300 digits (ValueError): not read
+        except (ValueError, RecursionError):
             pass
     if found:
         return found
@@ -78,7 +80,8 @@ def _as_score(value) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+(\.0+)?\s*", value):
+    # At most 20 digits: a verdict is -1, 0 or 1, and a longer run of digits overflows a float.
+    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d{1,20}(\.0+)?\s*", value):
         return int(float(value))
     return None
 
@@ -215,6 +218,25 @@ def judge(rid: str, answer: Response | None, first: Response | None, retry: Resp
     return record
 
 
+def jury_reading(rid, answer, firsts: list[dict], retries: list[dict], how: str) -> dict:
+    """One item's combined record from every juror's first and retry replies: each read exactly
+    as a single verifier's (``judge``), the readable scores combined by ``how``
+    (oncoeval.judges.jury); ``votes`` keeps every juror's score."""
+    readings = [
+        judge(rid, answer, f.get(rid), r.get(rid)) for f, r in zip(firsts, retries, strict=True)
+    ]
+    verdict = combine_votes(
+        [x["score"] for x in readings], how, problems=[x["parse_error"] for x in readings]
+    )
+    return {
+        "score": verdict.value,
+        "parse_error": verdict.reason,
+        "votes": list(verdict.votes),
+        "retried": any(x["retried"] for x in readings),
+        "jurors": readings,
+    }
+
+
 def cluster_of(item: dict) -> str:
     """The resampling cluster of a question: the source record it was written from
     (``source_type:source_row``), or the question itself when it has none (``source_row`` -1 or
@@ -241,8 +263,6 @@ def judged_records(items, answers, firsts, retries, jury: list[str], combine: st
         if len(jury) == 1:
             rec = judge(qid, answers.get(qid), firsts[0].get(qid), retries[0].get(qid))
         else:
-            from .jury import jury_reading
-
             rec = jury_reading(qid, answers.get(qid), firsts, retries, combine)
         judged.append(
             {

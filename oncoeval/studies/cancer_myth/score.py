@@ -52,7 +52,7 @@ def read_scores(path: str | os.PathLike) -> pd.DataFrame:
 def score(judged_path, jury, combine, scores_path) -> None:
     df = score_frame(read_jsonl(judged_path), list(jury), combine)
     Path(scores_path).parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(scores_path, sep="\t", index=False)
+    df.to_csv(scores_path, sep="\t", index=False, errors="backslashreplace")
     log.info(
         "%d scored, %d unscored (%d retried)",
         df["score"].notna().sum(),

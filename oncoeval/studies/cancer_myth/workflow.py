@@ -1,20 +1,23 @@
-"""The rules' side of rules/cancer_myth.smk: result paths, declared outputs, final targets, and
-the input/param helpers (the verifier or jury, the construction chain).
+"""The rules' side of rules/cancer_myth.smk: result paths, declared outputs, what the config
+checks and the report know of the study, and the input/param helpers (the verifier or jury, the
+construction chain).
 
-Every function takes the study block as common.smk filled it (``config["studies"]["cancer_myth"]``).
+Every function takes the study block as common.smk filled it (``oncoeval.config.study_block``).
 """
 
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 
 from ... import config as oc
-from ...errors import ConfigError
+from ...errors import OncoEvalError
 from ..contract import Headline, Resampling, ResultPaths, prompts_dir
 from .construct import check_inputs
 from .data import load_myths
 
 paths = ResultPaths("cancer_myth")
+STUDY = paths.study
 
 # For the report and the summary (oncoeval.report): the study's category title, what its
 # bootstrap resamples, and its headline measures per model.
@@ -45,6 +48,19 @@ HEADLINES = (
         per_unit=False,
     ),
 )
+# What the report says of the study's tables (oncoeval.report.catalog).
+CAPTIONS = {
+    "pcs_pcr": "Presupposition correction score (PCS) and rate (PCR) per model.",
+    "pcs_by_category": "PCS and PCR by myth category.",
+    "pcs_by_generator": "PCS and PCR by the model that generated the question.",
+    "judge_agreement": "Agreement of the verifier judge with human scores.",
+    "judge_per_class": "Verifier sensitivity and specificity per score against human scores.",
+    "jury_agreement": "Agreement among the jurors of a verifier jury (Fleiss' κ).",
+    "judge_confusion": "Verifier verdicts against human scores (confusion matrix).",
+}
+UNITS = {"judge_confusion": "none (counts)"}
+REPORT_ENTRIES = {"construction": "construction"}
+
 PROMPTS = prompts_dir(paths.study)
 
 ITEMS = paths("items.jsonl")
@@ -54,35 +70,20 @@ TABLES = ("pcs_pcr", "pcs_by_category", "pcs_by_generator", "jury_agreement")
 FIGURES = ("pcs_pcr", "pcs_by_category", "pcs_by_generator")
 JUDGE_TABLES = ("judge_agreement", "judge_confusion", "judge_per_class")
 
-
-def _tables(names) -> dict[str, str]:
-    """Each table as TSV (``name``) and Markdown (``name_md``)."""
-    out = {}
-    for name in names:
-        out[name] = paths.table(name)
-        out[f"{name}_md"] = paths("tables", f"{name}.md")
-    return out
-
-
 # Outputs by rule: each rule declares `output: **OUTPUTS_<RULE>` and its script writes
 # `snakemake.output[name]`, so a file's name is written here only.
 OUTPUTS_PARSE = {"judged": paths("judged", "{model}.jsonl")}
 OUTPUTS_SCORE = {"scores": paths.scores("{model}")}
-OUTPUTS_AGGREGATE = _tables(TABLES) | {f"{name}_figure": paths.figure(name) for name in FIGURES}
-OUTPUTS_JUDGE_AGREEMENT = _tables(JUDGE_TABLES) | {
+OUTPUTS_AGGREGATE = paths.tables(*TABLES) | {
+    f"{name}_figure": paths.figure(name) for name in FIGURES
+}
+OUTPUTS_JUDGE_AGREEMENT = paths.tables(*JUDGE_TABLES) | {
     "verifier_pairs": paths("validation", "verifier_pairs.tsv")
 }
 OUTPUTS_ADJUDICATION = {
     "adjudication_sheet": paths("adjudication", "sheet.tsv"),
     "adjudication_key": paths("adjudication", "key.tsv"),
 }
-OUTPUTS = (
-    OUTPUTS_PARSE
-    | OUTPUTS_SCORE
-    | OUTPUTS_AGGREGATE
-    | OUTPUTS_JUDGE_AGREEMENT
-    | OUTPUTS_ADJUDICATION
-)
 # The construction's (opt-in, `construct: true`) outputs, kept apart from the evaluation's.
 OUTPUTS_CONSTRUCTION = {
     "generated": paths("construction", "generated.jsonl"),
@@ -91,6 +92,38 @@ OUTPUTS_CONSTRUCTION = {
     "dataset": paths("construction", "dataset.json"),
     "balance": paths("construction", "balance.tsv"),
 }
+# The published outputs: scores of every evaluated model, the tables and figures, the
+# adjudication sheet; the judge validation with human scores; the constructed dataset with
+# `construct` (the candidates stay an intermediate file).
+PUBLISHED_CONSTRUCTION = ("generated", "categories", "dataset", "balance")
+OUTPUTS = (
+    OUTPUTS_SCORE
+    | OUTPUTS_AGGREGATE
+    | OUTPUTS_ADJUDICATION
+    | OUTPUTS_JUDGE_AGREEMENT
+    | {name: OUTPUTS_CONSTRUCTION[name] for name in PUBLISHED_CONSTRUCTION}
+)
+
+
+def unused_outputs(block: dict) -> list[str]:
+    unused = [] if block["human_scores"] else list(OUTPUTS_JUDGE_AGREEMENT)
+    return unused + ([] if block["construct"] else list(PUBLISHED_CONSTRUCTION))
+
+
+# The construction's data files, needed with `construct` only.
+CONSTRUCTION_FILES = (
+    "construction.myths",
+    "construction.initial_valid",
+    "construction.initial_invalid",
+    "construction.classifier_examples",
+)
+
+
+def data_keys(block: dict) -> dict[str, bool]:
+    keys = {"questions": True, "verifier_examples": True, "human_scores": False}
+    if block["construct"]:
+        keys |= dict.fromkeys(CONSTRUCTION_FILES, True)
+    return keys
 
 
 def comparison_inputs(config: dict) -> dict:
@@ -133,42 +166,55 @@ def unit_scores(score_path, inputs: dict):
     return pd.DataFrame(rows, columns=["measure", "unit", "cluster", "value"])
 
 
-def final_targets(config: dict) -> list[str]:
-    """Scores of every evaluated model, the tables and figures, the adjudication sheet; the
-    judge validation with human scores; the constructed dataset with ``construct``."""
-    block = config["studies"]["cancer_myth"]
-    targets = [paths.scores(m) for m in oc.study_evaluated_models(config, "cancer_myth")]
-    targets += list(OUTPUTS_AGGREGATE.values()) + list(OUTPUTS_ADJUDICATION.values())
-    if block["human_scores"]:
-        targets += list(OUTPUTS_JUDGE_AGREEMENT.values())
+def judge_roles(block: dict) -> list[tuple[str, str]]:
+    roles = [("judges.verifier", "verifier"), ("verifier_for", "verifier of one model")]
     if block["construct"]:
-        targets += [
-            OUTPUTS_CONSTRUCTION[k] for k in ("generated", "categories", "dataset", "balance")
+        roles += [
+            ("judges.classifier", "construction classifier"),
+            ("construction.generators", "construction generator"),
+            ("construction.responder", "construction responder"),
         ]
-    return targets
+    return roles
 
 
-def check_settings(block: dict) -> None:
-    """What the schema cannot say about the block."""
+def required_roles(block: dict) -> list[tuple[str, str]]:
+    need = [("judges.verifier", "the verifier scores every answer")]
+    if block["construct"]:
+        need += [
+            ("judges.classifier", "construct is true (questions are categorised)"),
+            ("construction.generators", "construct is true"),
+        ]
+    return need
+
+
+def settings_problems(block: dict) -> list[str]:
+    """What the schema cannot say about the block; with ``construct``, every construction input
+    is loaded and checked, so a bad record stops the run before any model call."""
+    problems = []
     if block["adjudicated"] and not block["human_scores"]:
-        raise ConfigError(
-            "studies.cancer_myth.adjudicated: adjudicated labels join human_scores, which is "
-            "not set; set human_scores too"
+        problems.append(
+            f"studies.{STUDY}.adjudicated: adjudicated labels join human_scores, which is not set; set "
+            "human_scores too"
         )
+    if not block["construct"]:
+        return problems
+    if len(jurors(block)) > 1:
+        problems.append(
+            f"studies.{STUDY}.judges.verifier: the construction loop routes each question by one verifier's "
+            "score; name a single verifier when construct is true"
+        )
+    files = construction_inputs(block)
+    if all(path and Path(path).exists() for path in files):  # else a data-key problem
+        try:
+            _checked(*files)
+        except OncoEvalError as exc:
+            problems.append(f"studies.{STUDY}.construction: {exc}")
+    return problems
 
 
 def jurors(block: dict) -> list[str]:
     """The verifier's model ids: one, or a jury."""
-    judges = block["judges"]
-    ids = oc.judge_ids(judges["verifier"])
-    if isinstance(judges["classifier"], list):
-        raise ConfigError("studies.cancer_myth.judges.classifier: name one model, not a list")
-    if len(ids) > 1 and block["construct"]:
-        raise ConfigError(
-            "studies.cancer_myth.judges.verifier: the construction loop routes each question by "
-            "one verifier's score; name a single verifier when construct is true"
-        )
-    return ids
+    return oc.judge_ids(block["judges"]["verifier"])
 
 
 def jury_for(block: dict, jury: list[str], model: str) -> list[str]:
@@ -228,20 +274,16 @@ def myth_count(block: dict) -> int:
     return _myth_count(c["myths"], c["max_myths"])
 
 
-def check_construction_inputs(block: dict) -> dict:
-    """Every construction input loaded and checked when the workflow starts (see check_inputs)."""
+def construction_inputs(block: dict) -> tuple:
+    """The files the construction reads, in ``check_inputs``' order."""
     c = block["construction"]
-    files = {
-        "construction.myths": c["myths"],
-        "construction.initial_valid": c["initial_valid"],
-        "construction.initial_invalid": c["initial_invalid"],
-        "verifier_examples": block["verifier_examples"],
-        "construction.classifier_examples": c["classifier_examples"],
-    }
-    unset = [key for key, path in files.items() if not path]
-    if unset:
-        raise ConfigError(f"studies.cancer_myth.{unset[0]} must name a file for the construction")
-    return _checked(*files.values())
+    return (
+        c["myths"],
+        c["initial_valid"],
+        c["initial_invalid"],
+        block["verifier_examples"],
+        c["classifier_examples"],
+    )
 
 
 @cache

@@ -29,12 +29,17 @@ Rules of the published derivation:
   "HER2 negative"), wherever they appear (a biopsy's Result holds "ER positive").
 - every mention is its own tuple (two mentions of "lump" are two tuples); a field without any
   value is ``unknown``.
+- *medications* (MedicationName, MedicationRegimen; not Supportive or Others, not negated or
+  uncertain): each is a future medication or a prescribed one, never both. A planned one
+  (assertion ``planned_in_future`` or continuity ``planned``) is a future medication with
+  Consideration ``planned``, else a hypothetical one (``hypothetical_in_future``) with
+  ``hypothetical``, else it is prescribed (the public treatment reader's if / elif / else).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 
 from .brat import Document, Entity
 from .sections import Section, entities_in
@@ -91,9 +96,9 @@ class GoldRules:
     #: Begin/End take only BeginsOnOrAt/EndsOnOrAt. Published: HappensAfter counts as Begin
     #: and HappensBefore as End.
     exact_begin_end: bool = False
-    #: Prescribed medications are those that occurred (uncertain kept; planned or hypothetical
-    #: ones only in future meds). Published: uncertain ones dropped, planned and hypothetical
-    #: ones kept in prescribed meds as well.
+    #: Prescribed medications are those that occurred, uncertain ones kept (an uncertain drug
+    #: may have been given). Published: uncertain ones dropped. In both views a planned or
+    #: hypothetical medication is a future medication only.
     occurred_meds: bool = False
     #: ConfirmedAdvEvent: caused problems that are affirmed, plus problems the drug was stopped
     #: for; PotentialAdvEvent: caused problems that are uncertain, planned or hypothetical (for a
@@ -430,17 +435,29 @@ def _continuity(e: Entity) -> list[str]:
     return [CONTINUITY.get(value, value.replace("_", " "))]
 
 
+def consideration(e: Entity) -> str | None:
+    """'planned' or 'hypothetical' for a future medication, None for any other: planned when the
+    assertion or the continuity says planned, else hypothetical when the assertion is
+    hypothetical_in_future (the public treatment reader's order)."""
+    if "planned" in modality(e) or "planned" in e.attributes.get("TreatmentContinuityVal", ""):
+        return "planned"
+    if modality(e) == "hypothetical_in_future":
+        return "hypothetical"
+    return None
+
+
 def prescribed_meds(g):
-    """MedicationName and MedicationRegimen mentions (medication filter; clean: those that
-    occurred, not planned). Begin/End: BeginsOnOrAt + HappensAfter / EndsOnOrAt + HappensBefore
-    partners; Reason: TreatmentAdministeredForProblem findings; Continuity:
-    TreatmentContinuityVal (unclear -> unknown, started -> continuing, discontinued_early ->
-    'discontinued early'); adverse events: see ``_adverse_events``."""
+    """MedicationName and MedicationRegimen mentions (medication filter) that are not future
+    medications (see ``consideration``; clean: also only those that occurred). Begin/End:
+    BeginsOnOrAt + HappensAfter / EndsOnOrAt + HappensBefore partners; Reason:
+    TreatmentAdministeredForProblem findings; Continuity: TreatmentContinuityVal (unclear ->
+    unknown, started -> continuing, discontinued_early -> 'discontinued early'); adverse events:
+    see ``_adverse_events``."""
     out = []
     for e in _medications(g, ("MedicationName", "MedicationRegimen")):
-        if g.rules.occurred_meds and (
-            not occurred(e) or e.attributes.get("TreatmentContinuityVal") == "planned"
-        ):
+        if consideration(e) is not None:  # a future medication only, in both views
+            continue
+        if g.rules.occurred_meds and not occurred(e):
             continue
         exact = g.rules.exact_begin_end
         confirmed, potential = _adverse_events(g, e)
@@ -470,14 +487,8 @@ def future_meds(g):
         types.append("TreatmentType")
     out = []
     for e in _medications(g, types):
-        planned = "planned" in modality(e) or "planned" in e.attributes.get(
-            "TreatmentContinuityVal", ""
-        )
-        if planned:
-            consideration = "planned"
-        elif modality(e) == "hypothetical_in_future":
-            consideration = "hypothetical"
-        else:
+        considered = consideration(e)
+        if considered is None:
             continue
         _, potential = _adverse_events(g, e)
         if g.rules.adverse_events_by_assertion:  # a drug not yet given: any problem it may cause
@@ -485,7 +496,7 @@ def future_meds(g):
             potential = g.texts(x for x in caused if is_patient(x) and modality(x) != "negated")
         out.append(
             GoldTuple(
-                "", g.text(e), {"Consideration": [consideration], "PotentialAdvEvent": potential}
+                "", g.text(e), {"Consideration": [considered], "PotentialAdvEvent": potential}
             )
         )
     return out
@@ -530,10 +541,6 @@ def derive(
     doc: Document, section: Section, subtype: str, rules: GoldRules = PUBLISHED
 ) -> list[GoldTuple]:
     return finish_tuples(DERIVATIONS[subtype](SectionGraph(doc, section, rules)), subtype, rules)
-
-
-def with_switch(rules: GoldRules, **switches) -> GoldRules:
-    return replace(rules, **switches)
 
 
 def pair_string(primary: str, value: str) -> str:

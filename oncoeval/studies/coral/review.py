@@ -103,7 +103,7 @@ def write_sheet(sheet: pd.DataFrame, path: str | Path) -> None:
     if path.suffix == ".xlsx":
         sheet.to_excel(path, index=False, sheet_name="review")
     else:
-        sheet.to_csv(path, sep="\t", index=False)
+        sheet.to_csv(path, sep="\t", index=False, errors="backslashreplace")
 
 
 def read_sheet(path: str | Path) -> pd.DataFrame:

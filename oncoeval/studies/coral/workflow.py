@@ -1,15 +1,12 @@
-"""The rules' side of the coral study: result paths, declared outputs, final targets and the
-input helpers rules/coral.smk calls while building the DAG."""
+"""The rules' side of the coral study: result paths, declared outputs, what the config checks and
+the report know of the study, and the input helpers rules/coral.smk calls while building the DAG."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from oncoeval.config import study_evaluated_models
-
 from ..contract import Headline, Resampling, ResultPaths, prompts_dir
-from .tasks import SUBTYPES
 
 paths = ResultPaths("coral")
 
@@ -43,6 +40,24 @@ HEADLINES = (
     Headline("coral", "tables/overall.tsv", "BLEU-4", "bleu4", (("view", "published"),)),
     Headline("coral", "tables/overall.tsv", "ROUGE-1", "rouge1", (("view", "published"),)),
 )
+# What the report says of the study's tables (oncoeval.report.catalog).
+CAPTIONS = {
+    "overall": "Exact-match F1, BLEU-4 and ROUGE-1 over all extracted fields.",
+    "by_field": "Scores per (entity, related entity) pair (Figure 3).",
+    "by_task": "Scores per extraction task.",
+    "by_cancer_type": "Scores by cancer type (Figure S2).",
+    "kruskal_gender": "Kruskal-Wallis tests across gender, BH q-values (Table S2).",
+    "kruskal_race": "Kruskal-Wallis tests across race/ethnicity, BH q-values (Table S3).",
+    "expert_review": "Expert review categories per entity and relation (Table 2).",
+    "sections": "Which notes have HPI and Assessment & Plan sections.",
+}
+UNITS = {
+    "kruskal_gender": "none (rank test, no resampling)",
+    "kruskal_race": "none (rank test, no resampling)",
+    "expert_review": "none (counts from the review sheet)",
+}
+ITEM_FOLDERS = ("items",)
+
 PROMPT_DIR = prompts_dir(paths.study)
 
 # The metrics of the tables and figures: score column -> (label in the tables and on the axes,
@@ -53,11 +68,6 @@ METRICS = {
     "em_f1": ("EM_F1", "exact-match F1"),
 }
 TABLES = ("overall", "by_field", "by_task", "by_cancer_type", "kruskal_gender", "kruskal_race")
-
-
-def table_outputs(name: str) -> dict[str, str]:
-    """A table's two files: ``<name>`` (.tsv) and ``<name>_md`` (.md)."""
-    return {name: paths.table(name), f"{name}_md": paths("tables", f"{name}.md")}
 
 
 def figure_name(panel: str, metric: str) -> str:
@@ -73,16 +83,17 @@ PARSED = paths.parsed("{model}", "tsv")
 OUTPUTS_PREPARE = {"sections": paths("items", "sections.tsv"), "gold": paths("gold", "gold.tsv")}
 SCORES = paths.scores("{model}")
 OUTPUTS_AGGREGATE = {
-    **{k: v for t in TABLES for k, v in table_outputs(t).items()},
+    **paths.tables(*TABLES),
     **{
         (name := figure_name(panel, metric)): paths.figure(name)
         for panel in ("figure3", "figureS2")
         for metric in METRICS
     },
 }
-REVIEW_SHEET = paths("review", "{model}_sheet.xlsx")
-OUTPUTS_REVIEW = table_outputs("expert_review")
-# Every declared output of the study, by name ({model}: one file per evaluated model).
+# The review sheet of one model's parsed outputs (the reviewer's: ``review_model``).
+REVIEW_SHEET = paths("review", "{reviewer}_sheet.xlsx")
+OUTPUTS_REVIEW = paths.tables("expert_review")
+# Every published output of the study, by name ({model}: one file per evaluated model).
 OUTPUTS = {
     **OUTPUTS_PREPARE,
     "scores": SCORES,
@@ -101,9 +112,7 @@ def note_files(notes_dir: str) -> list[str]:
 
 
 def prompt_files(subtypes) -> dict[str, list[str] | str]:
-    unknown = [s for s in subtypes if s not in SUBTYPES]
-    if unknown:
-        raise ValueError(f"studies.coral.subtypes: unknown {unknown}; known: {list(SUBTYPES)}")
+    """The templates of the asked subtypes (the schema lists the known ones)."""
     return {
         "system": f"{PROMPT_DIR}/system.txt",
         "template": f"{PROMPT_DIR}/user_template.txt",
@@ -114,6 +123,19 @@ def prompt_files(subtypes) -> dict[str, list[str] | str]:
 def review_model(block: dict, models: list[str]) -> str | None:
     """The model whose parsed outputs fill the review sheet: the configured one, else the first."""
     return block["review"]["model"] or (models[0] if models else None)
+
+
+def data_keys(block: dict) -> dict[str, bool]:
+    return {"notes_dir": True, "metadata": False, "review.sheet": False}
+
+
+def judge_roles(block: dict) -> list[tuple[str, str]]:
+    return [("review.model", "review model")]
+
+
+def target_wildcards(block: dict, models: list[str]) -> dict[str, list[str]]:
+    reviewer = review_model(block, models)
+    return {"reviewer": [reviewer] if reviewer else []}
 
 
 def comparison_inputs(config: dict) -> dict:
@@ -148,16 +170,5 @@ def unit_scores(score_path, inputs: dict):
     return pd.DataFrame(rows, columns=["measure", "unit", "cluster", "value"])
 
 
-def final_targets(config: dict) -> list[str]:
-    """The study's final targets (``config``'s coral block filled by common.smk)."""
-    block = config["studies"]["coral"]
-    models = study_evaluated_models(config, "coral")
-    out = [OUTPUTS_PREPARE["gold"], OUTPUTS_PREPARE["sections"]]
-    out += [SCORES.format(model=m) for m in models]
-    out += list(OUTPUTS_AGGREGATE.values())
-    reviewer = review_model(block, models)
-    if reviewer:
-        out.append(REVIEW_SHEET.format(model=reviewer))
-    if block["review"]["sheet"]:
-        out += list(OUTPUTS_REVIEW.values())
-    return out
+def unused_outputs(block: dict) -> list[str]:
+    return [] if block["review"]["sheet"] else list(OUTPUTS_REVIEW)

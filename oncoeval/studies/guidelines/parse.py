@@ -139,7 +139,8 @@ def parse_answer(text: str | None) -> Parsed:
     for candidate in _json_candidates(body):
         try:
             obj = json.loads(candidate)
-        except (json.JSONDecodeError, RecursionError):  # a fenced block nested past the stack
+        # a fenced block nested past the stack, or an integer past 4,300 digits (ValueError)
+        except (ValueError, RecursionError):
             continue
         parsed = _from_json(obj)
         if parsed is not None:

@@ -42,8 +42,8 @@ def prepare(tree_path, labelled_path, unlabelled_path, trim, out: dict, primary_
     notes_md = [f"Excluded (unusable label): {r['patient_id']} ({r['problem']})" for r in unusable]
     write_table(
         pd.DataFrame([stats]),
-        out["summary"],
-        out["summary_md"],
+        out["guideline_tree"],
+        out["guideline_tree_md"],
         title="Guideline tree and notes",
         notes=notes_md or ["No patient was excluded."],
     )

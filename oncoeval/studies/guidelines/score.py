@@ -132,3 +132,15 @@ def proxy_scores_model(
         preds = synthetic.read_predictions(tree, synth["predict"], trim)
     rows += proxies.synthetic_scores(model, benchmark, preds, boot)
     write_table(pd.DataFrame(rows, columns=proxies.COLUMNS), out)
+
+
+def labelled(scores: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the expert-labelled notes."""
+    return scores[scores["note_set"] == "labelled"]
+
+
+def path_tuple(value):
+    """A path as written in a scores table (``A -> B``), as a tuple of node ids (None if empty)."""
+    if not value or (isinstance(value, float) and np.isnan(value)):
+        return None
+    return tuple(p.strip() for p in str(value).split("->"))

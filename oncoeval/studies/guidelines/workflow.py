@@ -1,5 +1,6 @@
-"""The rules' side of the study (rules/guidelines.smk): result paths, declared outputs, final
-targets and the per-rule input/param helpers (kept here so the .smk holds rules only).
+"""The rules' side of the study (rules/guidelines.smk): result paths, declared outputs, what the
+config checks and the report know of the study, and the per-rule input/param helpers (kept here
+so the .smk holds rules only).
 
 Every helper takes the validated, filled config (or the study block) and returns plain values,
 paths or input functions. Param helpers return only what a rule's output depends on.
@@ -8,7 +9,7 @@ paths or input functions. Param helpers return only what a rule's output depends
 from __future__ import annotations
 
 from ... import config as oc
-from ..contract import Headline, Resampling, ResultPaths
+from ..contract import Headline, Resampling, ResultPaths, prompts_dir
 
 STUDY = "guidelines"
 paths = ResultPaths(STUDY)
@@ -35,26 +36,68 @@ HEADLINES = (
     ),
 )
 
+# What the report says of the study's tables (oncoeval.report.catalog).
+CAPTIONS = {
+    "guideline_tree": "The guideline tree the study traces paths in.",
+    "table1_expert": "Path overlap and treatment match against expert labels (Table 1).",
+    "consistency_accuracy": "Accuracy against self-consistency.",
+    "accuracy_by_consistency": "Accuracy in bins of self-consistency.",
+    "proxy_scores": "Accuracy of the proxy labels per model.",
+    "proxy_agreement": "Agreement between proxy rankings and expert rankings.",
+    "meta_classifier": "AUROC of the meta-classifier predicting correct traces.",
+    "clustering": "Clusters of model traces.",
+    "error_analysis": "Where traces leave the expert path.",
+    "benchmark": "Synthetic benchmark: predictions against the synthetic targets.",
+    "compliance": (
+        "Guideline-compliance cells (positive = NOT_GUIDELINE_COMPLIANT) per model and benchmark."
+    ),
+    "annotators": "Agreement between expert annotators beside model accuracy.",
+    "divergence_agreement": (
+        "Divergence-point pairs: rollouts vs predictions against experts (Figure 6)."
+    ),
+}
+UNITS = {
+    "compliance": "none (counts and rates over rollouts)",
+    "guideline_tree": "none (the guideline itself)",
+}
+ITEM_FOLDERS = ("rollouts", "proxy")
+REPORT_ENTRIES = {"synthetic/benchmark": "tables"}
+
+# The templates each step reads, by name (config/prompts/guidelines/<name>.txt); path prediction
+# reads the one the block's predict_prompt names.
+PROMPTS = prompts_dir(STUDY)
+TEMPLATES = {
+    "record": "synth_record",
+    "record_predict": "synth_record_predict",
+    "structured_note": "synth_note_structured",
+    "unstructured_note": "synth_note_unstructured",
+    "choose": "choose_path",
+}
+
+
+def template(block: dict, step: str) -> str:
+    """The template file of one step (``predict``: the block's ``predict_prompt``)."""
+    name = block["predict_prompt"] if step == "predict" else TEMPLATES[step]
+    return f"{PROMPTS}/{name}.txt"
+
+
+def prompt_templates(block: dict) -> list[str]:
+    """The templates a run reads: the chosen path-prediction one and every synthetic step's."""
+    return [template(block, step) for step in ("predict", *TEMPLATES)]
+
+
 # name -> path of every declared output (each written once here; rules and scripts use the name).
 OUTPUTS_PREPARE = {
     "tree": paths.prepared("tree.json"),
     "notes": paths.prepared("notes.jsonl"),
     "excluded": paths.prepared("excluded_labels.tsv"),
-    "summary": paths.table("guideline_tree"),
-    "summary_md": paths("tables", "guideline_tree.md"),
+    **paths.tables("guideline_tree"),
 }
 OUTPUTS_REQUESTS = {"rollouts": paths.requests("rollouts")}
 OUTPUTS_PARSE = {"rollouts": paths("rollouts", "{model}.tsv")}
 OUTPUTS_SCORE = {"scores": paths.scores("{model}")}
 OUTPUTS_PROXY = {"proxy": paths("proxy", "{model}.tsv")}
-OUTPUTS_SYNTH_BENCHMARK = {
-    "table": paths("synthetic", "benchmark.tsv"),
-    "table_md": paths("synthetic", "benchmark.md"),
-}
-
-
-def _table(name: str) -> dict[str, str]:
-    return {name: paths.table(name), f"{name}_md": paths("tables", f"{name}.md")}
+OUTPUTS_SYNTH_BENCHMARK = paths.tables("benchmark", folder="synthetic")
 
 
 # The aggregate stage: cross-model labels, the paper's tables and figures, their data files.
@@ -62,39 +105,33 @@ OUTPUTS_AGGREGATE = {
     "cross_labels": paths("cross_model", "labels.tsv"),
     "cross_features": paths("cross_model", "features.tsv"),
     "cross_scores": paths("cross_model", "proxy_scores.tsv"),
-    **_table("table1_expert"),
-    **_table("annotators"),
-    **_table("consistency_accuracy"),
-    **_table("accuracy_by_consistency"),
+    **paths.tables("table1_expert", "annotators", "consistency_accuracy"),
+    **paths.tables("accuracy_by_consistency"),
     "accuracy_by_consistency_figure": paths.figure("accuracy_by_consistency"),
-    **_table("proxy_scores"),
-    **_table("proxy_agreement"),
-    **_table("compliance"),
+    **paths.tables("proxy_scores", "proxy_agreement", "compliance"),
     "proxy_heatmap": paths.figure("proxy_heatmap"),
-    **_table("meta_classifier"),
+    **paths.tables("meta_classifier"),
     "meta_predictions": paths("meta_classifier", "predictions.tsv"),
     "meta_rows": paths("meta_classifier", "rows.tsv"),
     "roc_feature_sets": paths.figure("roc_feature_sets"),
-    **_table("clustering"),
-    **_table("error_analysis"),
+    **paths.tables("clustering", "error_analysis"),
     "divergence_points": paths("error_analysis", "divergence_points.tsv"),
     "divergence_pairs": paths("error_analysis", "divergence_pairs.tsv"),
-    **_table("divergence_agreement"),
+    **paths.tables("divergence_agreement"),
     "divergence_pairs_figure": paths.figure("divergence_pairs"),
 }
 # One ROC figure per configured feature set (expanded by aggregate_outputs).
 ROC_FIGURE = paths.figure("roc_{feature_set}")
 
-# The study's declared outputs (its final targets): what prepare, the per-model rules, the
+# The study's published outputs (its final targets): what prepare, the per-model rules, the
 # synthetic benchmark and the aggregate stage publish; prepared inputs and request sets are
 # intermediate and stay in their rule's mapping.
 OUTPUTS = {
-    "summary": OUTPUTS_PREPARE["summary"],
-    "summary_md": OUTPUTS_PREPARE["summary_md"],
+    **paths.tables("guideline_tree"),
     **OUTPUTS_PARSE,
     **OUTPUTS_SCORE,
     **OUTPUTS_PROXY,
-    **{f"synthetic_{k}": v for k, v in OUTPUTS_SYNTH_BENCHMARK.items()},
+    **OUTPUTS_SYNTH_BENCHMARK,
     **OUTPUTS_AGGREGATE,
     "roc": ROC_FIGURE,
 }
@@ -131,25 +168,25 @@ def per_model(config: dict, pattern: str) -> list[str]:
     return [pattern.format(model=m) for m in models(config)]
 
 
-def judge(config: dict, role: str) -> str | None:
-    judges = oc.study_judges(config, STUDY)
+def judge(block: dict, role: str) -> str | None:
+    judges = block["judges"]
     if role == "chooser":
-        return judges.get("chooser") or judges.get("generator")
-    return judges.get(role)
+        return judges["chooser"] or judges["generator"]
+    return judges[role]
 
 
-def judge_responses(config: dict, role: str, *requestsets: str) -> list[str]:
-    mid = judge(config, role)
+def judge_responses(block: dict, role: str, *requestsets: str) -> list[str]:
+    mid = judge(block, role)
     if mid is None:
         return []
     return [paths.responses(mid, name) for name in requestsets]
 
 
-def synthetic_enabled(config: dict) -> bool:
-    return judge(config, "generator") is not None
+def synthetic_enabled(block: dict) -> bool:
+    return judge(block, "generator") is not None
 
 
-def proxy_inputs(config: dict):
+def proxy_inputs(block: dict):
     """Input function of the per-model proxy rule (synthetic inputs only with a generator)."""
 
     def inputs(wildcards) -> dict:
@@ -158,12 +195,29 @@ def proxy_inputs(config: dict):
             "scores": paths.scores(wildcards.model),
             "rollouts": OUTPUTS_PARSE["rollouts"].format(model=wildcards.model),
         }
-        if synthetic_enabled(config):
-            out["benchmark"] = OUTPUTS_SYNTH_BENCHMARK["table"]
+        if synthetic_enabled(block):
+            out["benchmark"] = OUTPUTS_SYNTH_BENCHMARK["benchmark"]
             out["predict"] = paths.responses(wildcards.model, "synth_predict")
         return out
 
     return inputs
+
+
+def data_keys(block: dict) -> dict[str, bool]:
+    return {"guideline": True, "labelled_notes": True, "unlabelled_notes": False}
+
+
+def judge_roles(block: dict) -> list[tuple[str, str]]:
+    return [("judges.generator", "synthetic generator"), ("judges.chooser", "chooser")]
+
+
+def target_wildcards(block: dict, models: list[str]) -> dict[str, list[str]]:
+    return {"feature_set": feature_sets(block)}
+
+
+def unused_outputs(block: dict) -> list[str]:
+    """The synthetic benchmark is built only with a generator."""
+    return [] if synthetic_enabled(block) else list(OUTPUTS_SYNTH_BENCHMARK)
 
 
 def comparison_inputs(config: dict) -> dict:
@@ -190,19 +244,3 @@ def unit_scores(score_path, inputs: dict):
         for _, r in labelled.iterrows()
     ]
     return pd.DataFrame(rows, columns=["measure", "unit", "cluster", "value"])
-
-
-def final_targets(config: dict) -> list[str]:
-    """Every declared output: per-model ones for each evaluated model, one ROC figure per
-    feature set, the synthetic benchmark only with a generator."""
-    block = config["studies"][STUDY]
-    synthetic = set(OUTPUTS_SYNTH_BENCHMARK.values())
-    out = []
-    for path in OUTPUTS.values():
-        if path == ROC_FIGURE:
-            out += roc_figures(block)
-        elif "{model}" in path:
-            out += per_model(config, path)
-        elif path not in synthetic or synthetic_enabled(config):
-            out.append(path)
-    return out

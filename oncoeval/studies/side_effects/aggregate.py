@@ -30,7 +30,7 @@ from ...io import read_tsv, write_table  # noqa: E402
 from ...report.figures import legend_outside, note_empty  # noqa: E402
 from ...report.figures import save as save_figure  # noqa: E402
 from ...stats import BootstrapSettings, bootstrap_mean_ci, paired_bootstrap_diff  # noqa: E402
-from .workflow import markdown_name, paths  # noqa: E402
+from .workflow import paths  # noqa: E402
 
 PRF = ("precision", "recall", "f1")
 ONSET_COLUMNS = ("recall_short", "recall_long")
@@ -262,7 +262,7 @@ def write_tables_and_figures(
         write_table(
             table,
             outputs[name],
-            outputs[markdown_name(name)],
+            outputs[f"{name}_md"],
             title=TITLES[name],
             notes=notes(settings, unscored, name),
         )

@@ -1,14 +1,13 @@
-"""The rules' side of the study (rules/side_effects.smk): result paths, declared outputs, final
-targets and the per-rule inputs and params.
+"""The rules' side of the study (rules/side_effects.smk): result paths, declared outputs, what the
+config checks and the report know of the study, and the per-rule inputs and params.
 
-Helpers read the study block that rules/common.smk validated and filled
-(``config["studies"]["side_effects"]``); per-model helpers take only that block's settings, the
-model id and the judge: never the list of models, so adding a model reruns nothing old.
+Helpers take the study block that rules/common.smk validated and filled
+(``oncoeval.config.study_block``); per-model helpers take only that block's settings, the model id
+and the judge: never the list of models, so adding a model reruns nothing old.
 """
 
 from __future__ import annotations
 
-from ... import config as oc
 from ..contract import Headline, Resampling, ResultPaths, prompts_dir
 
 paths = ResultPaths("side_effects")
@@ -24,6 +23,29 @@ HEADLINES = (
     Headline("side_effects", "tables/table3.tsv", "F1, grounded", "f1"),
     Headline("side_effects", "tables/table4.tsv", "F1, grounded + list size", "f1"),
 )
+# What the report says of the study's tables (oncoeval.report.catalog): captions and the
+# resampling units that are not the study's; per-model per-item tables besides scores/.
+CAPTIONS = {
+    "table1": "Precision, recall and F1 of free-form side-effect lists (ff).",
+    "table2": "Effect of the list-size constraint (ff_lsc - ff), paired by profile.",
+    "table3": "Selection from the clinician-curated list (grounded).",
+    "table4": "Selection from the curated list with the list-size constraint.",
+    "table5": "Overlap ratio between base and specified profiles.",
+    "table6": "Recall by temporal onset.",
+    "table7": "Recall by side-effect frequency.",
+    "matcher_agreement": "Agreement of the side-effect matcher with the reference.",
+    "judge_agreement": (
+        "The configured matcher as a judge of the labelled pairs: agreement and Cohen's κ."
+    ),
+    "judge_per_class": (
+        "Matcher sensitivity and specificity per label (same / not) on the validation pairs."
+    ),
+    "judge_confusion": "Matcher decisions against the validation labels (confusion matrix).",
+}
+UNITS = {"judge_confusion": "none (counts)"}
+ITEM_FOLDERS = ("overlap",)
+REPORT_ENTRIES = {"tables/matcher_agreement": "judge validation"}
+
 STUDY = paths.study
 PROMPTS = prompts_dir(STUDY)
 LISTS = "lists"  # the request set every evaluated model answers
@@ -35,45 +57,33 @@ FIGURES = ("precision_recall", "recall_strata")
 # The matcher-validation rule's tables: candidates, and the configured matchers as judges.
 VALIDATION_TABLES = ("matcher_agreement", "judge_agreement", "judge_confusion", "judge_per_class")
 
-
-def markdown_name(table: str) -> str:
-    """The output name of a table's Markdown copy."""
-    return f"{table}_md"
-
-
-def _tables(names) -> dict[str, str]:
-    out = {}
-    for name in names:
-        out[name] = paths.table(name)
-        out[markdown_name(name)] = paths("tables", f"{name}.md")
-    return out
-
-
 PREPARED = {
     "profiles": paths.prepared("profiles.jsonl"),
     "reference": paths.prepared("reference.tsv"),
     "vocabulary": paths.prepared("vocabulary.txt"),
 }
 OUTPUTS_SCORE = {"scores": paths.scores("{model}"), "overlap": paths("overlap", "{model}.tsv")}
-OUTPUTS_AGGREGATE = {**_tables(TABLES), **{name: paths.figure(name) for name in FIGURES}}
-OUTPUTS_VALIDATION = _tables(VALIDATION_TABLES)
+OUTPUTS_AGGREGATE = {
+    **paths.tables(*TABLES),
+    **{name: paths.figure(name) for name in FIGURES},
+}
+OUTPUTS_VALIDATION = paths.tables(*VALIDATION_TABLES)
 OUTPUTS = {**OUTPUTS_SCORE, **OUTPUTS_AGGREGATE, **OUTPUTS_VALIDATION}
 
 
-def settings(config: dict) -> dict:
-    """The study block, validated and with every schema default filled (rules/common.smk)."""
-    return config["studies"][STUDY]
+def data_keys(block: dict) -> dict[str, bool]:
+    return {"profiles": True, "reference": True, "validation": False}
 
 
-def judge(config: dict) -> str | None:
-    return settings(config)["judges"][MATCHER]
+def judge_roles(block: dict) -> list[tuple[str, str]]:
+    # The matcher judge answers the llm matcher and, whenever set, the matcher validation.
+    return [(f"judges.{MATCHER}", "matcher judge")]
 
 
-def config_problem(config: dict) -> str | None:
-    """A problem of the study block that the schema cannot see, or None."""
-    if settings(config)["matcher"]["method"] == "llm" and not judge(config):
-        return f"studies.{STUDY}.matcher.method is llm, but judges.matcher names no judge model"
-    return None
+def required_roles(block: dict) -> list[tuple[str, str]]:
+    if block["matcher"]["method"] == "llm":
+        return [(f"judges.{MATCHER}", "matcher.method is llm")]
+    return []
 
 
 def settings_problems(block: dict) -> list[str]:
@@ -87,49 +97,49 @@ def settings_problems(block: dict) -> list[str]:
     return []
 
 
-def templates(config: dict) -> dict[str, str]:
-    return {regime: f"{PROMPTS}/{regime}.txt" for regime in settings(config)["regimes"]}
+def judge(block: dict) -> str | None:
+    return block["judges"][MATCHER]
 
 
-def matcher_params(config: dict) -> dict:
+def templates(block: dict) -> dict[str, str]:
+    return {regime: f"{PROMPTS}/{regime}.txt" for regime in block["regimes"]}
+
+
+def matcher_params(block: dict) -> dict:
     """What a model's matches depend on (the judge id only for the llm matcher)."""
-    cfg = settings(config)["matcher"]
+    cfg = block["matcher"]
     method = cfg["method"]
     out = {"method": method}
     if method == "embedding":
         out.update(model=cfg["model"], threshold=cfg["threshold"])
     elif method == "llm":
-        out.update(judge=judge(config), judge_max_new_tokens=cfg["judge_max_new_tokens"])
+        out.update(judge=judge(block), judge_max_new_tokens=cfg["judge_max_new_tokens"])
     return out
 
 
-def validation_methods(config: dict) -> list[str]:
+def validation_methods(block: dict) -> list[str]:
     """Matchers whose agreement is reported: lexical and embedding, and llm with a judge."""
     methods = ["lexical", "embedding"]
-    if judge(config):
+    if judge(block):
         methods.append("llm")
     return methods
 
 
-def match_inputs(config: dict, model: str) -> dict:
+def match_inputs(block: dict, model: str) -> dict:
+    """The match rule's inputs (the config checks made sure the llm matcher has its judge)."""
     inputs = {"parsed": paths.parsed(model), "reference": PREPARED["reference"]}
-    method = settings(config)["matcher"]["method"]
+    method = block["matcher"]["method"]
     if method == "lexical":
-        inputs["synonyms"] = settings(config)["matcher"]["synonyms"]
+        inputs["synonyms"] = block["matcher"]["synonyms"]
     elif method == "llm":
-        if not judge(config):
-            raise ValueError(f"studies.{STUDY}.matcher.method is llm but judges.matcher is not set")
-        inputs["judged"] = paths.responses(judge(config), f"match--{model}")
+        inputs["judged"] = paths.responses(judge(block), f"match--{model}")
     return inputs
 
 
-def validation_inputs(config: dict) -> dict:
-    inputs = {
-        "validation": settings(config)["validation"],
-        "synonyms": settings(config)["matcher"]["synonyms"],
-    }
-    if judge(config):
-        inputs["judged"] = paths.responses(judge(config), "validation")
+def validation_inputs(block: dict) -> dict:
+    inputs = {"validation": block["validation"], "synonyms": block["matcher"]["synonyms"]}
+    if judge(block):
+        inputs["judged"] = paths.responses(judge(block), "validation")
     return inputs
 
 
@@ -162,11 +172,3 @@ def unit_scores(score_path, inputs: dict):
         for r in spec[spec["regime"] == regime].itertuples()
     ]
     return pd.DataFrame(rows, columns=["measure", "unit", "cluster", "value"])
-
-
-def final_targets(config: dict) -> list[str]:
-    """The study's final targets: the tables and figures, and every evaluated model's scores."""
-    models = oc.study_evaluated_models(config, STUDY)
-    fixed = [path for path in OUTPUTS.values() if "{model}" not in path]
-    per_model = [path.format(model=m) for path in OUTPUTS_SCORE.values() for m in models]
-    return fixed + per_model

@@ -3,8 +3,7 @@
 
 from oncoeval.studies.toy import workflow as toy_wf
 
-TOY = config["studies"]["toy"]
-STUDY_TARGETS["toy"] = lambda: toy_wf.final_targets(config)
+TOY = oc.study_block(config, "toy")
 
 
 localrules:
@@ -13,13 +12,14 @@ localrules:
     toy_parse,
     toy_score,
     toy_aggregate,
+    toy_referee_agreement,
 
 
 rule toy_prepare:
     input:
         questions=TOY["questions"] or [],
     output:
-        questions=toy_wf.OUTPUTS["questions"],
+        questions=toy_wf.QUESTIONS,
     log:
         toy_wf.paths.log("prepare"),
     conda:
@@ -32,10 +32,10 @@ rule toy_prepare:
 
 rule toy_requests:
     input:
-        questions=toy_wf.OUTPUTS["questions"],
-        prompt=toy_wf.PROMPT,
+        questions=toy_wf.QUESTIONS,
+        prompt=f"{toy_wf.PROMPTS}/{toy_wf.REQUESTSET}.txt",
     output:
-        requests=toy_wf.OUTPUTS["requests"],
+        requests=toy_wf.REQUESTS,
     log:
         toy_wf.paths.log("requests"),
     conda:
@@ -48,9 +48,9 @@ rule toy_requests:
 
 rule toy_parse:
     input:
-        responses=toy_wf.paths.responses("{model}", "ask"),
+        responses=toy_wf.paths.responses("{model}", toy_wf.REQUESTSET),
     output:
-        parsed=toy_wf.OUTPUTS["parsed"],
+        parsed=toy_wf.PARSED,
     log:
         toy_wf.paths.log("parse", "{model}"),
     conda:
@@ -61,10 +61,10 @@ rule toy_parse:
 
 rule toy_score:
     input:
-        parsed=toy_wf.OUTPUTS["parsed"],
-        questions=toy_wf.OUTPUTS["questions"],
+        parsed=toy_wf.PARSED,
+        questions=toy_wf.QUESTIONS,
     output:
-        scores=toy_wf.OUTPUTS["scores"],
+        **toy_wf.OUTPUTS_SCORE,
     log:
         toy_wf.paths.log("score", "{model}"),
     conda:
@@ -78,7 +78,7 @@ rule toy_aggregate:
         # One input per model, named by its id: the script reads each file's model from its name.
         unpack(
             lambda wc: {
-                m: toy_wf.OUTPUTS["scores"].format(model=m)
+                m: toy_wf.OUTPUTS_SCORE["scores"].format(model=m)
                 for m in evaluated_models("toy")
             }
         ),
@@ -92,3 +92,18 @@ rule toy_aggregate:
         bootstrap=config["bootstrap"],
     script:
         "../scripts/toy/aggregate.py"
+
+
+# The judge role: the referee answers the same questions; each model's numbers against its own.
+rule toy_referee_agreement:
+    input:
+        # One input per model, named by its id, and the referee's, named "referee".
+        unpack(lambda wc: toy_wf.referee_inputs(TOY, evaluated_models("toy"))),
+    output:
+        **toy_wf.OUTPUTS_REFEREE,
+    log:
+        toy_wf.paths.log("referee_agreement"),
+    conda:
+        "../envs/cpu.yaml"
+    script:
+        "../scripts/toy/referee_agreement.py"

@@ -7,7 +7,7 @@ import pytest
 
 from oncoeval.errors import InputError
 from oncoeval.records import Response
-from oncoeval.studies.toy.aggregate import accuracy_table
+from oncoeval.studies.toy.aggregate import accuracy_table, referee_agreement_table
 from oncoeval.studies.toy.parse import parse_answer, parsed_table
 from oncoeval.studies.toy.prepare import load_questions
 from oncoeval.studies.toy.score import score_answers
@@ -48,3 +48,13 @@ def test_a_question_without_an_answer_names_the_file_and_line(tmp_path):
     path.write_text('{"id": "a", "question": "?", "answer": 1}\n{"id": "b", "question": "?"}\n')
     with pytest.raises(InputError, match=r"q\.jsonl, line 2: no 'answer'"):
         load_questions(path)
+
+
+def test_referee_agreement_counts_equal_numbers_among_answers_both_gave():
+    ok = {"status": ["ok", "ok", "unparseable"], "id": ["a", "b", "c"], "answer": [2, 3, None]}
+    referee = pd.DataFrame(
+        {"id": ["a", "b", "c"], "status": ["ok", "ok", "ok"], "answer": [2, 4, 1]}
+    )
+    table = referee_agreement_table({"m": pd.DataFrame(ok)}, referee)
+    # a and b both answered (c is unparseable): a is the same, b is not -> 1 of 2
+    assert table.iloc[0][["n", "n_same", "share_same"]].tolist() == [2, 1, 0.5]

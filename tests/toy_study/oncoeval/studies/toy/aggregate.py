@@ -48,3 +48,19 @@ def accuracy_figure(table: pd.DataFrame, path) -> None:
     ax.set_ylabel("accuracy (95% CI)")
     save(fig, path)
     plt.close(fig)
+
+
+REFEREE_COLUMNS = ["model", "n", "n_same", "share_same"]
+
+
+def referee_agreement_table(parsed: dict[str, pd.DataFrame], referee: pd.DataFrame):
+    """Per model: questions both it and the referee answered with a number (``n``), and how
+    many of those got the referee's number."""
+    theirs = referee[referee["status"] == "ok"][["id", "answer"]]
+    rows = []
+    for model, df in parsed.items():
+        both = df[df["status"] == "ok"].merge(theirs, on="id", suffixes=("", "_referee"))
+        same = int((both["answer"] == both["answer_referee"]).sum())
+        n = len(both)
+        rows.append({"model": model, "n": n, "n_same": same, "share_same": same / n if n else None})
+    return pd.DataFrame(rows, columns=REFEREE_COLUMNS)

@@ -1,28 +1,41 @@
-"""The rules' side of the toy study: result paths, declared outputs, final targets and what the
-report shows of it."""
+"""The rules' side of the toy study: result paths, declared outputs, what the config checks and
+the report know of the study, and the rules' input helpers.
+
+Copy this file for a new study: everything the workflow, the config checks and the report need
+to know of a study is declared here (oncoeval/studies/contract.py lists each declaration); no
+other existing file names the study.
+"""
 
 from __future__ import annotations
 
-from ..contract import Headline, Resampling, ResultPaths
+from ..contract import Headline, Resampling, ResultPaths, prompts_dir
 
 paths = ResultPaths("toy")
-PROMPT = "config/prompts/toy/question.txt"
-OUTPUTS = {
-    "questions": paths.prepared("questions.jsonl"),
-    "requests": paths.requests("ask"),
-    "parsed": paths.parsed("{model}", "tsv"),
-    "scores": paths.scores("{model}"),
-    "accuracy": paths.table("accuracy"),
-    "accuracy_md": paths("tables", "accuracy.md"),
-    "accuracy_figure": paths.figure("accuracy"),
-}
-# The aggregate stage's outputs: its table, the table's Markdown twin and its figure.
-OUTPUTS_AGGREGATE = {k: OUTPUTS[k] for k in ("accuracy", "accuracy_md", "accuracy_figure")}
+PROMPTS = prompts_dir(paths.study)
+REQUESTSET = "ask"  # the one request set: evaluated models and the referee answer it alike
+REFEREE = "referee"  # the judge role: a model whose answers the others are compared with
+
+# Intermediate files, inputs of later rules.
+QUESTIONS = paths.prepared("questions.jsonl")
+REQUESTS = paths.requests(REQUESTSET)
+PARSED = paths.parsed("{model}", "tsv")
+
+# Published outputs by rule (rules declare `output: **OUTPUTS_<RULE>`, scripts write by name).
+OUTPUTS_SCORE = {"scores": paths.scores("{model}")}
+OUTPUTS_AGGREGATE = {**paths.tables("accuracy"), "accuracy_figure": paths.figure("accuracy")}
+OUTPUTS_REFEREE = paths.tables("referee_agreement")
+# Every published output (the final targets): {model} is each evaluated model.
+OUTPUTS = {**OUTPUTS_SCORE, **OUTPUTS_AGGREGATE, **OUTPUTS_REFEREE}
 
 # What the report and the summary show of the study.
 REPORT_TITLE = "Toy (arithmetic questions, tests only)"
 RESAMPLING = Resampling(unit="question", cluster="question")
 HEADLINES = (Headline("toy", "tables/accuracy.tsv", "accuracy", "accuracy", kind="binary"),)
+CAPTIONS = {
+    "accuracy": "Share of arithmetic questions answered right, per model.",
+    "referee_agreement": "How often each model gives the referee model's number.",
+}
+UNITS = {"referee_agreement": "none (counts of equal answers)"}
 
 
 def comparison_inputs(config: dict) -> dict:
@@ -40,8 +53,31 @@ def unit_scores(score_path, inputs: dict):
     )
 
 
-def final_targets(config: dict) -> list[str]:
-    models = config["studies"]["toy"]["evaluate"] or config["evaluate"]
-    """Every declared output, the per-model ones for each evaluated model."""
-    fixed = [p for p in OUTPUTS.values() if "{model}" not in p]
-    return fixed + [p.format(model=m) for p in OUTPUTS.values() if "{model}" in p for m in models]
+def data_keys(block: dict) -> dict[str, bool]:
+    """The questions file; the run cannot do without it."""
+    return {"questions": True}
+
+
+def judge_roles(block: dict) -> list[tuple[str, str]]:
+    return [(f"judges.{REFEREE}", "referee")]
+
+
+def required_roles(block: dict) -> list[tuple[str, str]]:
+    if block["referee_agreement"]:
+        return [(f"judges.{REFEREE}", "referee_agreement is true")]
+    return []
+
+
+def unused_outputs(block: dict) -> list[str]:
+    return [] if block["referee_agreement"] else list(OUTPUTS_REFEREE)
+
+
+def referee(block: dict) -> str | None:
+    return block["judges"][REFEREE]
+
+
+def referee_inputs(block: dict, models: list[str]) -> dict[str, str]:
+    """The referee agreement rule's inputs: each evaluated model's parsed answers, by model
+    id, and the referee's (named ``referee``)."""
+    inputs = {m: PARSED.format(model=m) for m in models}
+    return {**inputs, REFEREE: PARSED.format(model=referee(block))}

@@ -1,0 +1,268 @@
+"""The report's first screen: the answer, in one compact table.
+
+Per enabled study its first declared headline measure (``HEADLINES``), and per evaluated model
+its value with the 95% CI, n, whether it leads or is tied with the leader, and what a reader must
+know before quoting it (warnings). Below the table: a link into each study and to the full
+summary. Leader and ties come from the study's ``tables/leaderboard.tsv`` when the workflow
+wrote one; without it the highest value is marked as the best and ties are not tested.
+
+The fragment is the Snakemake report's landing text (``report/workflow.rst``). Its style sheet
+makes that landing start at the top left of the content area and use its full width (Snakemake
+centres the landing text in a fixed-height box, which puts the top of a tall one out of reach).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from ..studies import STUDIES
+from . import catalog, tables
+
+LANDING_ID = "oncoeval-landing"
+TABLE_ID = "oncoeval-headlines"
+LEADERBOARD = "tables/leaderboard.tsv"
+MODEL_CALLS = "tables/model_calls.tsv"
+# Snakemake's landing: content box `grow flex items-center justify-center h-screen
+# overflow-auto`, text column `prose max-w-lg` beside the rule graph. Scoped with :has() to the
+# box that holds this fragment, so the report's other views keep their layout.
+LANDING_STYLE = f"""
+div.h-screen.overflow-auto:has(#{LANDING_ID}) {{ align-items: flex-start;
+  justify-content: flex-start; }}
+div.grow.flex.gap-3:has(#{LANDING_ID}) {{ flex-direction: column; min-width: 0; }}
+div.prose:has(#{LANDING_ID}) {{ max-width: none; }}
+#{LANDING_ID} {{ font-size: 0.85rem; line-height: 1.3; color: #1e293b; }}
+#{LANDING_ID} h2 {{ font-size: 1.15rem; margin: 0 0 0.3em 0; }}
+#{LANDING_ID} p {{ margin: 0.3em 0; max-width: 70em; }}
+#{LANDING_ID} p.scope {{ color: #9a3412; font-weight: 600; }}
+#{LANDING_ID} table {{ border-collapse: collapse; margin: 0.4em 0; width: auto; }}
+#{LANDING_ID} th, #{LANDING_ID} td {{ border: 1px solid #cbd5e1; padding: 2px 6px;
+  text-align: left; vertical-align: top; }}
+#{LANDING_ID} th {{ background: #eef2f7; }}
+#{LANDING_ID} td.warn {{ max-width: 28em; color: #9a3412; }}
+#{LANDING_ID} td.num, #{LANDING_ID} td.name {{ white-space: nowrap; font-variant-numeric: tabular-nums; }}
+#{LANDING_ID} a {{ color: #047857; }}
+"""
+# The standing of the highest value when no leaderboard tested ties (explained under the table).
+UNTESTED_BEST = "best*"
+COLUMNS = ["model", "standing", "value [95% CI]", "n", "warnings"]
+
+
+def study_title(study: str) -> str:
+    """The study's report title without the category's ordering number."""
+    return catalog.STUDY_TITLES.get(study, study).split(" ", 1)[-1]
+
+
+def short_title(study: str) -> str:
+    """The study's title without its explanation in brackets: "Cancer-Myth"."""
+    return study_title(study).split(" (", 1)[0]
+
+
+def read_tsv(path: Path) -> pd.DataFrame | None:
+    return pd.read_csv(path, sep="\t") if path.exists() else None
+
+
+def standings(rows: pd.DataFrame, leaderboard: pd.DataFrame | None, measure: str) -> dict:
+    """model -> "leader" / "tied with leader" / "" for one measure's rows.
+
+    From the study's leaderboard (oncoeval.compare: ``best`` names the leader, ``tied_with_best``
+    marks the models not significantly behind it) when it ranks this measure, else the highest
+    value is marked :data:`UNTESTED_BEST` (no test of ties).
+    """
+    if leaderboard is not None and {"measure", "model", "best"} <= set(leaderboard.columns):
+        ranked = leaderboard[leaderboard["measure"] == measure]
+        if len(ranked):
+            tied = ranked.get("tied_with_best", pd.Series(False, index=ranked.index))
+            return {
+                m: "leader" if m == best else ("tied with leader" if str(t) == "True" else "")
+                for m, best, t in zip(ranked["model"], ranked["best"], tied, strict=True)
+            }
+    values = pd.to_numeric(rows["value"], errors="coerce")
+    if values.notna().any():
+        best = values.max()
+        return {
+            m: UNTESTED_BEST if v == best else ""
+            for m, v in zip(rows["model"], values, strict=True)
+        }
+    return {}
+
+
+def call_counts(calls: pd.DataFrame | None, model: str) -> dict:
+    """Requests, failed calls and answers cut at the token cap of one model in one study."""
+    if calls is None or "model" not in calls.columns:
+        return {}
+    mine = calls[calls["model"] == model]
+    return {
+        key: int(mine[col].sum())
+        for key, col in (("requests", "n_requests"), ("failed", "n_failed"), ("cut", "n_truncated"))
+        if col in mine.columns
+    }
+
+
+def _count(value) -> int | None:
+    number = pd.to_numeric(value, errors="coerce")
+    return None if pd.isna(number) else int(number)
+
+
+def warnings_for(row: pd.Series, counts: dict, replayed) -> list[str]:
+    """What a reader must know before quoting one model's headline in one study: the summary's
+    own warnings (most answers cut or unparsed), then no value, unscored units, failed calls,
+    answers cut at the token cap (when the summary does not count them), stored answers."""
+    out = []
+    flagged = row.get("warnings")
+    if isinstance(flagged, str) and flagged:
+        out.append(flagged)
+    value = pd.to_numeric(row.get("value"), errors="coerce")
+    if pd.isna(value):
+        text = row.get("value")
+        out.append(f"no value: {text}" if isinstance(text, str) and text else "no value")
+    n, unscored = _count(row.get("n")), _count(row.get("n_unscored"))
+    if unscored:
+        total = f" of {n + unscored}" if n is not None else ""
+        out.append(f"{unscored}{total} unscored")
+    requests = counts.get("requests") or 0
+    if counts.get("failed"):
+        out.append(f"{counts['failed']} of {requests} calls failed")
+    if counts.get("cut") and "cut_share" not in row.index:
+        out.append(f"{counts['cut']} of {requests} answers cut at the token cap")
+    if row.get("model") in replayed:
+        out.append("replayed stored answers, not a model")
+    return out
+
+
+def landing_frame(summary: pd.DataFrame, results: Path, replayed=()) -> pd.DataFrame:
+    """One row per (study, model) for each study's first headline measure, in registry order."""
+    results = Path(results)
+    frames = []
+    for study in (s for s in STUDIES if s in set(summary["study"])):
+        rows = summary[summary["study"] == study]
+        measure = rows["measure"].iloc[0]
+        rows = rows[rows["measure"] == measure]
+        standing = standings(rows, read_tsv(results / study / LEADERBOARD), measure)
+        calls = read_tsv(results / study / MODEL_CALLS)
+        for _, r in rows.iterrows():
+            frames.append(
+                {
+                    "study": study,
+                    "measure": measure,
+                    "model": r["model"],
+                    "standing": standing.get(r["model"], ""),
+                    "value [95% CI]": tables.format_ci(
+                        _number(r.get("value")), r.get("ci_low"), r.get("ci_high")
+                    ),
+                    "n": tables.format_number(_count(r.get("n"))),
+                    "warnings": "; ".join(
+                        warnings_for(r, call_counts(calls, r["model"]), replayed)
+                    ),
+                }
+            )
+    return pd.DataFrame(frames, columns=["study", "measure", *COLUMNS])
+
+
+def _number(value):
+    number = pd.to_numeric(value, errors="coerce")
+    return value if pd.isna(number) else float(number)
+
+
+def open_entry_js(path: str) -> str:
+    """An onclick that shows a report entry in Snakemake's report (``app`` and ``results`` are
+    the report page's globals); the link's href is the entry's file, for a browser without it."""
+    target = json.dumps(path)
+    return (
+        f"if (typeof app === 'object' && typeof results === 'object' && results[{target}]) {{ app.setView({{content: "
+        f"'html', contentPath: results[{target}].data_uri, resultPath: {target}}}); "
+        "return false; }"
+    )
+
+
+def show_category_js(category: str) -> str:
+    target = json.dumps(category)
+    return (
+        f"if (typeof app === 'object' && typeof categories === 'object' && categories[{target}]) "
+        f"{{ app.showCategory({target}); return false; }}"
+    )
+
+
+def _link(text: str, href: str, onclick: str) -> str:
+    return f'<a href="{html.escape(href)}" onclick="{html.escape(onclick)}">{html.escape(text)}</a>'
+
+
+def _relative(path: str) -> str:
+    """A results/... path as a link from results/report.html."""
+    return path.removeprefix("results/")
+
+
+def headline_entry(study: str) -> str | None:
+    """The report entry of the table the study's first headline is read from."""
+    headlines = catalog.study_declares(study, "HEADLINES", ())
+    if not headlines:
+        return None
+    return catalog.Entry(study, f"results/{study}/{headlines[0].table}").html_path
+
+
+def table_html(frame: pd.DataFrame) -> str:
+    """The landing table: study and measure spanning their models' rows, then the columns."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in ["study", "headline", *COLUMNS])
+    body = []
+    for study, rows in frame.groupby("study", sort=False):
+        span = len(rows)
+        for i, (_, r) in enumerate(rows.iterrows()):
+            cells = []
+            if i == 0:
+                category = catalog.STUDY_TITLES.get(study, study)
+                cells.append(
+                    f'<td rowspan="{span}">'
+                    + _link(short_title(study), "report.html", show_category_js(category))
+                    + "</td>"
+                )
+                entry = headline_entry(study)
+                measure = html.escape(r["measure"])
+                if entry:
+                    measure = _link(r["measure"], _relative(entry), open_entry_js(entry))
+                cells.append(f'<td rowspan="{span}">{measure}</td>')
+            cells.append(f"<td class='name'>{html.escape(str(r['model']))}</td>")
+            cells.append(f"<td class='name'>{html.escape(r['standing'])}</td>")
+            cells.append(f"<td class='num'>{html.escape(r['value [95% CI]'])}</td>")
+            cells.append(f"<td class='num'>{html.escape(r['n'])}</td>")
+            cells.append(f"<td class='warn'>{html.escape(r['warnings'])}</td>")
+            body.append("<tr>" + "".join(cells) + "</tr>")
+    return (
+        f'<table id="{TABLE_ID}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def landing_html(summary: pd.DataFrame, results: Path, replayed=(), scope: str = "") -> str:
+    """The landing fragment: the scope of a capped or subset run, the table, the links."""
+    frame = landing_frame(summary, results, replayed)
+    parts = [f"<style>{LANDING_STYLE}</style>", f'<div id="{LANDING_ID}">']
+    parts.append("<h2>OncoEval: headline results</h2>")
+    if scope:
+        parts.append(f"<p class='scope'>{html.escape(scope)}</p>")
+    parts.append(
+        "<p>Each study's first headline measure per evaluated model, with its percentile-"
+        "bootstrap 95% CI and the number of scored units (n); the other headlines, usage and "
+        "cost are in the full summary.</p>"
+    )
+    parts.append(table_html(frame) if len(frame) else "<p><em>No headline results.</em></p>")
+    if (frame["standing"] == UNTESTED_BEST).any():
+        parts.append(
+            f"<p>{UNTESTED_BEST} the highest value; without the study's leaderboard "
+            "(tables/leaderboard.tsv) no test says which models are tied with it.</p>"
+        )
+    links = [_link("Full summary", "summary.html", open_entry_js("results/summary.html"))]
+    for study in dict.fromkeys(frame["study"]):
+        category = catalog.STUDY_TITLES.get(study, study)
+        links.append(_link(short_title(study), "report.html", show_category_js(category)))
+    links.append(
+        _link("Run (provenance)", "report/provenance.html", open_entry_js(PROVENANCE_ENTRY))
+    )
+    parts.append("<p>Open: " + " · ".join(links) + "</p>")
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+PROVENANCE_ENTRY = "results/report/provenance.html"

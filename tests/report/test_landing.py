@@ -1,0 +1,174 @@
+"""The report's first screen, the end of a run and the marks of a capped or subset run, on
+hand-made result files: leader and ties, warnings, the scope sentence, the terminal's last lines
+and the quiet report step's error output."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from oncoeval.report import build, catalog, landing, summary
+
+
+def _write(path, frame):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, sep="\t", index=False)
+
+
+def _pcs_table(results, models, values):
+    _write(
+        results / "cancer_myth" / "tables" / "pcs_pcr.tsv",
+        pd.DataFrame(
+            {
+                "model": models,
+                "n": [20] * len(models),
+                "n_unscored": [0, 2, 0][: len(models)],
+                "pcs": values,
+                "pcs_ci_low": [v - 0.1 for v in values],
+                "pcs_ci_high": [v + 0.1 for v in values],
+                "pcr": values,
+                "pcr_ci_low": [v - 0.1 for v in values],
+                "pcr_ci_high": [v + 0.1 for v in values],
+            }
+        ),
+    )
+
+
+def _headlines(results):
+    return pd.DataFrame(summary.headline_rows(results, ["cancer_myth"]))
+
+
+def test_leader_and_ties_come_from_the_leaderboard(tmp_path):
+    results = tmp_path / "results"
+    _pcs_table(results, ["a", "b", "c"], [0.5, 0.45, 0.1])
+    _write(
+        results / "cancer_myth" / "tables" / "leaderboard.tsv",
+        pd.DataFrame(
+            {
+                "measure": ["PCS (raw judge verdicts)"] * 3,
+                "model": ["a", "b", "c"],
+                "value": [0.5, 0.45, 0.1],
+                "rank": [1, 2, 3],
+                "best": ["a", "a", "a"],  # the leader, named on every row
+                "tied_with_best": [True, True, False],
+            }
+        ),
+    )
+    frame = landing.landing_frame(_headlines(results), results).set_index("model")
+    # One measure per study: the first the study declares, PCS from the raw verdicts.
+    assert frame["measure"].unique().tolist() == ["PCS (raw judge verdicts)"]
+    assert frame["standing"].to_dict() == {"a": "leader", "b": "tied with leader", "c": ""}
+    assert frame.loc["a", "value [95% CI]"] == "0.500 [0.400, 0.600]"
+    assert frame.loc["b", "n"] == "20"
+    assert frame.loc["b", "warnings"] == "2 of 22 unscored"
+
+
+def test_without_a_leaderboard_the_best_value_is_marked_and_ties_are_said_untested(tmp_path):
+    results = tmp_path / "results"
+    _pcs_table(results, ["a", "b"], [0.2, 0.6])
+    page = landing.landing_html(_headlines(results), results)
+    frame = landing.landing_frame(_headlines(results), results).set_index("model")
+    assert frame["standing"].to_dict() == {"a": "", "b": landing.UNTESTED_BEST}
+    assert "no test says which models are tied" in page
+    # The table, then a link to the full summary and into the study's report entries.
+    assert page.index(f'id="{landing.TABLE_ID}"') < page.index("Full summary")
+    assert "report/cancer_myth/tables/pcs_pcr.html" in page
+    assert catalog.STUDY_TITLES["cancer_myth"] in page  # the category the study link opens
+
+
+def test_warnings_name_failed_calls_cut_answers_missing_values_and_stored_answers(tmp_path):
+    results = tmp_path / "results"
+    _pcs_table(results, ["a", "replayed"], [0.2, 1.0])
+    _write(
+        results / "cancer_myth" / "tables" / "model_calls.tsv",
+        pd.DataFrame(
+            {
+                "model": ["a", "a", "replayed"],
+                "requestset": ["questions", "retry", "questions"],
+                "n_requests": [21, 4, 21],
+                "n_failed": [3, 1, 0],
+                "n_truncated": [15, 0, 0],
+                "n_cached": [0, 0, 0],
+            }
+        ),
+    )
+    frame = landing.landing_frame(_headlines(results), results, replayed=["replayed"])
+    warnings = frame.set_index("model")["warnings"]
+    assert warnings["a"] == "4 of 25 calls failed; 15 of 25 answers cut at the token cap"
+    assert warnings["replayed"] == "2 of 22 unscored; replayed stored answers, not a model"
+    # The summary's own flags come first; a reason in place of a value is named.
+    row = pd.Series({"model": "m", "value": "no judge validation", "warnings": "most cut"})
+    assert landing.warnings_for(row, {}, ()) == ["most cut", "no value: no judge validation"]
+
+
+def test_a_capped_or_subset_run_names_itself_first_in_every_caption():
+    assert catalog.run_scope() == ""
+    capped = catalog.run_scope(limit=5)
+    assert capped == (
+        "Capped run (limit=5: each study used only its first 5 items); not a full result."
+    )
+    both = catalog.config_scope({"limit": 2, "only": "cancer_myth,gpt-4o"})
+    assert both.startswith("Capped run (limit=2")
+    assert "subset run (only=cancer_myth,gpt-4o" in both
+    entry = catalog.Entry("cancer_myth", "results/cancer_myth/tables/pcs_pcr.tsv")
+    assert entry.caption(scope=capped).startswith(capped + " Presupposition correction")
+    assert not entry.caption().startswith("Capped")
+
+
+def test_summary_files_and_last_screen_name_the_scope_and_totals(tmp_path, capsys):
+    results = tmp_path / "results"
+    _pcs_table(results, ["a"], [0.25])
+    (results / "cancer_myth" / "responses" / "a").mkdir(parents=True)
+    (results / "cancer_myth" / "responses" / "a" / "questions.jsonl").write_text(
+        '{"request_id": "1", "text": "x", "prompt_tokens": 10, "completion_tokens": 5,'
+        ' "cost_usd": 0.01}\n{"request_id": "2", "text": null, "error": "429"}\n'
+    )
+    scope = catalog.run_scope(limit=3)
+    out = {k: tmp_path / f"out.{k}" for k in ("tsv", "md", "html", "frag", "usage")}
+    summary.write_summary(
+        tmp_path, ["cancer_myth"], out["tsv"], out["md"], out["html"], out["frag"],
+        out["usage"], scope=scope,
+    )  # fmt: skip
+    assert set(pd.read_csv(out["tsv"], sep="\t")["scope"]) == {scope}
+    for key in ("md", "html", "frag"):
+        assert scope in out[key].read_text(), key
+    (results / "summary.tsv").write_bytes(out["tsv"].read_bytes())
+    (results / "usage.tsv").write_bytes(out["usage"].read_bytes())
+    assert summary.main(["--root", str(tmp_path), "--report", "results/report.html"]) == 0
+    lines = capsys.readouterr().out.rstrip("\n").splitlines()
+    assert lines[-1] == "Report: results/report.html"
+    assert lines[-2] == (
+        "Total: 2 calls, 1 failed, 0 answered from the cache; 10 prompt + 5 completion tokens; "
+        "cost $0.0100."
+    )
+    assert lines[1] == "OncoEval results (results/summary.md)" and lines[2] == f"!! {scope}"
+    assert any("0.250 [0.150, 0.350]" in line for line in lines)
+
+
+def test_the_run_end_hook_leaves_the_table_to_make_run(tmp_path, monkeypatch, capsys):
+    results = tmp_path / "results"
+    _pcs_table(results, ["a"], [0.25])
+    summary.write_summary(
+        tmp_path, ["cancer_myth"], results / "summary.tsv", tmp_path / "s.md",
+        tmp_path / "s.html", tmp_path / "f.html", results / "usage.tsv",
+    )  # fmt: skip
+    summary.print_run_end(tmp_path)
+    assert "OncoEval results" in capsys.readouterr().out
+    monkeypatch.setenv(summary.END_SUMMARY_ENV, "1")
+    summary.print_run_end(tmp_path)
+    assert capsys.readouterr().out == ""
+
+
+def test_a_failed_report_step_shows_the_error_without_progress_lines():
+    output = "\n".join(
+        [
+            "Building DAG of jobs...",
+            "Creating report...",
+            "Loading script code for rule report_table",
+            "Adding table1.html (3.1 KB).",
+            "WorkflowError:",
+            "File results/summary.html marked for report but does not exist.",
+        ]
+    )
+    shown = build.shown_on_failure(output)
+    assert "Adding" not in shown and "Loading script code" not in shown
+    assert "File results/summary.html marked for report but does not exist." in shown
