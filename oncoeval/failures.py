@@ -75,7 +75,11 @@ def cure(kind: str, model_cfg: dict) -> str:
             "the same cap sends nothing)"
         )
     if kind == "key":
-        var = model_cfg.get("api_key_env") or "OPENAI_API_KEY"
+        # The backend knows where its key lives (its schema default, e.g. OPENAI_API_KEY).
+        from .backends import get_backend
+
+        backend = get_backend(model_cfg["backend"])
+        var = backend.key_env(model_cfg) if hasattr(backend, "key_env") else "its key variable"
         return (
             f"the API refused the key: put a valid key in the environment variable {var} "
             f"(models[{mid}].api_key_env) and rerun; no call was scored"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..compare import smallest_p
 from ..failures import filtered
 from ..io import iter_jsonl
 from ..studies import STUDIES
@@ -231,11 +232,12 @@ def _mdd_text(comparison: pd.DataFrame, measure: str) -> str:
     part = comparison[comparison["measure"] == measure]
     known = part["mdd"].dropna()
     if known.empty:
-        return (
-            "not estimable (no spread in the paired differences)"
-            if len(part)
-            else ("fewer than two models")
-        )
+        if not len(part):
+            return "fewer than two models"
+        clusters = int(part["n_clusters"].max()) if "n_clusters" in part else 0
+        if clusters and smallest_p(clusters) > 0.05:
+            return f"none: with {clusters} units no difference can be significant"
+        return "not estimable (no spread in the paired differences)"
     n = int(part["n_units"].max())
     clusters = int(part["n_clusters"].max()) if "n_clusters" in part else n
     unit = f"{n} units" + (f" in {clusters} clusters" if clusters != n else "")
