@@ -159,11 +159,9 @@ rule report_compare:
         "../envs/cpu.yaml"
     params:
         models=lambda wc: evaluated_models(wc.study),
-        include_text=lambda wc: (
-            config["report"]["include_phi_text"]
-            or not study_block(wc.study).get("contains_phi", False)
-        ),
+        include_text=lambda wc: shows_phi_text(wc.study),
         max_chars=config["report"]["item_max_chars"],
+        scope=RUN_SCOPE,
     script:
         "../scripts/report_compare.py"
 
