@@ -88,13 +88,16 @@ def test_summary_has_each_study_and_model_with_cis(run):
     )  # fmt: skip
     assert (f1["n"], f1["n_unscored"]) == (6, 0)
     # The stored gold tuples: exact-match F1 1 on the published view.
-    em = headline[headline["measure"] == "EM-F1"].iloc[0]
+    em = headline[headline["measure"].str.startswith("EM-F1 (published")].iloc[0]
     assert (em["model"], em["value"], em["n"], em["n_unscored"]) == (
         "coral-reference-replay",
         1.0,
         4,
         0,
     )
+    # Beside each headline, what the model did: 48 lists, none cut, none unparsed, no warning.
+    assert (f1["answers"], f1["cut_share"], f1["unparsed_share"], f1["failed"]) == (48, 0, 0, 0)
+    assert headline["warnings"].isna().all()
     # The stored answers that correct each false presupposition, with their stored verdicts:
     # PCS and PCR 1 over the 21 demo questions, none unscored.
     myth = headline[headline["study"] == "cancer_myth"].set_index("measure")
