@@ -19,7 +19,7 @@ LAST_CONFIG_ARGS = $(if $(LAST_CONFIG),--configfile=$(LAST_CONFIG))
 LAST_ARGS = $(if $(CONFIG)$(ARGS),$(ARGS),$(shell cat results/.args 2>/dev/null))
 REPORT = results/report.html
 
-.PHONY: setup run test test-fast test-slurm lint docs bench report estimate clean
+.PHONY: setup tools run workdir test test-fast test-slurm lint docs bench report estimate export publish clean
 
 setup: $(VENV)/.installed
 
@@ -32,6 +32,32 @@ $(VENV)/.installed: requirements.lock requirements-embedded.txt pyproject.toml
 	$(BIN)/python -m pip install -q --no-deps -e .
 	touch $@
 
+# Validators that cannot share the workflow's environment (docs/publishing.md): Every Eval Ever's
+# needs Python >= 3.12 and rich 14, rocrate-validator rich < 14, cffconvert jsonschema 3. Two
+# small venvs under .venv-tools, pinned by requirements-tools/*.lock; the tests call them.
+TOOLS ?= .venv-tools
+TOOLS_PYTHON ?= $(shell for p in python3.13 python3.12 $$HOME/.pyenv/versions/3.1[23]*/bin/python3; do \
+	$$p -c 'import sys; assert sys.version_info >= (3, 12)' >/dev/null 2>&1 && { echo $$p; break; }; done)
+# The RO-Crate 1.1 JSON-LD context, seeded into rocrate-validator's HTTP cache so that it
+# validates offline: the rocrate release that still ships it (docs/publishing.md).
+ROCRATE_CONTEXT_RELEASE := 0.11.0
+
+tools: $(TOOLS)/.installed
+
+$(TOOLS)/.installed: requirements-tools/eee.lock requirements-tools/crate.lock oncoeval/export/validator_cache.py
+	@test -n "$(TOOLS_PYTHON)" || { echo "make tools: needs Python >= 3.12 (set TOOLS_PYTHON)"; exit 1; }
+	rm -rf $(TOOLS)
+	$(TOOLS_PYTHON) -m venv $(TOOLS)/eee
+	$(TOOLS)/eee/bin/python -m pip install -q --no-deps -r requirements-tools/eee.lock
+	$(TOOLS_PYTHON) -m venv $(TOOLS)/crate
+	$(TOOLS)/crate/bin/python -m pip install -q --no-deps -r requirements-tools/crate.lock
+	$(TOOLS)/crate/bin/python -m pip download -q --no-deps rocrate==$(ROCRATE_CONTEXT_RELEASE) -d $(TOOLS)/wheels
+	$(TOOLS)/crate/bin/python -c "import glob, sys, zipfile; \
+		sys.stdout.buffer.write(zipfile.ZipFile(glob.glob('$(TOOLS)/wheels/rocrate-*.whl')[0]).read('rocrate/data/ro-crate.jsonld'))" \
+		> $(TOOLS)/ro-crate-1.1-context.jsonld
+	$(TOOLS)/crate/bin/python oncoeval/export/validator_cache.py $(TOOLS)/rocrate-cache/http_cache $(TOOLS)/ro-crate-1.1-context.jsonld
+	touch $@
+
 # The run, its report (quiet), then its results and the report's path as the last lines, also
 # when nothing was left to do (Snakemake's onsuccess hook does not run then).
 run: setup
@@ -40,6 +66,12 @@ run: setup
 	ONCOEVAL_SUMMARY_AT_END=1 $(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS) $(ARGS)
 	$(BIN)/python -m oncoeval.report.build --report $(REPORT) $(CONFIG_ARGS) $(ARGS)
 	@$(BIN)/python -m oncoeval.report.summary --report $(REPORT)
+
+# A directory per config, so that runs do not overwrite each other (oncoeval.rundir):
+# `make workdir RUN=name` makes runs/name/ (its own results/, logs/ and report, the cache shared),
+# then `make -C runs/name run CONFIG=...` and `make -C runs/name report` work there.
+workdir:
+	@$(BIN)/python -m oncoeval.rundir $(RUN)
 
 # The report of the last run's config and arguments; refuses (naming the files) when a result is
 # missing or was made by another config, older inputs, code or params.
@@ -52,10 +84,10 @@ report: setup
 estimate: setup
 	$(BIN)/python -m oncoeval.report.estimate --cores $(CORES) $(CONFIG_ARGS)
 
-test: setup
+test: setup tools
 	$(BIN)/python -m pytest -q tests
 
-test-fast: setup
+test-fast: setup tools
 	$(BIN)/python -m pytest -q -m "not slow" tests
 
 # The workflow on a real single-node SLURM cluster (needs root; installs Debian's SLURM and starts
@@ -75,6 +107,15 @@ lint: setup
 # defaults; `make lint` and tests/spine/test_docs_config.py fail when it is stale.
 docs: setup
 	$(BIN)/python -m oncoeval.docs_config
+
+# Per-item inspect logs and Every Eval Ever records of the last run, and the reporting
+# checklist (results/export/, results/reporting_checklist.{md,html}); calls no model.
+export: setup
+	$(BIN)/python -m oncoeval.export export $(LAST_CONFIG_ARGS) $(LAST_ARGS)
+
+# The Workflow Run RO-Crate of the last run (results/publish/), after `make export`'s files.
+publish: setup
+	$(BIN)/python -m oncoeval.export publish $(LAST_CONFIG_ARGS) $(LAST_ARGS)
 
 bench: setup
 	$(BIN)/python -m bench

@@ -243,10 +243,24 @@ def minimum_detectable_difference(diffs: Clustered, settings: CompareSettings) -
     observed spread of the paired differences and this many clusters (t approximation)."""
     g = diffs.n_clusters
     se = diffs.standard_error()
-    if g < 2 or not se > 0:
+    if g < 2 or not se > 0 or smallest_p(g) > settings.alpha:
         return float("nan")
     t = stats.t.ppf(1 - settings.alpha / 2, g - 1) + stats.t.ppf(settings.power, g - 1)
     return float(t * se)
+
+
+def smallest_p(n_clusters: int) -> float:
+    """The smallest two-sided p a sign-flip test (or exact McNemar) can give on this many
+    clusters (discordant pairs): 2 / 2^G. Above alpha, no difference is detectable at all."""
+    return min(1.0, 2.0 / 2.0**n_clusters)
+
+
+def bounded(low: float, high: float, values) -> tuple[float, float]:
+    """An interval of a mean clipped to the range its values can take: [0, 1] for scores and
+    shares, [-1, 1] where values go below 0 (PCS), wider where the values are."""
+    x = np.asarray(values, dtype=float)
+    lo, hi = min(0.0, float(np.min(x))), max(1.0, float(np.max(x)))
+    return max(low, lo), min(high, hi)
 
 
 def adjust(p_values, method: str) -> np.ndarray:
@@ -308,6 +322,9 @@ def compare_pair(a: pd.DataFrame, b: pd.DataFrame, measure: Measure, settings) -
     kind = _kind(x, y)
     method = interval_method(diffs, "mean", settings)
     low, high = interval(diffs, method, settings)
+    # a difference of two bounded means lies within +- the width of their range
+    lo, hi = bounded(-np.inf, np.inf, np.concatenate([x, y]))
+    low, high = max(low, lo - hi), min(high, hi - lo)
     p, test = paired_test(x, y, joined["cluster"].to_numpy(), kind, settings)
     return row | {
         "value_a": float(x.mean()),
@@ -367,6 +384,8 @@ def value_rows(scores, measure: Measure, settings) -> list[dict]:
         kind = _kind(data.values)
         method = interval_method(data, kind, settings)
         low, high = interval(data, method, settings)
+        if data.n_units:
+            low, high = bounded(low, high, data.values)
         rows.append(
             {
                 "measure": measure.name,
@@ -454,6 +473,12 @@ def mdd_sentences(comparison: pd.DataFrame, settings: CompareSettings) -> list[s
     out = []
     for r in mdd_rows(comparison).itertuples():
         if np.isnan(r.mdd):
+            if r.n_clusters and smallest_p(r.n_clusters) > settings.alpha:
+                out.append(
+                    f"{r.measure}: with {r.n_clusters} independent units or clusters no "
+                    f"difference can be significant (the smallest possible p is "
+                    f"{smallest_p(r.n_clusters):.3g} > {settings.alpha}), whatever its size."
+                )
             continue
         clusters = f" in {r.n_clusters} clusters" if r.n_clusters != r.n_units else ""
         out.append(

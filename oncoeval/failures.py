@@ -36,6 +36,11 @@ def no_text_problem(text: str | None, finish_reason: str | None) -> str | None:
     return None
 
 
+def filtered(error: str | None) -> bool:
+    """Whether a call failed because the provider's content filter withheld the answer."""
+    return error is not None and failure_kind(error) == "filter"
+
+
 def failure_kind(error: str) -> str:
     """The kind of a failed call's ``error``: cap, key, filter, connection, timeout, cut_body,
     replay or transient (anything else: 429, 5xx, a server's own error)."""
@@ -70,7 +75,11 @@ def cure(kind: str, model_cfg: dict) -> str:
             "the same cap sends nothing)"
         )
     if kind == "key":
-        var = model_cfg.get("api_key_env") or "OPENAI_API_KEY"
+        # The backend knows where its key lives (its schema default, e.g. OPENAI_API_KEY).
+        from .backends import get_backend
+
+        backend = get_backend(model_cfg["backend"])
+        var = backend.key_env(model_cfg) if hasattr(backend, "key_env") else "its key variable"
         return (
             f"the API refused the key: put a valid key in the environment variable {var} "
             f"(models[{mid}].api_key_env) and rerun; no call was scored"

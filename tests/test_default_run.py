@@ -135,7 +135,8 @@ def test_each_study_compares_its_models_in_its_tables_report_and_summary(default
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 def test_the_embedded_model_loads_once_per_wave(default_run):
-    # The run's plan of generate jobs (oncoeval.waves), kept after the run as the last plan.
+    # The run's plan of generate jobs (oncoeval.waves), kept after the run as the last plan
+    # (read before `make export`'s run, whose plan has no generate job).
     plan = json.loads((default_run / ".snakemake" / "oncoeval-generate-plan.last.json").read_text())
     smollm2 = plan["models"]["smollm2"]
     # The hf backend logs one "loaded smollm2 in ..." line per load, in the job's log.
@@ -145,3 +146,51 @@ def test_the_embedded_model_loads_once_per_wave(default_run):
     )
     # 14 request sets, 5 waves (CancerGUIDE's synthetic chain); each set loaded it before.
     assert 1 <= loads <= smollm2["waves"] < len(smollm2["sets"]), (loads, smollm2["waves"])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_make_export_of_the_demo_run(default_run):
+    """`make export` on the demo: an inspect log per study and evaluated model that reads back
+    one sample per answered request, Every Eval Ever records its validator accepts, and the
+    reporting checklist with its items counted (docs/publishing.md)."""
+    import subprocess
+    import sys
+
+    from conftest import workflow_env
+    from inspect_ai.log import read_eval_log
+
+    from oncoeval.export import checklist
+
+    subprocess.run(
+        [sys.executable, "-m", "oncoeval.export", "export"],
+        cwd=default_run, env=workflow_env(), check=True, timeout=900,
+    )  # fmt: skip
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    expected = {(s, m) for s in STUDIES for m in config["studies"][s]["evaluate"]}
+    export = default_run / "results" / "export"
+    logs = {(p.parent.name, p.stem): p for p in export.glob("inspect/*/*.eval")}
+    assert set(logs) == expected
+    for (study, model), path in logs.items():
+        answered = default_run / "results" / study / "responses" / model
+        n = sum(len(p.read_text().splitlines()) for p in answered.glob("*.jsonl"))
+        assert len(read_eval_log(str(path)).samples) == n > 0, path
+    proc = subprocess.run(
+        [str(REPO / ".venv-tools" / "eee" / "bin" / "python"), "-m",
+         "every_eval_ever.validate", "--format", "json", "data/*/*/*/*.json",
+         "data/*/*/*/*.jsonl"],
+        cwd=export / "eee", capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    report = json.loads(proc.stdout)
+    assert len(report) == 2 * len(expected) and proc.returncode == 0
+    assert [e for f in report for e in f["errors"]] == []
+    md = (default_run / "results" / "reporting_checklist.md").read_text()
+    rows = [line.split(" | ") for line in md.splitlines() if line.startswith("| ")][2:]
+    status = {f"{r[0][2:]} {r[1]}": r[3] for r in rows}
+    counts = {s: list(status.values()).count(s) for s in (checklist.FILLED, checklist.PARTLY)}
+    # The demo's judges (SmolLM2 as Cancer-Myth verifier, validated against the shipped human
+    # scores; the guidelines chooser) and its answers served from the item cache or replayed.
+    assert status["MI-CLEAR-LLM 5"] == checklist.PARTLY
+    assert status["MI-CLEAR-LLM 3"] == checklist.FILLED
+    assert counts[checklist.FILLED] + counts[checklist.PARTLY] >= len(status) - 2
+    assert f"{counts[checklist.FILLED]} filled, {counts[checklist.PARTLY]} partly filled" in md

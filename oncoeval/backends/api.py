@@ -268,6 +268,7 @@ class ApiBackend(BaseBackend):
     @classmethod
     def provenance(cls, cfg: dict, root) -> dict:
         return {
+            **super().provenance(cfg, root),
             "chat_template_sha256": None,
             "note": "served by an API: weights and chat template are the provider's",
         }

@@ -77,8 +77,9 @@ class BaseBackend:
     @classmethod
     def provenance(cls, cfg: dict, root) -> dict:
         """What identifies this model's outputs beyond its settings (weights and chat-template
-        hashes, replayed files), for results/provenance.json; ``root`` is the workdir."""
-        return {}
+        hashes, replayed files), for results/provenance.json; ``root`` is the workdir. Every
+        record names the weights' pinned ``revision`` (None where the backend has none)."""
+        return {"revision": None}
 
     @classmethod
     def answers_digest(cls, cfg: dict, study: str, requestset: str) -> str | None:
@@ -201,4 +202,4 @@ class LocalModelBackend(BaseBackend):
     @classmethod
     def provenance(cls, cfg: dict, root) -> dict:
         # A hub id names its weights by the pinned revision; a subclass adds file hashes.
-        return {"revision": cfg.get("revision")}
+        return {**super().provenance(cfg, root), "revision": cfg.get("revision")}

@@ -82,6 +82,7 @@ class Backend(BaseBackend):
     @classmethod
     def provenance(cls, cfg: dict, root) -> dict:
         return {
+            **super().provenance(cfg, root),
             "replayed_files": files_sha256(cfg["path"], root),
             "note": "stored answers replayed, not a model",
         }

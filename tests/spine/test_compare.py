@@ -329,7 +329,9 @@ def test_coral_units_are_notes_clustered_by_the_metadata_patient(tmp_path):
         tmp_path / "meta.tsv", sep="\t", index=False
     )
     units = workflow.unit_scores(tmp_path / "s.tsv", {"metadata": tmp_path / "meta.tsv"})
-    em = units[units["measure"] == "EM-F1"].set_index("unit")
+    # Compared on the published view only (the informative view's rows are the summary's).
+    assert units["measure"].str.contains("published view").all()
+    em = units[units["measure"].str.startswith("EM-F1")].set_index("unit")
     assert em.loc["n1", "value"] == pytest.approx(0.5)  # mean of its published-view fields
     assert em["cluster"].tolist() == ["pt1", "pt1"]  # two notes of one patient: one cluster
     without = workflow.unit_scores(tmp_path / "s.tsv", {})
@@ -359,3 +361,24 @@ def test_a_perfect_share_gets_a_wilson_interval_not_a_zero_width_one():
     assert row["interval"] == "Wilson score interval"
     assert row["ci_low"] == pytest.approx(11 / (11 + 1.959964**2), abs=1e-4)
     assert row["ci_high"] == pytest.approx(1.0)
+
+
+def test_intervals_stay_within_the_range_of_a_bounded_score():
+    # F1 of 0 on five profiles and 0.11 on one: the t interval would reach below 0
+    near_zero = [0.0, 0.0, 0.0, 0.0, 0.0, 0.11]
+    perfect = [1.0] * 6
+    scores = {"ref": _long("F1", perfect), "m": _long("F1", near_zero)}
+    table = compare.comparison_table(scores, [Measure("F1")], SETTINGS)
+    assert table.iloc[0]["diff_ci_high"] <= 1.0
+    board = compare.leaderboard(scores, [Measure("F1")], table, SETTINGS).set_index("model")
+    assert board.loc["m", "ci_low"] == 0.0
+
+
+def test_too_few_units_for_any_significance_say_so_instead_of_a_detectable_difference():
+    # 4 units: the smallest sign-flip p is 2 / 16 = 0.125 > 0.05, so nothing is detectable
+    scores = {"a": _long("EM", [0.9, 0.8, 0.7, 0.95]), "b": _long("EM", [0.1, 0.3, 0.2, 0.25])}
+    table = compare.comparison_table(scores, [Measure("EM")], SETTINGS)
+    assert table.iloc[0]["p_value"] == pytest.approx(2 / 16)
+    assert math.isnan(table.iloc[0]["mdd"])
+    (sentence,) = compare.mdd_sentences(table, SETTINGS)
+    assert "no difference can be significant" in sentence and "0.125" in sentence

@@ -1,0 +1,403 @@
+"""The reporting appendix (``results/reporting_checklist.{md,html}``): the items of three
+clinical-AI reporting guidelines that a run can answer, filled from what the run recorded.
+
+Guidelines, named by their published item numbers (the wording here is this project's own):
+
+- TRIPOD-LLM (Gallifant et al., Nat Med 2025;31:60-69),
+- CHART, the Chatbot Assessment Reporting Tool (CHART Collaborative, 2025),
+- MI-CLEAR-LLM (Park et al., Korean J Radiol 2024;25:865-868).
+
+Each item is ``filled`` (the run answers it), ``partly filled`` (the run answers part and says
+what is missing) or ``for the authors`` (no run can know it: a question for the paper). The
+answers come from ``results/provenance.json``, the run's config, its results folder (responses,
+judge-validation and comparison tables, the summary) and the study contracts; for a study marked
+``contains_phi`` they name files and hashes only, never text.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import enabled_studies, judge_ids, study_evaluated_models, study_judges
+from ..report import tables
+from .items import resampling_unit
+
+FILLED, PARTLY, AUTHORS = "filled", "partly filled", "for the authors"
+GUIDELINES = {
+    "TRIPOD-LLM": "Gallifant J, et al. The TRIPOD-LLM reporting guideline for studies using "
+    "large language models. Nat Med 2025;31:60-69. doi:10.1038/s41591-024-03425-5",
+    "CHART": "CHART Collaborative. Reporting guideline for chatbot health advice studies: the "
+    "Chatbot Assessment Reporting Tool (CHART) statement. 2025",
+    "MI-CLEAR-LLM": "Park SH, et al. Minimum reporting items for clear evaluation of accuracy "
+    "reports of large language models in healthcare (MI-CLEAR-LLM). Korean J Radiol "
+    "2024;25:865-868",
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    guideline: str
+    item: str
+    topic: str
+    status: str
+    answer: str
+
+
+class RunFacts:
+    """What the run recorded, read once, each as a short sentence for the checklist."""
+
+    def __init__(self, root, config: dict, provenance: dict):
+        self.root = Path(root)
+        self.config = config
+        self.prov = provenance
+        self.studies = enabled_studies(config)
+        self.results = self.root / "results"
+
+    # -- models --------------------------------------------------------------------------
+    def evaluated(self) -> dict[str, list[str]]:
+        return {s: study_evaluated_models(self.config, s) for s in self.studies}
+
+    def judges(self) -> dict[str, dict[str, list[str]]]:
+        return {
+            s: {role: judge_ids(v) for role, v in study_judges(self.config, s).items()}
+            for s in self.studies
+        }
+
+    def model_lines(self, ids) -> list[str]:
+        models = self.prov.get("models") or {}
+        out = []
+        for mid in sorted(ids):
+            rec = models.get(mid)
+            if rec is None:
+                out.append(f"{mid}: not in provenance.json")
+                continue
+            ident = json.dumps(rec.get("identity"), sort_keys=True, default=str)
+            pins = [f"revision {rec['revision']}"] if rec.get("revision") else []
+            pins += [f"{k} {v}" for k, v in sorted(rec.items()) if k.endswith("sha256") and v]
+            out.append(
+                f"{mid} ({rec.get('backend')}): identity {ident}"
+                + (f"; {'; '.join(pins)}" if pins else "; no revision or weights hash recorded")
+            )
+        return out
+
+    def models_pinned(self, ids) -> bool:
+        models = self.prov.get("models") or {}
+        return all(
+            models.get(m, {}).get("revision")
+            or any(k.endswith("sha256") and v for k, v in models.get(m, {}).items())
+            for m in ids
+        )
+
+    def all_models(self) -> set[str]:
+        ids = {m for ms in self.evaluated().values() for m in ms}
+        ids |= {m for roles in self.judges().values() for ms in roles.values() for m in ms}
+        return ids
+
+    # -- queries -------------------------------------------------------------------------
+    def query_dates(self) -> dict[str, tuple[str, str]]:
+        """Per model: the first and last write of its responses files (UTC dates)."""
+        spans: dict[str, list[float]] = {}
+        for path in self.results.glob("*/responses/*/*.jsonl"):
+            spans.setdefault(path.parent.name, []).append(path.stat().st_mtime)
+
+        def day(t):
+            return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%d")
+
+        return {m: (day(min(ts)), day(max(ts))) for m, ts in sorted(spans.items())}
+
+    def decoding(self) -> list[str]:
+        models = self.prov.get("models") or {}
+        return [
+            f"{m}: {json.dumps(models[m].get('decoding') or {}, sort_keys=True, default=str)}"
+            for m in sorted(self.all_models())
+            if m in models
+        ]
+
+    def seeds(self) -> str:
+        seeds = self.prov.get("seeds") or {}
+        return ", ".join(f"{k} = {v}" for k, v in sorted(seeds.items())) or "none set"
+
+    def repeats(self) -> list[str]:
+        out = []
+        for s in self.studies:
+            block = self.config["studies"][s]
+            k = (block.get("rollouts") or {}).get("k")
+            if k:
+                out.append(f"{s}: {k} sampled rollouts per item, aggregated by consistency")
+            reps = (block.get("meta_classifier") or {}).get("repeats")
+            if reps:
+                out.append(f"{s}: the meta-classifier refit {reps} times")
+        return out
+
+    # -- prompts and data -----------------------------------------------------------------
+    def files(self, prompts: bool) -> dict[str, str]:
+        files = self.prov.get("input_files_sha256") or {}
+        return {p: h for p, h in files.items() if p.startswith("config/prompts/") == prompts}
+
+    # -- evaluation ----------------------------------------------------------------------
+    def _tables(self, match) -> list[str]:
+        return [
+            str(p.relative_to(self.root))
+            for s in self.studies
+            for p in sorted((self.results / s / "tables").glob("*.tsv"))
+            if match(p.stem)
+        ]
+
+    def validation_tables(self) -> list[str]:
+        """Tables comparing a judge with human labels (judge_*, *validation*)."""
+        return self._tables(lambda stem: stem.startswith("judge_") or "validation" in stem)
+
+    def review_tables(self) -> list[str]:
+        """Tables of human experts' review of the models' answers."""
+        return self._tables(lambda stem: "review" in stem)
+
+    def comparison_tables(self) -> list[str]:
+        return [
+            str(p.relative_to(self.root))
+            for s in self.studies
+            for p in sorted((self.results / s / "tables").glob("model_comparison.tsv"))
+        ]
+
+    def phi_studies(self) -> list[str]:
+        return [s for s in self.studies if self.config["studies"][s].get("contains_phi")]
+
+
+def _join(lines, empty="none") -> str:
+    lines = list(lines)
+    return "; ".join(lines) if lines else empty
+
+
+def entries(f: RunFacts) -> list[Entry]:
+    evaluated = sorted({m for ms in f.evaluated().values() for m in ms})
+    judges = {s: r for s, r in f.judges().items() if r}
+    dates = f.query_dates()
+    prompts, data = f.files(True), f.files(False)
+    validation, comparisons = f.validation_tables(), f.comparison_tables()
+    boot = f.config["bootstrap"]
+    units = _join(f"{s}: {resampling_unit(s)}" for s in f.studies)
+    libs = f.prov.get("libraries") or {}
+    out: list[Entry] = []
+
+    def add(guideline, item, topic, status, answer):
+        out.append(Entry(guideline, item, topic, status, answer))
+
+    model_answer = _join(f.model_lines(evaluated))
+    pinned = f.models_pinned(evaluated)
+    date_answer = _join(f"{m}: {a} to {b}" for m, a, b in ((m, *d) for m, d in dates.items()))
+    date_status = PARTLY if dates else AUTHORS
+    date_note = (
+        " (dates the responses files were written; answers served from the item cache were "
+        "first asked earlier, see the cache's records)"
+    )
+    decoding = _join(f.decoding())
+    stochastic = f"Decoding per model: {decoding}. Seeds: {f.seeds()}. Repeats: " + _join(
+        f.repeats(), "one answer per request (no repeated sampling)"
+    )
+    prompt_answer = (
+        f"{len(prompts)} template files, exact text in the crate and the repository, sha256: "
+        + _join(f"{p} {h[:12]}" for p, h in prompts.items())
+    )
+    data_answer = f"{len(data)} input files with sha256: " + _join(
+        f"{p} {h[:12]}" for p, h in data.items()
+    )
+    judge_answer = (
+        _join(f"{s}: " + ", ".join(f"{role} {'+'.join(ms)}" for role, ms in r.items())
+              for s, r in judges.items())
+        + ". Validation against human labels: "
+        + _join(validation, "no judge-validation table in this run")
+        + ". Human review of answers: "
+        + _join(f.review_tables(), "none in this run")
+    )  # fmt: skip
+    validated = {s for s in judges if any(p.startswith(f"results/{s}/") for p in validation)}
+    judge_status = (
+        AUTHORS if not judges else FILLED if validated == set(judges) else PARTLY
+    )  # filled when every judged study has its validation table
+    stats_answer = (
+        f"Means with percentile bootstrap {boot['ci']:.0%} intervals "
+        f"({boot['n_resamples']} resamples, seed {boot['seed']}) over the resampling "
+        f"unit of each study ({units}); unparseable answers counted as unscored in "
+        "results/summary.tsv."
+    )
+    compare_answer = (
+        "Every pair of evaluated models per headline measure: paired difference over shared "
+        "units with a bootstrap interval, p and Holm-adjusted p; leaderboard ties with the "
+        "leader flagged. Tables: " + _join(comparisons, "none (one model per study)")
+    )
+    phi = f.phi_studies()
+    phi_answer = (
+        f"Studies marked contains_phi: {_join(phi)}; their exports hold ids and sha256 hashes "
+        f"instead of text (report.include_phi_text is "
+        f"{'on' if (f.config.get('report') or {}).get('include_phi_text') else 'off'}); only "
+        "models marked phi_safe received them."
+    )
+    software = (
+        f"OncoEval (Snakemake workflow), Python {libs.get('python')}, "
+        + ", ".join(f"{k} {v}" for k, v in sorted(libs.items()) if k != "python")
+        + "; code, config and results in the Workflow Run RO-Crate (results/publish/)."
+    )
+
+    # TRIPOD-LLM
+    add(
+        "TRIPOD-LLM",
+        "5a",
+        "Sources of the data",
+        PARTLY,
+        data_answer + ". Who collected the data and how: for the authors.",
+    )
+    add(
+        "TRIPOD-LLM",
+        "5c",
+        "Dates of the data",
+        AUTHORS,
+        "The dates the source texts span are not in the data files the run reads.",
+    )
+    add(
+        "TRIPOD-LLM",
+        "6a",
+        "The LLMs: name, version, access, and how they are pinned",
+        FILLED if pinned else PARTLY,
+        model_answer,
+    )
+    add(
+        "TRIPOD-LLM",
+        "6b",
+        "Inference settings (temperature, token limits, seeds)",
+        FILLED,
+        stochastic,
+    )
+    add(
+        "TRIPOD-LLM",
+        "6c",
+        "Prompts: full text and how they were chosen",
+        PARTLY,
+        prompt_answer + ". How the prompts were designed and selected: for the authors.",
+    )
+    add("TRIPOD-LLM", "6d", "Dates the models were queried", date_status, date_answer + date_note)
+    add(
+        "TRIPOD-LLM",
+        "8",
+        "Evaluation: metrics, judges and their validation",
+        judge_status,
+        judge_answer,
+    )
+    add(
+        "TRIPOD-LLM",
+        "9",
+        "Statistical methods: uncertainty and comparisons",
+        FILLED,
+        stats_answer + " " + compare_answer,
+    )
+    add("TRIPOD-LLM", "10", "Data protection and privacy", FILLED, phi_answer)
+    add("TRIPOD-LLM", "18e", "Code availability", FILLED, software)
+    # CHART
+    add(
+        "CHART",
+        "5",
+        "Model identifiers and the dates of access",
+        PARTLY if dates else AUTHORS,
+        model_answer + ". Queried: " + date_answer + date_note,
+    )
+    add("CHART", "6", "Prompt engineering and the prompts used", PARTLY, prompt_answer)
+    add(
+        "CHART",
+        "7",
+        "Query strategy: sessions, repeats, settings",
+        FILLED,
+        "Each request is sent as its own conversation (no shared chat history). " + stochastic,
+    )
+    add(
+        "CHART",
+        "8",
+        "Performance evaluation: reference standard, raters, judges",
+        judge_status,
+        judge_answer,
+    )
+    add(
+        "CHART",
+        "9",
+        "Sample size",
+        PARTLY,
+        "Items per study and model are in results/summary.tsv (n, n unscored); why this "
+        "sample size: for the authors.",
+    )
+    add("CHART", "10", "Data analysis", FILLED, stats_answer + " " + compare_answer)
+    # MI-CLEAR-LLM
+    add(
+        "MI-CLEAR-LLM",
+        "1",
+        "Model name, version, provider and how it was run",
+        FILLED if pinned else PARTLY,
+        model_answer + ". Training-data cutoff of each model: for the authors.",
+    )
+    add("MI-CLEAR-LLM", "2", "Stochasticity: settings and how many attempts", FILLED, stochastic)
+    add("MI-CLEAR-LLM", "3", "Exact prompt wording", FILLED, prompt_answer)
+    add(
+        "MI-CLEAR-LLM",
+        "4",
+        "Whether queries shared a chat session",
+        FILLED,
+        "Every request is a fresh conversation: its messages are the whole context the model "
+        "sees; no answer is fed into another item's request.",
+    )
+    add("MI-CLEAR-LLM", "5", "Query dates", date_status, date_answer + date_note)
+    add(
+        "MI-CLEAR-LLM",
+        "6",
+        "Independence of the test data from training data",
+        PARTLY,
+        data_answer + ". Whether a model saw these texts in training: for the authors.",
+    )
+    return out
+
+
+def counts(items: list[Entry]) -> dict[str, int]:
+    return {s: sum(1 for e in items if e.status == s) for s in (FILLED, PARTLY, AUTHORS)}
+
+
+def markdown(items: list[Entry]) -> str:
+    c = counts(items)
+    lines = [
+        "# Reporting checklist",
+        "",
+        f"Items of TRIPOD-LLM, CHART and MI-CLEAR-LLM this run can answer: {c[FILLED]} filled, "
+        f"{c[PARTLY]} partly filled, {c[AUTHORS]} for the authors. Item numbers are the "
+        "guidelines' own; the wording is a short paraphrase.",
+        "",
+        "| Guideline | Item | Topic | Status | From the run |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for e in items:
+        answer = e.answer.replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| {e.guideline} | {e.item} | {e.topic} | {e.status} | {answer} |")
+    lines += ["", "Sources:", ""] + [f"- {k}: {v}" for k, v in GUIDELINES.items()]
+    return "\n".join(lines) + "\n"
+
+
+def html_page(items: list[Entry]) -> str:
+    c = counts(items)
+    rows = "".join(
+        f"<tr class='{e.status.replace(' ', '-')}'><td>{html.escape(e.guideline)}</td>"
+        f"<td>{html.escape(e.item)}</td><td>{html.escape(e.topic)}</td>"
+        f"<td>{html.escape(e.status)}</td><td>{html.escape(e.answer)}</td></tr>"
+        for e in items
+    )
+    body = (
+        f"<p class='caption'>Items of TRIPOD-LLM, CHART and MI-CLEAR-LLM this run can answer: "
+        f"{c[FILLED]} filled, {c[PARTLY]} partly filled, {c[AUTHORS]} for the authors.</p>"
+        "<table id='checklist'><thead><tr><th>Guideline</th><th>Item</th><th>Topic</th>"
+        f"<th>Status</th><th>From the run</th></tr></thead><tbody>{rows}</tbody></table>"
+        "<ul>" + "".join(f"<li>{html.escape(k)}: {html.escape(v)}</li>"
+                         for k, v in GUIDELINES.items()) + "</ul>"
+    )  # fmt: skip
+    return tables.page("Reporting checklist", body)
+
+
+def write(root, config: dict, provenance: dict, out_md, out_html) -> list[Entry]:
+    items = entries(RunFacts(root, config, provenance))
+    Path(out_md).write_text(markdown(items), encoding="utf-8")
+    Path(out_html).write_text(html_page(items), encoding="utf-8")
+    return items

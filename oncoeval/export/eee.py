@@ -1,0 +1,235 @@
+"""Every Eval Ever records of one study and evaluated model, written by this module as plain JSON.
+
+Every Eval Ever (``every-eval-ever`` on PyPI) needs Python >= 3.12, newer than the workflow's
+environment, so this module writes its two formats itself from the schema (version 0.3.0) and
+the tests validate the files with the package's own validator in the tools environment
+(``make tools``; see docs/publishing.md):
+
+- the aggregate record ``data/<benchmark>/<developer>/<model>/<uuid>.json``: one evaluation
+  result per headline measure, its percentile-bootstrap interval and the number of units;
+- the instance records ``<uuid>_samples.jsonl`` beside it: one row per scored item and per-item
+  score column (an item without a score is not a row: the aggregate counts it as unscored).
+
+The uuid is derived from the study, model and config, so that a rerun overwrites its own files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import uuid
+from pathlib import Path
+
+from .items import Item
+
+SCHEMA_VERSION = "0.3.0"
+BENCHMARK_PREFIX = "oncoeval-"
+# Headline measures on a 0-100 scale; every other headline is a proportion in [0, 1].
+PERCENT_SCALE = ("BLEU",)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-") or "x"
+
+
+def record_uuid(*parts: str) -> str:
+    digest = hashlib.sha256("\x1f".join(parts).encode()).digest()[:16]
+    return str(uuid.UUID(bytes=digest, version=4))
+
+
+def model_id(mid: str, record: dict) -> str:
+    """``developer/name`` as Hugging Face writes it: the model's hub id where its identity names
+    one (``org/name``), else ``oncoeval-config/<id in the config>``."""
+    identity = record.get("identity") or {}
+    for key in ("model", "model_id", "repo_id", "hub_id"):
+        value = identity.get(key) if isinstance(identity, dict) else None
+        if isinstance(value, str) and re.fullmatch(r"[\w.-]+/[\w.-]+", value):
+            return value
+    return f"oncoeval-config/{_slug(mid)}"
+
+
+def _strings(mapping: dict) -> dict[str, str]:
+    return {
+        str(k): v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str)
+        for k, v in mapping.items()
+        if v is not None
+    }
+
+
+def _model_info(mid: str, record: dict) -> dict:
+    backend = record.get("backend") or "unknown"
+    open_weights = backend in ("hf", "vllm_offline")
+    return {
+        "name": mid,
+        "id": model_id(mid, record),
+        "inference_platform": backend,
+        "additional_details": {
+            "deployment_type": "self_deployed" if open_weights else (
+                "externally_managed" if backend == "openai" else "unknown"
+            ),
+            "model_availability": "open_weights" if open_weights else "unknown",
+            **_strings({k: v for k, v in record.items() if k not in ("backend",)}),
+        },
+    }  # fmt: skip
+
+
+def _range(measure: str) -> tuple[float, float]:
+    return (0.0, 100.0) if measure.startswith(PERCENT_SCALE) else (0.0, 1.0)
+
+
+def aggregate(
+    study: str,
+    mid: str,
+    record: dict,
+    headlines: list[dict],
+    items: list[Item],
+    data_files: dict[str, str],
+    bootstrap: dict,
+    unit: str,
+    created: str,
+    rows_path: str,
+    n_rows: int,
+    rows_sha256: str,
+    library_version: str,
+) -> dict:
+    benchmark = BENCHMARK_PREFIX + _slug(study)
+    results = []
+    for h in headlines:
+        if h["value"] is None:
+            continue  # a measure the run could not compute (its note says why)
+        low, high = _range(h["measure"])
+        details = _strings({"source_table": h["source"], "n_unscored": h["n_unscored"]})
+        score = {"score": float(h["value"]), "details": details}
+        if h["ci_low"] is not None and h["ci_high"] is not None:
+            score["uncertainty"] = {
+                "confidence_interval": {
+                    "lower": float(h["ci_low"]),
+                    "upper": float(h["ci_high"]),
+                    "confidence_level": float(bootstrap["ci"]),
+                    "method": f"percentile bootstrap; unit: {unit}",
+                },
+                **({"num_samples": int(h["n"])} if h["n"] is not None else {}),
+                "num_bootstrap_samples": int(bootstrap["n_resamples"]),
+            }
+        results.append(
+            {
+                "evaluation_result_id": _slug(h["measure"]),
+                "evaluation_name": f"{study}: {h['measure']}",
+                "source_data": {
+                    "dataset_name": study,
+                    "source_type": "other",
+                    "additional_details": {f"sha256:{p}": s for p, s in data_files.items()},
+                },
+                "evaluation_timestamp": created,
+                "metric_config": {
+                    "evaluation_description": h["measure"],
+                    "lower_is_better": False,
+                    "score_type": "continuous",
+                    "min_score": low,
+                    "max_score": high,
+                },
+                "score_details": score,
+            }
+        )
+    unscored = sum(1 for i in items if not i.scores)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "evaluation_id": f"{benchmark}/{model_id(mid, record)}/{created}",
+        "evaluation_timestamp": created,
+        "retrieved_timestamp": created,
+        "source_metadata": {
+            "source_name": "OncoEval",
+            "source_type": "evaluation_run",
+            "source_organization_name": "OncoEval run",
+            "evaluator_relationship": "third_party",
+            "additional_details": _strings({"resampling_unit": unit, "unscored_items": unscored}),
+        },
+        "eval_library": {"name": "oncoeval", "version": library_version},
+        "model_info": _model_info(mid, record),
+        "evaluation_results": results,
+        "detailed_evaluation_results": {
+            "format": "jsonl",
+            "file_path": rows_path,
+            "hash_algorithm": "sha256",
+            "checksum": rows_sha256,
+            "total_rows": n_rows,
+        },
+    }
+
+
+def _input_text(item: Item) -> str:
+    return "\n\n".join(f"[{m['role']}] {m['content']}" for m in item.messages)
+
+
+def instance_rows(study: str, mid: str, record: dict, evaluation_id: str, items: list[Item]):
+    for item in items:
+        raw = _input_text(item)
+        for name, value in sorted(item.scores.items()):
+            yield {
+                "schema_version": SCHEMA_VERSION,
+                "evaluation_id": evaluation_id,
+                "model_id": model_id(mid, record),
+                "evaluation_name": f"{study}: {name}",
+                "sample_id": item.id,
+                "sample_hash": hashlib.sha256(raw.encode()).hexdigest(),
+                "interaction_type": "single_turn",
+                "input": {"raw": raw, "reference": []},
+                "output": {"raw": [item.output or ""]},
+                "answer_attribution": [
+                    {
+                        "turn_idx": 0,
+                        "source": "output.raw",
+                        "extracted_value": json.dumps(item.parse, sort_keys=True, default=str),
+                        "extraction_method": f"oncoeval {study} parser",
+                        "is_terminal": True,
+                    }
+                ],
+                "evaluation": {"score": float(value), "is_correct": float(value) == 1.0},
+                "error": item.error or None,
+                "metadata": _strings(
+                    {
+                        "request_set": item.requestset,
+                        "request_id": item.request_id,
+                        "judge": item.verdicts or None,
+                        "unit": item.unit,
+                        "cluster": item.cluster,
+                        **{f"field:{k}": v for k, v in item.meta.items()},
+                    }
+                ),
+            }
+
+
+def write(
+    out_root,
+    study: str,
+    mid: str,
+    record: dict,
+    headlines: list[dict],
+    items: list[Item],
+    data_files: dict[str, str],
+    bootstrap: dict,
+    unit: str,
+    created: str,
+    library_version: str,
+    config_digest: str,
+) -> Path:
+    """Write the aggregate and instance records under ``out_root/data/``; returns the aggregate."""
+    mid_full = model_id(mid, record)
+    developer, name = mid_full.split("/", 1)
+    rid = record_uuid(study, mid, config_digest)
+    folder = Path("data") / (BENCHMARK_PREFIX + _slug(study)) / developer / name
+    rows_rel = f"{folder.as_posix()}/{rid}_samples.jsonl"
+    (Path(out_root) / folder).mkdir(parents=True, exist_ok=True)
+    benchmark = BENCHMARK_PREFIX + _slug(study)
+    evaluation_id = f"{benchmark}/{mid_full}/{created}"
+    rows = list(instance_rows(study, mid, record, evaluation_id, items))
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    (Path(out_root) / rows_rel).write_text(text, encoding="utf-8")
+    agg = aggregate(
+        study, mid, record, headlines, items, data_files, bootstrap, unit, created,
+        rows_rel, len(rows), hashlib.sha256(text.encode()).hexdigest(), library_version,
+    )  # fmt: skip
+    path = Path(out_root) / folder / f"{rid}.json"
+    path.write_text(json.dumps(agg, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path

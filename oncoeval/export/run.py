@@ -1,0 +1,171 @@
+"""``make export`` and ``make publish`` over a finished run (no model is called).
+
+    python -m oncoeval.export [--configfile=PATH ...] [--config K=V ...]          # export
+    python -m oncoeval.export publish [--configfile=PATH ...] [--config K=V ...]  # + the crate
+
+The config is read as Snakemake reads it: ``config/config.yaml``, then each ``--configfile``
+layered on top, with the schemas' defaults filled.
+
+Writes ``results/export/inspect/<study>/<model>.eval``, ``results/export/eee/data/...``,
+``results/reporting_checklist.{md,html}`` and (publish) ``results/publish/crate/`` with
+``results/publish/oncoeval-run-crate.zip``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import yaml
+
+from .. import config as oc
+from . import checklist, crate, eee, inspect_log
+from .items import headlines, place_in_units, resampling_unit, study_items, unit_clusters
+from .phi import redactor_for
+
+
+def layered(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for key, value in (over or {}).items():
+        out[key] = layered(out[key], value) if isinstance(value, dict) and isinstance(
+            out.get(key), dict) else value  # fmt: skip
+    return out
+
+
+def load_config(root: Path, configfiles: list[str], overrides: list[str] = ()) -> dict:
+    """The run's config: config/config.yaml, each config file layered on top, then Snakemake's
+    ``--config KEY=VALUE`` overrides (e.g. ``only=cancer_myth``), defaults filled, ``only``
+    applied, as the workflow reads it."""
+    config = yaml.safe_load((root / "config" / "config.yaml").read_text(encoding="utf-8"))
+    for path in configfiles:
+        path = Path(path) if Path(path).is_absolute() else root / path
+        config = layered(config, yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--config {item}: expected KEY=VALUE")
+        config[key] = yaml.safe_load(value)
+    problems = oc.schema_problems(config)
+    if problems:
+        raise SystemExit(f"config: {oc.format_problems(problems)}")
+    oc.fill_config_defaults(config)
+    for study in oc.STUDIES:
+        config["studies"][study] = oc.filled_study_block(config, study)
+    problems = oc.apply_only(config)
+    if problems:
+        raise SystemExit(f"config: {oc.format_problems(problems)}")
+    return config
+
+
+def _provenance(root: Path) -> dict:
+    path = root / "results" / "provenance.json"
+    if not path.exists():
+        raise SystemExit(f"{path}: missing; run the workflow first (make run)")
+    return json.loads(path.read_text())
+
+
+def _library_version() -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("oncoeval")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def export(root, config: dict, out=None, checklist_dir=None) -> dict[str, list[Path]]:
+    """The inspect logs and Every Eval Ever records of every enabled study and evaluated model
+    (under ``out``, default ``results/export``), and the reporting checklist (in
+    ``checklist_dir``, default ``results``). Returns the files written, by kind."""
+    root = Path(root)
+    out = Path(out) if out else root / "results" / "export"
+    checklist_dir = Path(checklist_dir) if checklist_dir else root / "results"
+    prov = _provenance(root)
+    if out.exists():
+        shutil.rmtree(out)
+    created = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
+    data_files = {
+        p: h for p, h in (prov.get("input_files_sha256") or {}).items()
+        if not p.startswith("config/prompts/")
+    }  # fmt: skip
+    written: dict[str, list[Path]] = {"inspect": [], "eee": [], "checklist": []}
+    for study in oc.enabled_studies(config):
+        redactor = redactor_for(config, study)
+        unit = resampling_unit(study)
+        for mid in oc.study_evaluated_models(config, study):
+            if not (root / "results" / study / "responses" / mid).is_dir():
+                continue
+            items = study_items(root, study, mid, redactor)
+            place_in_units(items, unit_clusters(root, config, study, mid))
+            heads = headlines(root, study, mid)
+            record = (prov.get("models") or {}).get(mid, {})
+            log = inspect_log.eval_log(
+                study, mid, items, heads, unit, record, redacted=redactor.redacts
+            )
+            written["inspect"].append(
+                inspect_log.write(log, out / "inspect" / study / f"{mid}.eval")
+            )
+            written["eee"].append(
+                eee.write(
+                    out / "eee",
+                    study,
+                    mid,
+                    record,
+                    heads,
+                    items,
+                    data_files,
+                    config["bootstrap"],
+                    unit,
+                    created,
+                    _library_version(),
+                    digest,
+                )  # fmt: skip
+            )
+    md, page = (
+        checklist_dir / "reporting_checklist.md",
+        checklist_dir / "reporting_checklist.html",
+    )
+    checklist.write(root, config, prov, md, page)
+    written["checklist"] = [md, page]
+    return written
+
+
+def publish(root, config: dict, configfiles: list[str], out=None) -> Path:
+    """``make export``, then the crate (``out``, default ``results/publish``): the unpacked
+    folder ``crate/`` (what rocrate-validator checks) and its zip. Returns the zip."""
+    root = Path(root)
+    export(root, config)
+    out = Path(out) if out else root / "results" / "publish"
+    crate.build(root, config, ["config/config.yaml", *configfiles], out / "crate")
+    zipped = shutil.make_archive(str(out / "oncoeval-run-crate"), "zip", out / "crate")
+    return Path(zipped)
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    what = argv.pop(0) if argv and argv[0] in ("export", "publish") else "export"
+    parser = argparse.ArgumentParser(prog="python -m oncoeval.export [export|publish]")
+    parser.add_argument("--configfile", action="append", default=[])
+    parser.add_argument("--config", nargs="*", default=[], help="Snakemake's KEY=VALUE overrides")
+    parser.add_argument("--root", default=".")
+    # The last run's further Snakemake arguments (results/.args) may hold options that do not
+    # change the config (--cores...): only --configfile and --config are read.
+    args, _ = parser.parse_known_args(argv)
+    root = Path(args.root)
+    config = load_config(root, args.configfile, args.config)
+    if what == "publish":
+        print(f"Crate: {publish(root, config, args.configfile)}")
+    else:
+        for kind, paths in export(root, config).items():
+            print(f"{kind}: {len(paths)} file(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
