@@ -19,7 +19,7 @@ LAST_CONFIG_ARGS = $(if $(LAST_CONFIG),--configfile=$(LAST_CONFIG))
 LAST_ARGS = $(if $(CONFIG)$(ARGS),$(ARGS),$(shell cat results/.args 2>/dev/null))
 REPORT = results/report.html
 
-.PHONY: setup tools run test test-fast test-slurm lint docs bench report estimate export publish clean
+.PHONY: setup tools run workdir test test-fast test-slurm lint docs bench report estimate export publish clean
 
 setup: $(VENV)/.installed
 
@@ -66,6 +66,12 @@ run: setup
 	ONCOEVAL_SUMMARY_AT_END=1 $(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS) $(ARGS)
 	$(BIN)/python -m oncoeval.report.build --report $(REPORT) $(CONFIG_ARGS) $(ARGS)
 	@$(BIN)/python -m oncoeval.report.summary --report $(REPORT)
+
+# A directory per config, so that runs do not overwrite each other (oncoeval.rundir):
+# `make workdir RUN=name` makes runs/name/ (its own results/, logs/ and report, the cache shared),
+# then `make -C runs/name run CONFIG=...` and `make -C runs/name report` work there.
+workdir:
+	@$(BIN)/python -m oncoeval.rundir $(RUN)
 
 # The report of the last run's config and arguments; refuses (naming the files) when a result is
 # missing or was made by another config, older inputs, code or params.

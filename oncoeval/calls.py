@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+from .failures import filtered
 from .records import read_responses
 
 
@@ -84,6 +85,7 @@ CALLS_COLUMNS = [
     "n_failed",
     "n_truncated",
     "n_refused",
+    "n_filtered",
     "n_cached",
 ]
 
@@ -93,9 +95,10 @@ def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None)
 
     ``n_failed`` counts error rows (failures accepted by ``max_failed_share``; they are unscored
     in the study's tables), ``n_truncated`` answers cut off at the token limit (``finish_reason``
-    ``length``: scored as written when a model's answer, unusable when a judge's verdict) and
+    ``length``: scored as written when a model's answer, unusable when a judge's verdict),
     ``n_refused`` refusals (the provider's ``refusal`` field: kept as the answer's text and scored
-    as written). A reply with no text (a content filter, null content) is a failed call.
+    as written) and ``n_filtered`` calls the provider's content filter withheld (failed calls,
+    also in ``n_failed``). A reply with no text (a content filter, null content) is a failed call.
     """
     import pandas as pd
 
@@ -113,6 +116,7 @@ def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None)
                     "n_failed": sum(r.error is not None for r in responses),
                     "n_truncated": sum(r.finish_reason == "length" for r in responses),
                     "n_refused": sum(bool(r.refused) for r in responses),
+                    "n_filtered": sum(filtered(r.error) for r in responses),
                     "n_cached": sum(bool(r.cached) for r in responses),
                 }
             )

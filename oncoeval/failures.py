@@ -36,6 +36,11 @@ def no_text_problem(text: str | None, finish_reason: str | None) -> str | None:
     return None
 
 
+def filtered(error: str | None) -> bool:
+    """Whether a call failed because the provider's content filter withheld the answer."""
+    return error is not None and failure_kind(error) == "filter"
+
+
 def failure_kind(error: str) -> str:
     """The kind of a failed call's ``error``: cap, key, filter, connection, timeout, cut_body,
     replay or transient (anything else: 429, 5xx, a server's own error)."""

@@ -21,6 +21,7 @@ localrules:
     report_figure,
     report_summary,
     report_items,
+    report_compare,
     estimate_models,
     report_provenance,
 
@@ -39,7 +40,8 @@ rule report_table:
             category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
             subcategory=lambda wc: entry_of(wc, "tsv").subcategory,
             labels=lambda wc, input: {
-                "entry": entry_of(wc, "tsv").rel,
+                "entry": entry_of(wc, "tsv").title(),
+                "file": entry_of(wc, "tsv").rel,
                 "n": report_catalog.count_n(input[0]),
             },
         ),
@@ -65,7 +67,11 @@ rule report_figure:
             caption="../report/entry.rst",
             category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
             subcategory="figures",
-            labels=lambda wc: {"entry": entry_of(wc, "png").rel, "n": "see its table"},
+            labels=lambda wc: {
+                "entry": entry_of(wc, "png").title(),
+                "file": entry_of(wc, "png").rel,
+                "n": "on the figure; see its table",
+            },
         ),
     log:
         "logs/report/{study}/{entry_path}.figure.log",
@@ -97,10 +103,11 @@ rule report_summary:
         "../envs/cpu.yaml"
     params:
         studies=lambda wc: sorted(oc.enabled_studies(config)),
-        models=lambda wc: sorted(oc.used_models(config)),
+        models=lambda wc: {m: sorted(s) for m, s in oc.used_models(config).items()},
         replayed=lambda wc: sorted(
             {m for s in oc.enabled_studies(config) for m in replayed_in(s)}
         ),
+        item_pages=lambda wc: item_pages(),
         scope=RUN_SCOPE,
     script:
         "../scripts/report_summary.py"
@@ -128,9 +135,35 @@ rule report_items:
     params:
         include_text=lambda wc: shows_phi_text(wc.study),
         max_chars=config["report"]["item_max_chars"],
+        compare=lambda wc: compare_link(wc.study),
         scope=RUN_SCOPE,
     script:
         "../scripts/report_items.py"
+
+
+# Every model's answer to each item of a study side by side (studies with two or more models).
+rule report_compare:
+    input:
+        lambda wc: STUDY_TARGETS[wc.study](),
+    output:
+        report(
+            "results/report/{study}/drilldown/compare.html",
+            caption="../report/compare.rst",
+            category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
+            subcategory="per-item records",
+            labels={"entry": "models side by side", "n": "see the page"},
+        ),
+    log:
+        "logs/report/{study}/items/compare.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        models=lambda wc: evaluated_models(wc.study),
+        include_text=lambda wc: shows_phi_text(wc.study),
+        max_chars=config["report"]["item_max_chars"],
+        scope=RUN_SCOPE,
+    script:
+        "../scripts/report_compare.py"
 
 
 # The model settings `make estimate` prices the request sets with (oncoeval.report.estimate).

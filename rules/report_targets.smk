@@ -50,11 +50,21 @@ def entry_of(wc, ext):
 
 
 def item_pages():
-    return [
-        f"results/report/{study}/drilldown/{model}.html"
-        for study in oc.enabled_studies(config)
-        for model in evaluated_models(study)
-    ]
+    """Each evaluated model's item page per study, then the study's compare page."""
+    pages = []
+    for study in oc.enabled_studies(config):
+        pages += [
+            f"results/report/{study}/drilldown/{model}.html"
+            for model in evaluated_models(study)
+        ]
+        if compare_link(study):
+            pages.append(f"results/report/{study}/drilldown/compare.html")
+    return pages
+
+
+def compare_link(study):
+    """The compare page beside a study's item pages (relative link), if it has two models."""
+    return "compare.html" if len(evaluated_models(study)) > 1 else ""
 
 
 def model_targets(study, model):

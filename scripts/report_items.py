@@ -6,9 +6,11 @@ from oncoeval.io import setup_script_logging
 from oncoeval.report.drilldown import items_page
 
 setup_script_logging(snakemake.log[0])
-wc = snakemake.wildcards
+wc, params = snakemake.wildcards, snakemake.params
 Path(snakemake.output[0]).write_text(
-    items_page(".", wc.study, wc.model, snakemake.params.max_chars, snakemake.params.include_text),
+    items_page(
+        ".", wc.study, wc.model, params.max_chars, params.include_text, compare=params.compare
+    ),
     encoding="utf-8",
     errors="backslashreplace",  # a lone surrogate in an answer is shown as \ud800
 )

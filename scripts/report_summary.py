@@ -15,5 +15,6 @@ write_summary(
     out.usage,
     models=snakemake.params.models,
     replayed=snakemake.params.replayed,
+    item_pages=snakemake.params.item_pages,
     scope=snakemake.params.scope,
 )

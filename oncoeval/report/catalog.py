@@ -9,6 +9,7 @@ entry's ``n`` is counted from the file when the report is built.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -54,6 +55,9 @@ DESCRIPTIONS = {
         for study in STUDIES
     },
 }
+# What each figure shows and how it was drawn (a study's FIGURE_CAPTIONS: figure name, or a
+# pattern such as ``roc_*``, -> caption; a figure may share its table's name).
+FIGURE_DESCRIPTIONS = {s: study_declares(s, "FIGURE_CAPTIONS", {}) for s in STUDIES}
 UNIT_OVERRIDES = {
     **{(s, MODEL_CALLS): "none (counts)" for s in STUDIES},
     **{
@@ -128,6 +132,14 @@ class Entry:
         return self.folder if self.subcategory == "per-item records" else self.name
 
     def description(self) -> str:
+        if self.kind == "figure":
+            captions = FIGURE_DESCRIPTIONS.get(self.study, {})
+            known = captions.get(self.name) or next(
+                (text for key, text in captions.items() if fnmatch.fnmatchcase(self.name, key)),
+                None,
+            )
+            if known:
+                return known.replace("{name}", self.name)
         known = DESCRIPTIONS.get((self.study, self.table_key))
         if known:
             return known
@@ -137,6 +149,24 @@ class Entry:
         if self.kind == "figure":
             return f"Figure {words}: the numbers of the study's table of the same name, plotted."
         return f"Table {words} of the {self.study.replace('_', ' ')} study."
+
+    @property
+    def headline(self) -> bool:
+        """Whether the entry is a table the summary reads its headline measures from."""
+        tables = {h.table for h in study_declares(self.study, "HEADLINES", ())}
+        return self.kind == "table" and self.rel in tables
+
+    def title(self) -> str:
+        """The entry's name in the report, in words; headline tables first (the report sorts
+        entries by this label: "Headline: ..." before "Table: ...")."""
+        # What it shows: the description's first clause (a paper's "Figure 3: " set aside).
+        text = re.sub(r"^Figure \w+: ", "", self.description())
+        text = re.split(r"\. |: ", text)[0].rstrip(".")
+        if len(text) > 90:
+            text = text[:87].rsplit(" ", 1)[0] + " …"
+        if self.kind == "figure":
+            return f"Figure: {text}"
+        return f"{'Headline' if self.headline else 'Table'}: {text}"
 
     def resampling_unit(self) -> str:
         if self.subcategory == "per-item records":

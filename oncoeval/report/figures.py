@@ -1,5 +1,6 @@
 """Plot helpers that keep figures honest: an empty panel says why, overlapping series stay
-distinguishable, and legends sit beside the data, never on it."""
+distinguishable, legends sit beside the data, never on it, and every bar carries its value and
+n (a zero drawn as a zero, a missing value written "no data")."""
 
 from __future__ import annotations
 
@@ -45,6 +46,40 @@ def note_empty(ax, n_scored: int, n_unscored: int | None, what: str = "items") -
         color="dimgrey",
     )
     return True
+
+
+def value_label(value, n=None, digits: int = 2) -> str:
+    """``0.42 (n=30)``; a missing value reads "no data" (never a zero)."""
+    if value is None or value != value:  # NaN
+        return "no data" if n is None else f"no data (n={n})"
+    return f"{value:.{digits}f}" + ("" if n is None else f" (n={n})")
+
+
+def label_bars(ax, bars, values, ns=None, horizontal: bool = False, fontsize: int = 7) -> None:
+    """Write each bar's value and n at its end; a zero keeps a visible stub and reads "0.00",
+    a missing value draws no bar and reads "no data", so neither can pass for the other."""
+    ns = list(ns) if ns is not None else [None] * len(values)
+    for bar, value, n in zip(bars, values, ns, strict=True):
+        missing = value is None or value != value
+        text = value_label(None if missing else float(value), None if n is None else int(n))
+        if horizontal:
+            y = bar.get_y() + bar.get_height() / 2
+            x = 0.0 if missing else float(value)
+            if not missing and x == 0:
+                ax.plot([0, 0], [bar.get_y(), bar.get_y() + bar.get_height()], color="black", lw=2)
+            ax.annotate(
+                text, (max(x, 0.0), y), xytext=(3, 0), textcoords="offset points",
+                ha="left", va="center", fontsize=fontsize,
+            )  # fmt: skip
+        else:
+            x = bar.get_x() + bar.get_width() / 2
+            y = 0.0 if missing else float(value)
+            if not missing and y == 0:
+                ax.plot([bar.get_x(), bar.get_x() + bar.get_width()], [0, 0], color="black", lw=2)
+            ax.annotate(
+                text, (x, y), xytext=(0, 3 if y >= 0 else -3), textcoords="offset points",
+                ha="center", va="bottom" if y >= 0 else "top", fontsize=fontsize,
+            )  # fmt: skip
 
 
 def save(fig, path) -> None:

@@ -126,7 +126,7 @@ def warnings_for(row: pd.Series, counts: dict, replayed) -> list[str]:
     requests = counts.get("requests") or 0
     if counts.get("failed"):
         out.append(f"{counts['failed']} of {requests} calls failed")
-    if counts.get("cut") and "cut_share" not in row.index:
+    if counts.get("cut") and pd.isna(row.get("cut_share", float("nan"))):
         out.append(f"{counts['cut']} of {requests} answers cut at the token cap")
     if row.get("model") in replayed:
         out.append("replayed stored answers, not a model")

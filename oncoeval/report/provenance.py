@@ -15,6 +15,8 @@ import json
 import platform
 from pathlib import Path
 
+import pandas as pd
+
 from ..backends import backends, get_backend
 from ..io import files_sha256
 from ..studies import contract
@@ -104,18 +106,70 @@ def provenance(config: dict, models: dict[str, dict], root=".") -> dict:
     }
 
 
-def provenance_page(record: dict) -> str:
+def weights_of(record: dict) -> str:
+    """What the model's backend recorded of its weights (a revision, a file's hash, replayed
+    files, or a note), as one cell; hashes cut to 12 hex digits."""
+    parts = []
+    for key, value in record.items():
+        if key in ("backend", "identity", "decoding") or value in (None, "", {}, []):
+            continue
+        if isinstance(value, dict):
+            parts.append(f"{key}: {len(value)} file(s), sha256 in the record below")
+        elif key.endswith("sha256"):
+            parts.append(f"{key} {str(value)[:12]}")
+        else:
+            parts.append(f"{key} {value}")
+    return "; ".join(parts) or "–"
+
+
+def models_table(record: dict, usage=()) -> pd.DataFrame:
+    """One row per model: backend, revision or weights hash, decoding, tokens and cost."""
+    by_model = {u["model"]: u for u in usage}
+    rows = []
+    for mid, m in record["models"].items():
+        u = by_model.get(mid, {})
+        decoding = ", ".join(f"{k}={v}" for k, v in sorted(m.get("decoding", {}).items()))
+        rows.append(
+            {
+                "model": mid,
+                "backend": m["backend"],
+                "revision or weights": weights_of(m),
+                "decoding": decoding or "backend defaults",
+                "prompt tokens": tables.format_number(u.get("prompt_tokens")),
+                "completion tokens": tables.format_number(u.get("completion_tokens")),
+                "spent in this run": _usd(u.get("spent_usd")),
+                "cost of answers read from the cache": _usd(u.get("cached_usd")),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _usd(value) -> str:
+    return "not priced" if value is None or value != value else f"${value:.4f}"
+
+
+def provenance_page(record: dict, usage=()) -> str:
+    models = models_table(record, usage)
     body = (
-        "<p class='caption'>What produced the results: each model's identity, weights and "
-        "chat-template hashes and decoding settings; library versions; seeds; the sha256 of "
-        "every input file. The same record is in <code>results/provenance.json</code>.</p>"
+        "<p class='caption'>What produced the results. First the models: backend, revision or "
+        "weights hash, decoding settings, tokens and cost (spent by this run's calls, and the "
+        "recorded cost of answers read from the cache). Then the full record: identities, "
+        "chat-template hashes, library versions, seeds and the sha256 of every input file, "
+        "also in <code>results/provenance.json</code>.</p>"
+        + (tables.table_html(models, "models") if len(models) else "<p>No models.</p>")
+        + "<h3>Full record</h3>"
         f"<pre>{html.escape(json.dumps(record, indent=2, sort_keys=True, default=str))}</pre>"
     )
-    return tables.page("Provenance", body)
+    return tables.page("Run: models and provenance", body)
 
 
-def write(config: dict, models: dict[str, dict], out_json, out_html, root=".") -> dict:
+def write(config: dict, models: dict[str, dict], out_json, out_html, root=".", used=None) -> dict:
+    """The record and the Run page; ``used`` (model -> studies) limits the page's token and
+    cost counts to this config's models and studies."""
+    from .summary import usage_rows
+
     record = provenance(config, models, root)
     Path(out_json).write_text(json.dumps(record, indent=2, sort_keys=True, default=str) + "\n")
-    Path(out_html).write_text(provenance_page(record), encoding="utf-8")
+    usage = usage_rows(Path(root), used if used is not None else list(models))
+    Path(out_html).write_text(provenance_page(record, usage), encoding="utf-8")
     return record

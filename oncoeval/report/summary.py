@@ -19,22 +19,39 @@ from pathlib import Path
 import pandas as pd
 
 from ..compare import smallest_p
+from ..failures import filtered
 from ..io import iter_jsonl
 from ..studies import STUDIES
-from ..studies.contract import Headline
+from ..studies.contract import Answers, Headline
 from . import catalog, landing, tables
 
 MODEL_COLUMNS = ("model", "responder", "held_out_model")
 N_COLUMNS = ("n", "n_profiles", "n_patients", "n_notes", "n_questions", "n_test", "n_units")
 UNSCORED_COLUMNS = ("n_unscored", "parse_failures", "unscored")
+# What the model did, per model and study (oncoeval.studies.contract.Answers), beside each headline.
+ANSWER_COLUMNS = ["answers", "cut_share", "unparsed_share", "failed", "filtered"]
 SUMMARY_COLUMNS = [
-    "study", "model", "measure", "value", "ci_low", "ci_high", "n", "n_unscored", "source"
+    "study", "model", "measure", "value", "ci_low", "ci_high", "n", "n_unscored",
+    *ANSWER_COLUMNS, "warnings", "source",
 ]  # fmt: skip
+SUMMARY_NOTE = (
+    "Headline result of each study per model, with percentile-bootstrap 95% CIs. Judged rates "
+    "appear twice: as the raw judge verdicts and corrected for the judge's error measured on "
+    "the validation set (or the reason no correction can be made). Beside each headline, what "
+    "the model did: the share of its answers cut at the token cap, the share with nothing "
+    "parsed, and its failed and filtered calls; 'warnings' flags a headline where more than "
+    "half of the answers were cut or unparsed. CORAL's published view credits an answer of "
+    "'unknown' where the gold is unknown; its informative view scores known values only."
+)
+# A headline is flagged when more than this share of the model's answers was cut or unparsed.
+WARN_SHARE = 0.5
+# cost_usd: every answer's recorded cost; spent_usd: answers this run's calls paid for;
+# cached_usd: the recorded cost of answers read from the cache (paid for by an earlier run).
 # The run's scope, last: a capped or subset run names itself in every row ("" for a full run).
 SCOPE_COLUMN = "scope"
 USAGE_COLUMNS = [
     "model", "requests", "failed", "cached", "prompt_tokens", "completion_tokens",
-    "cost_usd", "wall_s",
+    "cost_usd", "spent_usd", "cached_usd", "wall_s",
 ]  # fmt: skip
 
 
@@ -68,10 +85,14 @@ def headline_rows(results: Path, studies) -> list[dict]:
         unscored_col = _first(df.columns, UNSCORED_COLUMNS)
         invalid = [c for c in df.columns if c.startswith("invalid_")]
         for _, r in df.iterrows():
+            model = r[model_col] if model_col else ""
+            counts = answer_counts(results, h.study, model) if model_col else {}
             rows.append(
                 {
                     **base,
-                    "model": r[model_col] if model_col else "",
+                    **counts,
+                    "warnings": warnings_of(counts),
+                    "model": model,
                     "value": _cell(r[h.column]),
                     "ci_low": r.get(f"{h.column}_ci_low", float("nan")),
                     "ci_high": r.get(f"{h.column}_ci_high", float("nan")),
@@ -82,6 +103,66 @@ def headline_rows(results: Path, studies) -> list[dict]:
                 }
             )
     return rows
+
+
+def study_answers(study: str) -> Answers | None:
+    """The answers a study's workflow.py declares (``ANSWERS``), else None."""
+    return catalog.study_declares(study, "ANSWERS", None)
+
+
+def answer_counts(results: Path, study: str, model: str) -> dict:
+    """How one model's answers in a study came out: how many, the share cut at the token cap
+    (``finish_reason`` ``length``), the share with nothing parsed, failed calls, and calls the
+    provider filtered (``content_filter``). NaN where the files are not there."""
+    declared = study_answers(study)
+    out = dict.fromkeys(ANSWER_COLUMNS, float("nan"))
+    if declared is None:
+        return out
+    responses = Path(results) / study / "responses" / model / f"{declared.requestset}.jsonl"
+    if not responses.exists():
+        return out
+    rows = list(iter_jsonl(responses))
+    n = len(rows)
+    out["answers"] = n
+    out["failed"] = sum(r.get("error") is not None for r in rows)
+    out["filtered"] = sum(filtered(r.get("error")) for r in rows)
+    out["cut_share"] = sum(r.get("finish_reason") == "length" for r in rows) / n if n else 0.0
+    parsed = Path(results) / study / declared.parsed.format(model=model)
+    if parsed.exists():
+        table = _read_table(parsed)
+        if len(table):
+            ok = table.index.isin(table.query(declared.ok, engine="python").index)
+            keys = list(declared.keys)
+            parsed_any = pd.Series(ok, index=table.index).groupby([table[k] for k in keys]).any()
+            unparsed = int((~parsed_any).sum())
+        else:
+            unparsed = 0
+        out["unparsed_share"] = unparsed / n if n else 0.0
+    return out
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    if path.suffix == ".tsv":
+        df = pd.read_csv(path, sep="\t", keep_default_na=False)
+    else:
+        df = pd.DataFrame(list(iter_jsonl(path)))
+    # Missing values read as "" so that a query like ``reason == ''`` means "no reason".
+    df = df.reset_index(drop=True).astype(object)
+    return df.where(df.notna(), "")
+
+
+def warnings_of(counts: dict) -> str:
+    """What a reader must know before trusting a headline: most answers cut or unparsed."""
+    notes = []
+    n = counts.get("answers")
+    for column, what in (
+        ("cut_share", "cut at the token cap"),
+        ("unparsed_share", "nothing parsed"),
+    ):
+        share = counts.get(column)
+        if isinstance(share, float) and not math.isnan(share) and share > WARN_SHARE:
+            notes.append(f"{what} in {round(share * n)}/{int(n)} answers")
+    return "; ".join(notes)
 
 
 def _cell(value):
@@ -169,28 +250,43 @@ def _sum(values):
 
 
 def usage_rows(root: Path, models=None) -> list[dict]:
-    """Per model: requests, failed calls, cached answers, tokens, cost and generate wall time."""
+    """Per model: requests, failed calls, cached answers, tokens, cost and generate wall time.
+
+    ``models`` (model id -> the studies it is used in, as ``oncoeval.config.used_models``
+    gives it) keeps the count to this config's models and studies: responses an earlier config
+    left under ``results/`` for another study or model are not counted. A list of ids keeps the
+    models only. Cost is split into what this run's calls spent and the recorded cost of the
+    answers read from the cache.
+    """
     root = Path(root)
     per_model: dict[str, dict] = {}
     for path in sorted(glob.glob(str(root / "results" / "*" / "responses" / "*" / "*.jsonl"))):
-        model = Path(path).parent.name
+        model, study = Path(path).parent.name, Path(path).parents[2].name
         if models is not None and model not in models:
+            continue
+        # Ad-hoc sets are named "adhoc:<set>"; their answers are under results/adhoc/.
+        if isinstance(models, dict) and study not in {s.split(":")[0] for s in models[model]}:
             continue
         rows = list(iter_jsonl(path))
         u = per_model.setdefault(
-            model, {"model": model, "_prompt": [], "_completion": [], "_cost": []}
+            model,
+            {"model": model, "_prompt": [], "_completion": [], "_spent": [], "_cached": []},
         )
         u["requests"] = u.get("requests", 0) + len(rows)
         u["failed"] = u.get("failed", 0) + sum(r.get("error") is not None for r in rows)
         u["cached"] = u.get("cached", 0) + sum(bool(r.get("cached")) for r in rows)
         u["_prompt"] += [r.get("prompt_tokens") for r in rows]
         u["_completion"] += [r.get("completion_tokens") for r in rows]
-        u["_cost"] += [r.get("cost_usd") for r in rows]
+        for r in rows:
+            u["_cached" if r.get("cached") else "_spent"].append(r.get("cost_usd"))
     out = []
     for model, u in per_model.items():
         wall = 0.0
         for bench in glob.glob(str(root / "benchmarks" / "*" / "generate" / model / "*.tsv")):
             wall += float(pd.read_csv(bench, sep="\t")["s"].sum())
+        # No answer of the kind: nothing spent (or read), not "not priced".
+        spent = _sum(u["_spent"]) if u["_spent"] else 0.0
+        cached = _sum(u["_cached"]) if u["_cached"] else 0.0
         out.append(
             {
                 "model": model,
@@ -199,7 +295,9 @@ def usage_rows(root: Path, models=None) -> list[dict]:
                 "cached": u["cached"],
                 "prompt_tokens": _sum(u["_prompt"]),
                 "completion_tokens": _sum(u["_completion"]),
-                "cost_usd": _sum(u["_cost"]),
+                "cost_usd": _sum([spent, cached]),
+                "spent_usd": spent,
+                "cached_usd": cached,
                 "wall_s": round(wall, 1),
             }
         )
@@ -215,6 +313,7 @@ def summary_frames(root: Path, studies, models=None) -> tuple[pd.DataFrame, pd.D
 
 def display_frame(headline: pd.DataFrame) -> pd.DataFrame:
     """The headline rows as a reader sees them: ``value [95% CI]``, scored and unscored counts."""
+    headline = headline.reindex(columns=SUMMARY_COLUMNS)
     shown = pd.DataFrame(
         {
             "study": headline["study"],
@@ -228,9 +327,25 @@ def display_frame(headline: pd.DataFrame) -> pd.DataFrame:
             ],
             "n scored": [tables.format_number(_int(v)) for v in headline["n"]],
             "unscored": [tables.format_number(_int(v)) for v in headline["n_unscored"]],
+            "cut at cap": _shares(headline, "cut_share"),
+            "nothing parsed": _shares(headline, "unparsed_share"),
+            "failed": [tables.format_number(_int(v)) for v in headline["failed"]],
+            "filtered": [tables.format_number(_int(v)) for v in headline["filtered"]],
+            "warnings": headline["warnings"].fillna("").astype(str),
         }
     )
     return shown
+
+
+def _shares(headline: pd.DataFrame, column: str) -> list[str]:
+    """``95% (38/40)``: a share of the model's answers with its count; "–" when not known."""
+    out = []
+    for share, n in zip(headline[column], headline["answers"], strict=True):
+        if pd.isna(share) or pd.isna(n):
+            out.append("–")
+        else:
+            out.append(f"{share:.0%} ({round(share * n)}/{int(n)})")
+    return out
 
 
 def _int(value):
@@ -238,16 +353,40 @@ def _int(value):
 
 
 def usage_display(usage: pd.DataFrame) -> pd.DataFrame:
+    usage = usage.reindex(columns=USAGE_COLUMNS)
     shown = usage.copy()
-    shown["cost_usd"] = ["not priced" if pd.isna(v) else f"${v:.4f}" for v in usage["cost_usd"]]
+    for col in ("cost_usd", "spent_usd", "cached_usd"):
+        shown[col] = ["not priced" if pd.isna(v) else f"${v:.4f}" for v in usage[col]]
+    shown = shown.rename(
+        columns={
+            "cost_usd": "cost",
+            "spent_usd": "spent in this run",
+            "cached_usd": "cost of answers read from the cache",
+        }
+    )
     for col in ("prompt_tokens", "completion_tokens"):
         shown[col] = ["–" if pd.isna(v) else f"{int(v)}" for v in usage[col]]
     shown["wall_s"] = [f"{v:.1f}" for v in usage["wall_s"]]
     return shown
 
 
-def _styled(df: pd.DataFrame, table_id: str) -> str:
-    return tables.wrap(df.style.format(escape="html").hide(axis="index"), table_id)
+def _styled(df: pd.DataFrame, table_id: str, links=()) -> str:
+    """The table, HTML-escaped but for the ``links`` columns (anchors built here)."""
+    styler = df.style.format(escape="html").hide(axis="index")
+    for column in links:
+        styler = styler.format(lambda v: v, subset=[column])
+    return tables.wrap(styler, table_id)
+
+
+def item_links(pages) -> dict[tuple[str, str], str]:
+    """(study, model) -> its item page, relative to results/ (where summary.html and the
+    report sit), from the pages' paths ``results/report/{study}/drilldown/{model}.html``."""
+    out = {}
+    for page in pages:
+        parts = Path(page).parts
+        if len(parts) == 5 and parts[3] == "drilldown":
+            out[(parts[2], Path(page).stem)] = str(Path(*parts[1:]))
+    return out
 
 
 def leaders_frame(root: Path, studies) -> pd.DataFrame:
@@ -264,38 +403,73 @@ LEADERS_NOTE = (
 
 
 def fragment_html(
-    headline: pd.DataFrame, usage: pd.DataFrame, leaders: pd.DataFrame | None = None
+    headline: pd.DataFrame,
+    usage: pd.DataFrame,
+    leaders: pd.DataFrame | None = None,
+    item_pages=(),
 ) -> str:
     """The summary as an HTML fragment: who leads (and who is tied with the leader), one table
-    per study, then the usage table."""
+    per study (each model linked to its item page, and to the compare page where there is one),
+    then the usage table."""
+    links = item_links(item_pages)
     parts = []
     if leaders is not None and len(leaders):
         parts.append("<h3>Which model leads, and which are tied with it</h3>")
         parts.append(f"<p class='caption'>{html.escape(LEADERS_NOTE)}</p>")
         parts.append(_styled(leaders, "summary-leaders"))
     shown = display_frame(headline)
+    shown["items"] = [
+        _items_cell(links, s, m) for s, m in zip(headline["study"], headline["model"], strict=True)
+    ]
     for study in dict.fromkeys(headline["study"]):
         block = shown[shown["study"] == study].drop(columns="study")
         title = catalog.STUDY_TITLES.get(study, study).split(" ", 1)[-1]
         parts.append(f"<h3>{html.escape(title)}</h3>")
-        parts.append(_styled(block, f"summary-{study}"))
+        parts.append(_styled(block, f"summary-{study}", links=["items"]))
     parts.append("<h3>Models: calls, tokens, cost and wall time</h3>")
     parts.append(_styled(usage_display(usage), "summary-usage"))
     return "\n".join(parts)
 
 
+def _items_cell(links: dict, study: str, model: str) -> str:
+    """Links to the model's item page and, where there is one, the study's compare page."""
+    if (study, model) not in links:
+        return ""
+    cell = _anchor(links[(study, model)], "answers")
+    if (study, "compare") in links:
+        cell += " · " + _anchor(links[(study, "compare")], "side by side")
+    return cell
+
+
+def _anchor(href: str, text: str) -> str:
+    return f"<a href='{html.escape(href, quote=True)}'>{html.escape(text)}</a>"
+
+
 def write_summary(
-    root, studies, out_tsv, out_md, out_html, fragment, usage_tsv, models=None, replayed=(),
+    root,
+    studies,
+    out_tsv,
+    out_md,
+    out_html,
+    fragment,
+    usage_tsv,
+    models=None,
+    replayed=(),
+    item_pages=(),
     scope="",
-):  # fmt: skip
+):
     """Write results/summary.{tsv,md,html}, the usage table and the report's landing fragment;
-    ``replayed`` ids are named in the note as stored answers, not models; ``scope`` is the
-    sentence of a capped or subset run (:func:`catalog.run_scope`)."""
+    ``replayed`` ids are named in the note as stored answers, not models; each model's row
+    links to its ``item_pages``; ``scope`` is the sentence of a capped or subset run
+    (:func:`catalog.run_scope`)."""
     headline, usage = summary_frames(Path(root), studies, models)
     headline[SCOPE_COLUMN] = scope
     leaders = leaders_frame(Path(root), studies)
     headline.to_csv(out_tsv, sep="\t", index=False, float_format="%.6g")
     usage.to_csv(usage_tsv, sep="\t", index=False, float_format="%.6g")
+    body = fragment_html(headline, usage, leaders, item_pages)
+    Path(fragment).write_text(body, encoding="utf-8")
+    note = SUMMARY_NOTE + catalog.stored_answers_note(replayed)
     body = fragment_html(headline, usage, leaders)
     Path(fragment).write_text(
         landing.landing_html(headline, Path(root) / "results", replayed, scope), encoding="utf-8"

@@ -204,3 +204,36 @@ def final_targets(study: str, block: dict, models: list[str]) -> list[str]:
         for combo in itertools.product(*(values[key] for key in keys)):
             targets.append(path.format(**dict(zip(keys, combo, strict=True))))
     return targets
+
+
+@dataclass(frozen=True)
+class ItemScore:
+    """The per-item score an item page shows beside each answer: ``column`` of a per-model
+    table (``{model}`` in ``table``), its rows selected by ``where`` and averaged over the rows
+    of one answer (or of the unit, e.g. a patient, that ``keys`` name)."""
+
+    table: str
+    column: str
+    keys: tuple
+    where: str = ""
+
+
+@dataclass(frozen=True)
+class Answers:
+    """The answers every evaluated model gives in a study, and how their parse is read: what
+    the summary counts per model (answers cut at the token cap, answers with nothing parsed,
+    failed and filtered calls) and what each model's item page shows in one row per answer.
+    A study declares its own as ``ANSWERS`` in its ``workflow.py``.
+
+    An answer's value of a key column is its request's ``meta`` field of that name, else (for
+    a single key) its ``request_id``.
+    """
+
+    requestset: str  # the request set every evaluated model answers
+    parsed: str  # the per-model parse table under results/{study}/, with {model}
+    keys: tuple  # its columns naming one answer
+    ok: str  # a pandas query selecting rows that hold something parsed
+    reason: str = ""  # its column saying why a row holds nothing
+    value: str = ""  # its column holding what was parsed
+    score: ItemScore | None = None
+    verdict: tuple = ()  # its columns holding a judge's verdict and reason (judged studies)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pandas as pd
-from conftest import link_workflow, workflow_env, write_config
+from conftest import link_workflow, other_studies_off, run_snakemake, workflow_env, write_config
 
 from oncoeval.io import read_jsonl
 
@@ -59,10 +59,56 @@ def test_estimate_runs_no_model_and_counts_what_the_run_would_send(tmp_path):
         math.ceil(sum(len(m["content"]) for m in r["messages"]) / 4) for r in requests
     )
     estimate = pd.read_csv(workdir / "results" / "estimate" / "estimate.tsv", sep="\t")
-    (row,) = estimate.to_dict("records")
+    row, model_total, total = estimate.to_dict("records")
+    # One model in one study: its total and the overall total repeat its counts.
+    assert (model_total["study"], total["model"], total["study"]) == ("all", "all", "all")
+    assert model_total["requests"] == total["requests"] == 48
     # The study asks 160 new tokens; the model's cap of 100 applies.
     assert (row["model"], row["study"], row["requests"]) == ("gpt-priced", "side_effects", 48)
     assert (row["prompt_tokens"], row["max_new_tokens"]) == (prompt_tokens, 48 * 100)
     assert math.isclose(row["cost_min_usd"], prompt_tokens / 1000 * 1.0, rel_tol=1e-5)
     assert math.isclose(row["cost_max_usd"], prompt_tokens / 1000 + 4800 / 1000 * 4.0, rel_tol=1e-5)
     assert f"{48 * 100}" in proc.stdout and "gpt-priced" in proc.stdout
+
+
+# Cancer-Myth answered and judged by stored answers and verdicts (no model is called).
+STORED = {
+    "evaluate": [],
+    "studies": {
+        **other_studies_off("cancer_myth"),
+        "cancer_myth": {
+            "enabled": True,
+            "evaluate": ["cancer-myth-reference-replay"],
+            "judges": {"verifier": "cancer-myth-reference-verdicts", "classifier": None},
+            "human_scores": None,
+        },
+    },
+}
+
+
+def test_estimate_after_an_earlier_run_counts_the_judge_sets_the_run_will_build(tmp_path):
+    """An earlier run of 5 questions (limit=5) left a verifier request set of 5; the run of all
+    21 rebuilds it from 21 answers: the estimate counts 21, not the earlier file's 5."""
+    workdir = link_workflow(tmp_path / "run")
+    config = write_config(workdir, STORED)
+    run_snakemake(workdir, "--config", "limit=5", configfile=config)
+    verify = "verify--cancer-myth-reference-replay"
+    older = read_jsonl(workdir / "results" / "cancer_myth" / "requests" / f"{verify}.jsonl")
+    assert len(older) == 5
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "oncoeval.report.estimate", "--workflow-profile", "none",
+            "--cores", "2", f"--configfile={config}",
+        ],
+        cwd=workdir, env=workflow_env(), capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = pd.read_csv(workdir / "results" / "estimate" / "estimate.tsv", sep="\t")
+    by = rows.set_index(["model", "study"])
+    assert by.loc[("cancer-myth-reference-replay", "cancer_myth"), "requests"] == 21
+    judge = by.loc[("cancer-myth-reference-verdicts", "cancer_myth")]
+    # 21 verdicts, and at most one retry per verdict.
+    assert judge["requests"] == 42
+    assert f"{verify} (estimated from answers)" in judge["pending_request_sets"]
+    assert by.loc[("all", "all"), "requests"] == 63
+    assert "estimated from answers" in proc.stdout

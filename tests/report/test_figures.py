@@ -11,6 +11,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.container import ErrorbarContainer  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.text import Annotation  # noqa: E402
 
 from oncoeval.report import figures  # noqa: E402
 from oncoeval.studies.cancer_myth import figures as cm_figures  # noqa: E402
@@ -21,7 +22,9 @@ def capture_saved(monkeypatch, module):
     saved = {}
 
     def keep(fig, path):
-        saved["texts"] = [t.get_text() for ax in fig.axes for t in ax.texts]
+        texts = [t for ax in fig.axes for t in ax.texts]
+        saved["texts"] = [t.get_text() for t in texts if not isinstance(t, Annotation)]
+        saved["labels"] = [t.get_text() for t in texts if isinstance(t, Annotation)]
         saved["ticks"] = [t.get_text() for ax in fig.axes for t in ax.get_xticklabels()]
         fig.savefig(path)
 
@@ -96,7 +99,9 @@ def inspect_saved(monkeypatch, module, name):
             box = ax.get_window_extent()
             panels.append(
                 {
-                    "texts": [t.get_text() for t in ax.texts],
+                    # Notes on the panel; the value labels of bars and points apart.
+                    "texts": [t.get_text() for t in ax.texts if not isinstance(t, Annotation)],
+                    "labels": [t.get_text() for t in ax.texts if isinstance(t, Annotation)],
                     "legend_outside": None
                     if legend is None
                     else bool(legend.get_window_extent().x0 > box.x1),
@@ -287,3 +292,34 @@ def test_guidelines_divergence_pairs_and_heatmap_empty_and_identical(monkeypatch
     heatmaps = inspect_saved(monkeypatch, tables_proxy, "save_figure")
     tables_proxy._plot_heatmap(agree, tmp_path / "c.png")
     assert set(heatmaps.pop()["texts"]) == {"n/a"}  # every cell says it has no value
+
+
+def test_every_bar_reads_its_value_and_n_a_zero_as_zero_and_no_data_as_such():
+    fig, ax = plt.subplots()
+    values = [0.42, 0.0, float("nan")]
+    bars = ax.bar(["a", "b", "c"], np.nan_to_num(values))
+    figures.label_bars(ax, bars, values, [30, 12, 0])
+    assert [t.get_text() for t in ax.texts] == ["0.42 (n=30)", "0.00 (n=12)", "no data (n=0)"]
+    assert all(isinstance(t, Annotation) for t in ax.texts)
+    # The zero keeps a visible stub at 0; the missing value draws nothing.
+    (stub,) = ax.lines
+    assert list(stub.get_ydata()) == [0, 0]
+    plt.close(fig)
+
+
+def test_coral_pair_without_data_reads_no_data_not_zero(monkeypatch, tmp_path):
+    from oncoeval.studies.coral import aggregate
+    from oncoeval.studies.coral.tasks import SUBTYPES
+
+    panels = inspect_saved(monkeypatch, aggregate, "save_figure")
+    labels = [s.pair_label(f) for s in SUBTYPES.values() for f in s.fields][:2]
+    nan = float("nan")
+    by_field = pd.DataFrame(
+        {
+            "view": ["published"] * 2, "model": ["m"] * 2, "label": labels, "n_units": [5, 0],
+            "n_unscored": [0, 0], "em_f1": [0.0, nan], "em_f1_ci_low": [0.0, nan],
+            "em_f1_ci_high": [0.0, nan],
+        }
+    )  # fmt: skip
+    aggregate.figure3(by_field, "em_f1", tmp_path / "f.png", "t")
+    assert panels.pop()["labels"] == ["0.00 (n=5)", "no data (n=0)"]

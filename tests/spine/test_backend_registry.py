@@ -71,9 +71,10 @@ def test_the_estimate_and_the_provenance_ask_the_backend(tiny_registered, tmp_pa
         # 400 characters -> 100 prompt tokens; at most 50 new tokens
         [{"request_id": "a", "messages": [{"role": "user", "content": "x" * 400}]}],
     )
-    (row,) = estimate.estimate_rows(
+    row, *totals = estimate.estimate_rows(
         [("s", "t", "r")], {"t": {**TINY, "max_new_tokens": 50}}, tmp_path
     )
+    assert [t["study"] for t in totals] == ["all", "all"]  # the model's total, the overall one
     # a cent per 1,000 tokens: 100 tokens -> $0.001, 150 tokens -> $0.0015
     assert (row["cost_min_usd"], row["cost_max_usd"]) == (
         pytest.approx(0.001),

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from oncoeval.calls import calls_table
+from oncoeval.failures import no_text_problem
 from oncoeval.records import Response, write_responses
 from tests.cancer_myth.test_workflow import (
     _evaluation_config,
@@ -19,13 +20,14 @@ from tests.cancer_myth.test_workflow import (
 from tests.conftest import run_snakemake, write_config
 
 
-def test_calls_table_counts_failed_truncated_and_cached_rows(tmp_path):
+def test_calls_table_counts_failed_truncated_filtered_and_cached_rows(tmp_path):
     root = tmp_path / "responses"
     rows = [
         Response("a", "m", "whole", finish_reason="stop", cached=True),
         Response("b", "m", "cut o", finish_reason="length"),
         Response("c", "m", None, error="APIError: 500"),
         Response("d", "m", "I can't help with that.", finish_reason="stop", refused=True),
+        Response("e", "m", None, "content_filter", error=no_text_problem("", "content_filter")),
     ]
     write_responses(root / "m" / "answer.jsonl", rows)
     write_responses(root / "j" / "verify--m.jsonl", rows[:1])
@@ -33,9 +35,9 @@ def test_calls_table_counts_failed_truncated_and_cached_rows(tmp_path):
     table = calls_table(root, ["m", "j"], tmp_path / "calls.tsv", tmp_path / "calls.md")
     assert table.to_dict("records") == [
         {"model": "j", "requestset": "verify--m", "n_requests": 1, "n_failed": 0,
-         "n_truncated": 0, "n_refused": 0, "n_cached": 1},
-        {"model": "m", "requestset": "answer", "n_requests": 4, "n_failed": 1,
-         "n_truncated": 1, "n_refused": 1, "n_cached": 1},
+         "n_truncated": 0, "n_refused": 0, "n_filtered": 0, "n_cached": 1},
+        {"model": "m", "requestset": "answer", "n_requests": 5, "n_failed": 2,
+         "n_truncated": 1, "n_refused": 1, "n_filtered": 1, "n_cached": 1},
     ]  # fmt: skip
     assert pd.read_csv(tmp_path / "calls.tsv", sep="\t").equals(table)
     assert "n_truncated" in (tmp_path / "calls.md").read_text()

@@ -97,6 +97,7 @@ def test_filtered_and_null_replies_are_failed_calls_and_a_refusal_is_an_answer(t
     table = calls_table(tmp_path / "responses", ["gpt"], tmp_path / "calls.tsv")
     row = table.iloc[0]
     assert (row["n_requests"], row["n_failed"], row["n_refused"]) == (5, 3, 1)
+    assert row["n_filtered"] == 2  # the two the content filter withheld
 
     # Failed calls are never cached: a plain rerun asks exactly the three again.
     server.reset()

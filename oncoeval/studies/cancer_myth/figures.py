@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ...report.figures import legend_outside, note_empty, save  # noqa: E402
+from ...report.figures import label_bars, legend_outside, note_empty, save  # noqa: E402
 
 
 def _errors(df: pd.DataFrame, metric: str) -> np.ndarray:
@@ -28,7 +28,8 @@ def overall_figure(table: pd.DataFrame, path) -> None:
                 f"{m}\nn={n}, unscored={u}"
                 for m, n, u in zip(table["model"], table["n"], table["n_unscored"], strict=True)
             ]
-            ax.bar(names, table[metric], yerr=_errors(table, metric), capsize=4)
+            bars = ax.bar(names, table[metric], yerr=_errors(table, metric), capsize=4)
+            label_bars(ax, bars, table[metric], table["n"])
         ax.set_ylabel(label)
         ax.axhline(0, color="grey", linewidth=0.8)
         ax.tick_params(axis="x", rotation=30)
@@ -48,7 +49,7 @@ def category_figure(table: pd.DataFrame, path) -> None:
     x = np.arange(len(categories))
     for k, model in enumerate(models):
         part = table[table["model"] == model].set_index("category").reindex(categories)
-        ax.bar(
+        bars = ax.bar(
             x + k * width - 0.4 + width / 2,
             part["pcs"],
             width,
@@ -56,6 +57,7 @@ def category_figure(table: pd.DataFrame, path) -> None:
             capsize=3,
             label=model,
         )
+        label_bars(ax, bars, part["pcs"], part["n"] if "n" in part else None, fontsize=6)
     ax.set_xticks(x, categories, rotation=25, ha="right")
     ax.set_ylim(-1, 1)
     ax.axhline(0, color="grey", linewidth=0.8)

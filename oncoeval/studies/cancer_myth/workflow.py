@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ... import config as oc
 from ...errors import OncoEvalError
-from ..contract import Headline, Resampling, ResultPaths, prompts_dir
+from ..contract import Answers, Headline, ItemScore, Resampling, ResultPaths, prompts_dir
 from .construct import check_inputs
 from .data import load_myths
 
@@ -26,6 +26,31 @@ REPORT_TITLE = "Cancer-Myth (false-presupposition questions)"
 # context and are resampled together; a question without one (source_row -1 or none, as the
 # published file marks hand-written questions) is its own cluster.
 RESAMPLING = Resampling(unit="question", cluster="source record (myth) it was written from")
+# The answers are free text: what parses (or not) is the verifier's verdict on each.
+ANSWERS = Answers(
+    "answer",
+    "judged/{model}.jsonl",
+    ("question_id",),
+    "parse_error == ''",
+    reason="parse_error",
+    score=ItemScore("scores/{model}.tsv", "score", ("question_id",)),
+    verdict=("score", "reason"),
+)
+# Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.
+_BARS = "bars are means with 95% bootstrap CIs as error bars, each labelled with its value and n"
+FIGURE_CAPTIONS = {
+    "pcs_pcr": (
+        f"PCS (-1 to 1) and PCR (0 to 1) per model from the raw judge verdicts: {_BARS} "
+        "(questions scored)."
+    ),
+    "pcs_by_category": (
+        f"PCS per myth category and model from the raw judge verdicts: {_BARS} (questions)."
+    ),
+    "pcs_by_generator": (
+        "Mean PCS of each responder (columns) on the questions each generator model wrote "
+        "(rows), one number per cell; 'unscored' where no answer of the cell was scored."
+    ),
+}
 HEADLINES = (
     # Raw and corrected for the verifier's measured error side by side; a correction the
     # validation set cannot support shows its reason in place of the value.

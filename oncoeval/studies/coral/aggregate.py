@@ -25,7 +25,7 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
-from ...report.figures import legend_outside, note_empty
+from ...report.figures import label_bars, legend_outside, note_empty
 from ...report.figures import save as save_figure
 from ...stats import BootstrapSettings, bootstrap_mean_ci
 from .tasks import SUBTYPES
@@ -221,10 +221,13 @@ def figure3(by_field: pd.DataFrame, metric: str, path, title: str, series=("mode
         low = np.array([sub[f"{metric}_ci_low"].get(lab, np.nan) for lab in labels], dtype=float)
         high = np.array([sub[f"{metric}_ci_high"].get(lab, np.nan) for lab in labels], dtype=float)
         err = np.nan_to_num(np.array([means - low, high - means]))
-        ax.barh(y, np.nan_to_num(means), height=height, xerr=err, label=name, capsize=2)
+        # A pair without data draws no bar and reads "no data"; a mean of 0 reads 0.00.
+        bars = ax.barh(y, np.nan_to_num(means), height=height, xerr=err, label=name, capsize=2)
+        ns = [sub["n_units"].get(lab, 0) for lab in labels] if "n_units" in sub else None
+        label_bars(ax, bars, means, ns, horizontal=True, fontsize=6)
     ax.set_yticks(np.arange(len(labels)) + 0.4 - height / 2, labels, fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlim(0, 1.05)
+    ax.set_xlim(0, 1.35)  # room for the value labels
     ax.set_xlabel(f"mean {METRICS[metric][0]} (published view, 95% CI over notes)")
     ax.set_title(title, fontsize=9)
     scored = df[metric].notna() if len(df) else pd.Series(dtype=bool)

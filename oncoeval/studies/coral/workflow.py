@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..contract import Headline, Resampling, ResultPaths, prompts_dir
+from ..contract import Answers, Headline, ItemScore, Resampling, ResultPaths, prompts_dir
 
 paths = ResultPaths("coral")
 
@@ -35,10 +35,54 @@ REPORT_TITLE = "CORAL (oncology note extraction)"
 # Fields are averaged within the note (the unit); notes of one patient (a patient_id column in
 # the metadata) are resampled together.
 RESAMPLING = Resampling(unit="note", cluster="patient (metadata patient_id; else the note)")
-HEADLINES = (
-    Headline("coral", "tables/overall.tsv", "EM-F1", "em_f1", (("view", "published"),)),
-    Headline("coral", "tables/overall.tsv", "BLEU-4", "bleu4", (("view", "published"),)),
-    Headline("coral", "tables/overall.tsv", "ROUGE-1", "rouge1", (("view", "published"),)),
+ANSWERS = Answers(
+    "extraction",
+    "parsed/{model}.tsv",
+    ("doc_id", "section", "subtype"),
+    "status == 'ok'",
+    reason="reason",
+    value="value",
+    # Mean exact-match F1 over the answer's fields, on the published gold.
+    score=ItemScore(
+        "scores/{model}.tsv", "em_f1", ("doc_id", "section", "subtype"), "gold_view == 'published'"
+    ),
+)
+# The published view scores every unit, so a field whose gold is "unknown" is credited to an
+# answer that says "unknown" (or nothing); the informative view keeps the units with a known gold
+# value, so it shows what the model extracted. The summary shows both, named so; the models are
+# compared (oncoeval.compare, unit_scores) on the published view.
+PUBLISHED = "published view, credits 'unknown'"
+INFORMATIVE = "informative view, known values only"
+# Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.
+_BARS = "bars are means with 95% bootstrap CIs as error bars, each labelled with its value and n"
+_METRIC_NAMES = {"em_f1": "exact-match F1", "bleu4": "BLEU-4", "rouge1": "ROUGE-1"}
+FIGURE_CAPTIONS = {
+    **{
+        f"figure3_{metric}": (
+            f"Figure 3: mean {label} per (entity, related entity) pair and model on the published "
+            f"view: {_BARS} (units); a pair without scored units reads 'no data'."
+        )
+        for metric, label in _METRIC_NAMES.items()
+    },
+    **{
+        f"figureS2_{metric}": (
+            f"Figure S2: mean {label} per pair and cancer type on the published view: {_BARS} "
+            "(units)."
+        )
+        for metric, label in _METRIC_NAMES.items()
+    },
+}
+HEADLINES = tuple(
+    Headline(
+        "coral",
+        "tables/overall.tsv",
+        f"{label} ({name})",
+        column,
+        (("view", view),),
+        per_unit=view == "published",
+    )
+    for label, column in (("EM-F1", "em_f1"), ("BLEU-4", "bleu4"), ("ROUGE-1", "rouge1"))
+    for view, name in (("published", PUBLISHED), ("informative", INFORMATIVE))
 )
 # What the report says of the study's tables (oncoeval.report.catalog).
 CAPTIONS = {
@@ -157,7 +201,7 @@ def unit_scores(score_path, inputs: dict):
         if "patient_id" in meta.columns:
             patient = {d: p for d, p in zip(meta["doc_id"], meta["patient_id"], strict=True) if p}
     rows = []
-    for h in HEADLINES:
+    for h in (h for h in HEADLINES if h.per_unit):  # the published view's measures
         for doc, value in view.groupby("doc_id", sort=True)[h.column].mean().items():
             rows.append(
                 {

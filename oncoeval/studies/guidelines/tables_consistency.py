@@ -12,7 +12,7 @@ import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from ...io import as_written, write_table  # noqa: E402
-from ...report.figures import legend_outside, note_empty  # noqa: E402
+from ...report.figures import label_bars, legend_outside, note_empty  # noqa: E402
 from ...report.figures import save as save_figure  # noqa: E402
 from ...stats import bootstrap_mean_ci  # noqa: E402
 from . import proxies  # noqa: E402
@@ -129,7 +129,7 @@ def _plot_accuracy_by_consistency(bdf, figure):
         width = 0.8 / max(len(models), 1)
         for i, model in enumerate(models):
             g = part[part["model"] == model]
-            ax.bar(
+            bars = ax.bar(
                 np.arange(len(g)) + i * width,
                 g["accuracy"],
                 width=width,
@@ -137,6 +137,7 @@ def _plot_accuracy_by_consistency(bdf, figure):
                 capsize=3,
                 label=model,
             )
+            label_bars(ax, bars, g["accuracy"], g["n"], fontsize=6)
         if models:
             centres = part[part["model"] == models[0]]["bin_centre"]
             ax.set_xticks(
@@ -145,7 +146,7 @@ def _plot_accuracy_by_consistency(bdf, figure):
             )
         ax.set_xlabel(f"{cons} (nearest bin centre)")
         ax.set_ylabel(acc)
-        ax.set_ylim(0, 1.05)
+        ax.set_ylim(0, 1.2)  # room for the value labels
         ax.set_title(f"{acc} by {cons}")
         # Unscored notes are not in the bins; the caption of the bins table counts them.
         note_empty(ax, int(part["n"].sum()) if len(part) else 0, None, "labelled notes")

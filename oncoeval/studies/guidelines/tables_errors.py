@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ...io import write_table  # noqa: E402
-from ...report.figures import legend_outside, note_empty  # noqa: E402
+from ...report.figures import label_bars, legend_outside, note_empty  # noqa: E402
 from ...report.figures import save as save_figure  # noqa: E402
 from . import divergence  # noqa: E402
 from .parse import paths_by_patient  # noqa: E402
@@ -99,7 +99,9 @@ def _plot_divergence_pairs(pairs: pd.DataFrame, figure, top: int = 5):
             (0.2, "label_count", "label"),
         ):
             total = pairs.loc[pairs["model"] == model, col].sum()
-            ax.bar(x + shift, part[col] / total if total else 0 * x, 0.4, label=name)
+            shares = part[col] / total if total else 0 * x
+            bars = ax.bar(x + shift, shares, 0.4, label=name)
+            label_bars(ax, bars, shares, part[col], fontsize=5)
         ax.set_xticks(x, part.index, rotation=30, ha="right", fontsize=7)
         ax.set_ylabel("share of pairs")
         ax.set_title(model, fontsize=9)

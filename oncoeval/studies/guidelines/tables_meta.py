@@ -95,8 +95,12 @@ def _plot_roc(curves: dict, fs: str, figure):
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1)
     for k, (model, tpr) in enumerate(curves.items()):
         if tpr is not None:
-            style = {**series_style(k), "marker": None}  # dashes tell identical curves apart
-            ax.plot(metaclf.FPR_GRID, tpr, lw=1.2, alpha=0.8, label=model, **style)
+            # Dashes and markers, the markers staggered per curve: identical curves stay apart.
+            style = {**series_style(k), "markevery": (2 * k, 10)}
+            auc = np.trapezoid(tpr, metaclf.FPR_GRID)
+            ax.plot(
+                metaclf.FPR_GRID, tpr, lw=1.2, alpha=0.8, label=f"{model} (AUC {auc:.2f})", **style
+            )
     mean = metaclf.mean_roc(list(curves.values()))
     if mean is not None:
         ax.plot(metaclf.FPR_GRID, mean, lw=2.5, color="black", label="mean (common FPR grid)")
@@ -118,7 +122,8 @@ def _plot_roc_sets(curves: dict, figure):
         mean = metaclf.mean_roc(list(per_model.values()))
         if mean is not None:
             auc = np.trapezoid(mean, metaclf.FPR_GRID)
-            style = {**series_style(k), "marker": None}  # dashes tell identical curves apart
+            # Dashes and markers, the markers staggered per curve: identical curves stay apart.
+            style = {**series_style(k), "markevery": (2 * k, 10)}
             ax.plot(metaclf.FPR_GRID, mean, lw=1.8, label=f"{fs} (AUC {auc:.2f})", **style)
     if not legend_outside(ax):
         ax.text(0.5, 0.5, "no ROC curve: needs >= 2 models\nwith two-class test rows", ha="center")

@@ -9,7 +9,7 @@ paths or input functions. Param helpers return only what a rule's output depends
 from __future__ import annotations
 
 from ... import config as oc
-from ..contract import Headline, Resampling, ResultPaths, prompts_dir
+from ..contract import Answers, Headline, ItemScore, Resampling, ResultPaths, prompts_dir
 
 STUDY = "guidelines"
 paths = ResultPaths(STUDY)
@@ -23,6 +23,44 @@ RESAMPLING = Resampling(unit="patient note", cluster="patient note")
 # Report columns that hold labels under a name the report's PHI rule reads as free text
 # (oncoeval.report.phi): a rollout's `answer` is its kind (path, not_compliant, none).
 REPORT_LABEL_COLUMNS = ("answer",)
+# A path that was read but breaks the tree is parsed (and scored wrong); these read nothing.
+ANSWERS = Answers(
+    "rollouts",
+    "rollouts/{model}.tsv",
+    ("patient_id", "note_set", "rollout"),
+    "invalid_reason not in ('generation_error', 'no_answer', 'too_long')",
+    reason="invalid_reason",
+    value="path",
+    score=ItemScore("scores/{model}.tsv", "path_overlap", ("patient_id", "note_set")),
+)
+# Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.
+FIGURE_CAPTIONS = {
+    "accuracy_by_consistency": (
+        "Figure 3: accuracy (path overlap, treatment match) of the labelled notes by "
+        "self-consistency bin per model: bars are bin means with standard errors, each labelled "
+        "with its value and n notes."
+    ),
+    "proxy_heatmap": (
+        "Agreement of each proxy benchmark with the expert labels (Spearman correlation and RMSE "
+        "of the model rankings, per accuracy metric), with each proxy's coverage; n/a where there "
+        "are too few models or data."
+    ),
+    "roc_feature_sets": (
+        "ROC of the meta-classifier per feature set, averaged over the held-out models on a "
+        "common false-positive-rate grid; the legend lists every curve with its AUC, and dashes "
+        "and staggered markers keep coinciding curves apart."
+    ),
+    "divergence_pairs": (
+        "Figure 6: the divergence-point pairs most often seen in rollouts and in the expert "
+        "labels per model, as shares of each model's pairs (bars labelled with share and count)."
+    ),
+    # One ROC figure per feature set (roc_<feature set>).
+    "roc_*": (
+        "ROC of the meta-classifier on one feature set ({name}): one curve per held-out model "
+        "and their mean on a common false-positive-rate grid; the legend lists every curve with "
+        "its AUC."
+    ),
+}
 HEADLINES = (
     Headline(STUDY, "tables/table1_expert.tsv", "path overlap", "path_overlap"),
     Headline(STUDY, "tables/table1_expert.tsv", "treatment match", "treatment_match"),

@@ -27,7 +27,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ...io import read_tsv, write_table  # noqa: E402
-from ...report.figures import legend_outside, note_empty  # noqa: E402
+from ...report.figures import label_bars, legend_outside, note_empty  # noqa: E402
 from ...report.figures import save as save_figure  # noqa: E402
 from ...stats import BootstrapSettings, bootstrap_mean_ci, paired_bootstrap_diff  # noqa: E402
 from .workflow import paths  # noqa: E402
@@ -202,6 +202,11 @@ def plot_precision_recall(
                 capsize=3,
                 label=f"{model} · {regime}",
             )
+            n = int(spec["precision"].notna().sum())
+            ax.annotate(
+                f"({p[0]:.2f}, {rc[0]:.2f}) n={n}", (p[0], rc[0]), xytext=(6, -4 - 8 * r),
+                textcoords="offset points", fontsize=6, color=colors(r),
+            )  # fmt: skip
             n_points += 1
     unscored = sum(int((~_scored(frame)).sum()) for frame in scores.values())
     note_empty(ax, n_points, unscored, "responses")
@@ -230,12 +235,14 @@ def plot_recall_strata(tables: dict[str, pd.DataFrame], path) -> None:
             low = np.array([row[f"{c}_ci_low"] for c in columns], dtype=float)
             high = np.array([row[f"{c}_ci_high"] for c in columns], dtype=float)
             err = np.nan_to_num(np.vstack([means - low, high - means]), nan=0.0)
-            ax.bar(
+            bars = ax.bar(
                 x + k * width, np.nan_to_num(means), width, yerr=err, capsize=3, label=row["model"]
             )
+            # Each bar's recall and the profiles it averages; a stratum without data: "no data".
+            label_bars(ax, bars, means, [row["n_profiles"]] * len(columns), fontsize=6)
         ax.set_xticks(x + width * (len(table) - 1) / 2)
         ax.set_xticklabels([c.removeprefix("recall_").replace("_", " ") for c in columns])
-        ax.set_ylim(0, 1.05)
+        ax.set_ylim(0, 1.2)  # room for the value labels
         ax.set_ylabel("recall")
         n_profiles = int(table["n_profiles"].sum()) if len(table) else 0
         unscored = int(table["n_unscored"].sum()) if len(table) else 0

@@ -8,7 +8,7 @@ and the judge: never the list of models, so adding a model reruns nothing old.
 
 from __future__ import annotations
 
-from ..contract import Headline, Resampling, ResultPaths, prompts_dir
+from ..contract import Answers, Headline, ItemScore, Resampling, ResultPaths, prompts_dir
 
 paths = ResultPaths("side_effects")
 
@@ -18,6 +18,29 @@ REPORT_TITLE = "Side effects (radiation side-effect lists)"
 # A unit is one profile's list (specified variant) under one regime; each headline measure takes
 # one regime, so a profile is one unit of it and its own cluster.
 RESAMPLING = Resampling(unit="patient profile", cluster="patient profile")
+LISTS = "lists"  # the request set every evaluated model answers
+ANSWERS = Answers(
+    LISTS,
+    "parsed/{model}.jsonl",
+    ("request_id",),
+    "status == 'ok'",
+    reason="reason",
+    value="items",
+    score=ItemScore("scores/{model}.tsv", "f1", ("profile_id", "variant", "regime")),
+)
+# Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.
+_BARS = "bars are means with 95% bootstrap CIs as error bars, each labelled with its value and n"
+FIGURE_CAPTIONS = {
+    "precision_recall": (
+        "Precision against recall of the specified profiles per model and prompting regime: "
+        "each point is the mean over profiles with 95% bootstrap CIs as error bars, labelled "
+        "with its values and n profiles; coinciding points show as nested rings."
+    ),
+    "recall_strata": (
+        "Recall of the specified profiles by onset and by frequency stratum per model, averaged "
+        f"over regimes: {_BARS} (profiles); a stratum without data reads 'no data'."
+    ),
+}
 HEADLINES = (
     Headline("side_effects", "tables/table1.tsv", "F1, free-form (ff)", "f1"),
     Headline("side_effects", "tables/table3.tsv", "F1, grounded", "f1"),
@@ -48,7 +71,6 @@ REPORT_ENTRIES = {"tables/matcher_agreement": "judge validation"}
 
 STUDY = paths.study
 PROMPTS = prompts_dir(STUDY)
-LISTS = "lists"  # the request set every evaluated model answers
 MATCHER = "matcher"  # the judge role of the llm matcher
 
 # Written here once: the rules declare these outputs, the scripts write them by name.
