@@ -461,8 +461,9 @@ def mdd_rows(comparison: pd.DataFrame) -> pd.DataFrame:
             {
                 "measure": measure,
                 "mdd": float(known.median()) if len(known) else float("nan"),
-                "n_units": int(part["n_units"].max()) if len(part) else 0,
-                "n_clusters": int(part["n_clusters"].max()) if len(part) else 0,
+                # rows that could not be compared (a model judged by its own verifier) have none
+                "n_units": int(part["n_units"].fillna(0).max()) if len(part) else 0,
+                "n_clusters": int(part["n_clusters"].fillna(0).max()) if len(part) else 0,
             }
         )
     return pd.DataFrame(rows, columns=["measure", "mdd", "n_units", "n_clusters"])

@@ -234,12 +234,12 @@ def _mdd_text(comparison: pd.DataFrame, measure: str) -> str:
     if known.empty:
         if not len(part):
             return "fewer than two models"
-        clusters = int(part["n_clusters"].max()) if "n_clusters" in part else 0
+        clusters = int(part["n_clusters"].fillna(0).max()) if "n_clusters" in part else 0
         if clusters and smallest_p(clusters) > 0.05:
             return f"none: with {clusters} units no difference can be significant"
         return "not estimable (no spread in the paired differences)"
-    n = int(part["n_units"].max())
-    clusters = int(part["n_clusters"].max()) if "n_clusters" in part else n
+    n = int(part["n_units"].fillna(0).max())
+    clusters = int(part["n_clusters"].fillna(0).max()) if "n_clusters" in part else n
     unit = f"{n} units" + (f" in {clusters} clusters" if clusters != n else "")
     return f"about {known.median():.3g} with {unit}"
 

@@ -382,3 +382,12 @@ def test_too_few_units_for_any_significance_say_so_instead_of_a_detectable_diffe
     assert math.isnan(table.iloc[0]["mdd"])
     (sentence,) = compare.mdd_sentences(table, SETTINGS)
     assert "no difference can be significant" in sentence and "0.125" in sentence
+
+
+def test_rows_that_could_not_be_compared_do_not_break_the_detectable_difference():
+    # the demo's corrected rows: the replayed reference is judged by its own verifier
+    table = pd.DataFrame(
+        [{"measure": "PCR corr", "model_a": "a", "model_b": "b", "test": "not compared: ..."}],
+        columns=compare.COMPARISON_COLUMNS,
+    )
+    assert compare.mdd_sentences(table, SETTINGS) == []
