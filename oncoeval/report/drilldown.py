@@ -231,6 +231,8 @@ def answer_columns(items, study_root: Path, model, declared, max_chars, include_
                 for column, shown in zip(
                     declared.verdict, ("verdict", "judge's reason"), strict=False
                 ):
+                    if column not in part.columns:  # e.g. a jury's verdicts carry no reason
+                        continue
                     value = _text(part[column].iloc[0])
                     new.loc[rows, shown] = (
                         value if include_text or shown == "verdict" else PHI_LEFT_OUT
