@@ -285,17 +285,10 @@ def se_prepare_xlsx(name: str):
 
 def gl_prepare(f: Inputs) -> None:
     from oncoeval.studies.guidelines.prepare import prepare
+    from oncoeval.studies.guidelines.workflow import OUTPUTS_PREPARE
 
-    out = {
-        k: f.out / name
-        for k, name in [
-            ("tree", "tree.json"),
-            ("notes", "notes.jsonl"),
-            ("excluded", "excluded.tsv"),
-            ("summary", "summary.tsv"),
-            ("summary_md", "summary.md"),
-        ]
-    }
+    # The stage's declared outputs, each under the test's own folder.
+    out = {k: f.out / Path(path).name for k, path in OUTPUTS_PREPARE.items()}
     prepare(f / "guideline.json", f / "labelled.jsonl", f / "unlabelled.jsonl", True, out)
 
 
