@@ -331,7 +331,8 @@ def display_frame(headline: pd.DataFrame) -> pd.DataFrame:
             "nothing parsed": _shares(headline, "unparsed_share"),
             "failed": [tables.format_number(_int(v)) for v in headline["failed"]],
             "filtered": [tables.format_number(_int(v)) for v in headline["filtered"]],
-            "warnings": headline["warnings"].fillna("").astype(str),
+            # An all-empty column reads back as float NaN: cast before filling.
+            "warnings": headline["warnings"].astype(object).fillna("").astype(str),
         }
     )
     return shown
