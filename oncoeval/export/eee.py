@@ -74,8 +74,16 @@ def _model_info(mid: str, record: dict) -> dict:
     }  # fmt: skip
 
 
-def _range(measure: str) -> tuple[float, float]:
-    return (0.0, 100.0) if measure.startswith(PERCENT_SCALE) else (0.0, 1.0)
+def _range(study: str, measure: str) -> tuple[float, float]:
+    """The range a headline's value can take, as its study declares it (``Headline.scale``)."""
+    if measure.startswith(PERCENT_SCALE):
+        return (0.0, 100.0)
+    from oncoeval.studies import contract
+
+    for headline in contract.declared(study, "HEADLINES", ()):
+        if headline.measure == measure:
+            return tuple(float(v) for v in headline.scale)
+    return (0.0, 1.0)
 
 
 def aggregate(
@@ -98,7 +106,7 @@ def aggregate(
     for h in headlines:
         if h["value"] is None:
             continue  # a measure the run could not compute (its note says why)
-        low, high = _range(h["measure"])
+        low, high = _range(study, h["measure"])
         details = _strings({"source_table": h["source"], "n_unscored": h["n_unscored"]})
         score = {"score": float(h["value"]), "details": details}
         if h["ci_low"] is not None and h["ci_high"] is not None:

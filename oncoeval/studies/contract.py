@@ -123,6 +123,7 @@ class Headline:
     # treats any sample of only 0s and 1s as binary (Wilson interval, exact McNemar)
     kind: str = "mean"
     per_unit: bool = True  # False: no per-unit value, so not compared between models
+    scale: tuple = (0.0, 1.0)  # the range a value can take (exports state it with the value)
 
 
 @dataclass(frozen=True)

@@ -56,13 +56,17 @@ HEADLINES = (
     # validation set cannot support shows its reason in place of the value.
     # The corrected rates have no per-unit value: they are compared corrected to corrected
     # (corrected_comparison below), the validation set resampled once for both models.
-    Headline("cancer_myth", "tables/pcs_pcr.tsv", "PCS (raw judge verdicts)", "pcs"),
+    # PCS averages verdicts of -1, 0 and 1.
+    Headline(
+        "cancer_myth", "tables/pcs_pcr.tsv", "PCS (raw judge verdicts)", "pcs", scale=(-1.0, 1.0)
+    ),
     Headline(
         "cancer_myth",
         "tables/pcs_pcr.tsv",
         "PCS (corrected for judge error)",
         "pcs_corrected",
         per_unit=False,
+        scale=(-1.0, 1.0),
     ),
     Headline("cancer_myth", "tables/pcs_pcr.tsv", "PCR (raw judge verdicts)", "pcr", kind="binary"),
     Headline(
