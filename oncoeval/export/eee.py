@@ -25,8 +25,6 @@ from .items import Item
 
 SCHEMA_VERSION = "0.3.0"
 BENCHMARK_PREFIX = "oncoeval-"
-# Headline measures on a 0-100 scale; every other headline is a proportion in [0, 1].
-PERCENT_SCALE = ("BLEU",)
 
 
 def _slug(text: str) -> str:
@@ -76,8 +74,6 @@ def _model_info(mid: str, record: dict) -> dict:
 
 def _range(study: str, measure: str) -> tuple[float, float]:
     """The range a headline's value can take, as its study declares it (``Headline.scale``)."""
-    if measure.startswith(PERCENT_SCALE):
-        return (0.0, 100.0)
     from oncoeval.studies import contract
 
     for headline in contract.declared(study, "HEADLINES", ()):
