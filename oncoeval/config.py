@@ -375,6 +375,16 @@ def fill_config_defaults(config: dict, schema_path: str | os.PathLike = CONFIG_S
     _validator(schema_path, fill_defaults=True).validate(config)
 
 
+def fill_workflow_config(config: dict) -> dict:
+    """``config`` as the workflow holds it, filled in place: the schema's defaults (model entries
+    their backend's), then each study's block (the default-filling validator does not follow the
+    $ref into a study's schema). Call ``schema_problems`` first."""
+    fill_config_defaults(config)
+    for study in STUDIES:
+        config["studies"][study] = filled_study_block(config, study)
+    return config
+
+
 def schema_problems(config: dict, schema_path: str | os.PathLike = CONFIG_SCHEMA) -> list[str]:
     """Every place where ``config`` breaks the JSON Schema (the study schemas included), each as
     ``key.path: what is wrong`` -- all of them, where a validator stops at the first."""

@@ -18,11 +18,8 @@ min_version("9.0")
 # The schema is config/config.schema.yaml with each backend's part (oncoeval.config.config_schema).
 _problems = oc.schema_problems(config)
 if not _problems:
-    oc.fill_config_defaults(config)
-    # The default-filling validator does not follow the $ref into each study's schema (the
-    # checks above did): the one place a study's defaults are filled; the packages repeat none.
-    for _study in oc.STUDIES:
-        config["studies"][_study] = oc.filled_study_block(config, _study)
+    # Defaults filled once, study blocks included; the packages repeat none.
+    oc.fill_workflow_config(config)
     # `only=` / `limit=` (e.g. from --config) narrow the run before anything is checked.
     _problems = oc.apply_only(config) + oc.config_problems(config)
 if _problems:

@@ -53,9 +53,7 @@ def load_config(root: Path, configfiles: list[str], overrides: list[str] = ()) -
     problems = oc.schema_problems(config)
     if problems:
         raise SystemExit(f"config: {oc.format_problems(problems)}")
-    oc.fill_config_defaults(config)
-    for study in oc.STUDIES:
-        config["studies"][study] = oc.filled_study_block(config, study)
+    oc.fill_workflow_config(config)
     problems = oc.apply_only(config)
     if problems:
         raise SystemExit(f"config: {oc.format_problems(problems)}")

@@ -22,10 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _demo_config() -> dict:
     """The demo config as the workflow holds it: defaults filled, study blocks included."""
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    oc.fill_config_defaults(config)
-    for study in oc.STUDIES:
-        config["studies"][study] = oc.filled_study_block(config, study)
-    return config
+    return oc.fill_workflow_config(config)
 
 
 def _embedded_gguf() -> Path:
