@@ -275,9 +275,12 @@ MAKE = shutil.which("make")
 def make(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     """The repository's Makefile run in ``workdir`` with this interpreter's environment (its
     `setup` step, which installs the environment, is taken as done); stdout and stderr in one
-    stream, in the order a terminal shows them."""
+    stream, in the order a terminal shows them. Under `make test` the outer make's MAKELEVEL
+    reaches this one, which would then print "Entering/Leaving directory" around its output as
+    no user's top-level `make run` does: --no-print-directory keeps the terminal the user's."""
     return subprocess.run(
-        [MAKE, "-f", str(REPO / "Makefile"), f"VENV={sys.prefix}", "-o", "setup", *args],
+        [MAKE, "--no-print-directory", "-f", str(REPO / "Makefile"), f"VENV={sys.prefix}",
+         "-o", "setup", *args],
         cwd=workdir, env=workflow_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True, timeout=1200,
     )  # fmt: skip
