@@ -80,9 +80,9 @@ report: setup
 	@echo "Report: $(REPORT)"
 
 # Requests, prompt tokens, maximum new tokens and cost range per model and study, from the
-# stages that call no model.
+# stages that call no model; CONFIG and ARGS as for `make run` (`make estimate ARGS="--config only=coral"`).
 estimate: setup
-	$(BIN)/python -m oncoeval.report.estimate --cores $(CORES) $(CONFIG_ARGS)
+	$(BIN)/python -m oncoeval.report.estimate --cores $(CORES) $(CONFIG_ARGS) $(ARGS)
 
 test: setup tools
 	$(BIN)/python -m pytest -q tests

@@ -14,7 +14,8 @@ set the dry run builds from answers (judge calls, retries) is estimated from tho
 request per answer, each quoting its template(s) (the ``.txt`` inputs of the job that builds it)
 and the answer at its token cap; such rows are marked ``estimated from answers``.
 
-    python -m oncoeval.report.estimate [--cores N] [snakemake arguments, e.g. --configfile=X]
+    python -m oncoeval.report.estimate [--cores N] [snakemake arguments, e.g. --configfile=X
+        --config only=coral limit=5]
 """
 
 from __future__ import annotations
@@ -244,8 +245,10 @@ def snakemake(*args: str) -> subprocess.CompletedProcess:
 
 
 def main(argv: list[str]) -> int:
-    # The stages that call no model, and the model settings of this config.
-    snakemake(*argv, "all", MODELS_JSON, "--omit-from", "generate", "convert_model")
+    # The stages that call no model, and the model settings of this config. The targets come
+    # first: `--config k=v` (as `make estimate ARGS=...` passes it) would take any that follow
+    # it as further config values.
+    snakemake("all", MODELS_JSON, *argv, "--omit-from", "generate", "convert_model")
     dry = snakemake(*argv, "-n")
     jobs = dry_run_jobs(dry.stdout + dry.stderr)
     builders = {out: job for job in jobs if job["rule"] != "generate" for out in job["output"]}

@@ -4,11 +4,20 @@ the printed estimate counts the requests the run would send."""
 from __future__ import annotations
 
 import math
+import shutil
 import subprocess
 import sys
 
 import pandas as pd
-from conftest import link_workflow, other_studies_off, run_snakemake, workflow_env, write_config
+import pytest
+from conftest import (
+    REPO,
+    link_workflow,
+    other_studies_off,
+    run_snakemake,
+    workflow_env,
+    write_config,
+)
 
 from oncoeval.io import read_jsonl
 
@@ -112,3 +121,29 @@ def test_estimate_after_an_earlier_run_counts_the_judge_sets_the_run_will_build(
     assert f"{verify} (estimated from answers)" in judge["pending_request_sets"]
     assert by.loc[("all", "all"), "requests"] == 63
     assert "estimated from answers" in proc.stdout
+
+
+MAKE = shutil.which("make")
+
+
+@pytest.mark.skipif(MAKE is None, reason="make is not installed")
+def test_make_estimate_takes_the_runs_args_as_make_run_does(tmp_path):
+    """`make estimate ARGS="--config only=side_effects"` estimates only that study, as `make
+    run ARGS=...` would run it (the config enables Cancer-Myth too)."""
+    workdir = link_workflow(tmp_path / "run")
+    both = {**CONFIG, "studies": {**CONFIG["studies"], **STORED["studies"]}}
+    both["studies"]["side_effects"] = CONFIG["studies"]["side_effects"]
+    config = write_config(workdir, both)
+    # --no-print-directory: under `make test` the outer make's MAKELEVEL reaches this one.
+    proc = subprocess.run(
+        [MAKE, "--no-print-directory", "-f", str(REPO / "Makefile"), f"VENV={sys.prefix}",
+         "-o", "setup", "estimate", f"CONFIG={config}", "ARGS=--config only=side_effects"],
+        cwd=workdir, env=workflow_env({KEY_ENV: "sk-not-used"}), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    rows = pd.read_csv(workdir / "results" / "estimate" / "estimate.tsv", sep="\t")
+    assert set(rows["study"]) == {"side_effects", "all"}
+    assert set(rows["model"]) == {"gpt-priced", "all"}
+    assert not (workdir / "results" / "cancer_myth").exists()  # its stages did not run
+    assert rows.set_index(["model", "study"]).loc[("all", "all"), "requests"] == 48
