@@ -14,9 +14,11 @@ import html
 import math
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 import pandas as pd
+import tabulate
 
 from ..compare import smallest_p
 from ..failures import filtered
@@ -469,17 +471,10 @@ def write_summary(
     headline.to_csv(out_tsv, sep="\t", index=False, float_format="%.6g")
     usage.to_csv(usage_tsv, sep="\t", index=False, float_format="%.6g")
     body = fragment_html(headline, usage, leaders, item_pages)
-    Path(fragment).write_text(body, encoding="utf-8")
-    note = SUMMARY_NOTE + catalog.stored_answers_note(replayed)
-    body = fragment_html(headline, usage, leaders)
     Path(fragment).write_text(
         landing.landing_html(headline, Path(root) / "results", replayed, scope), encoding="utf-8"
     )
-    note = (
-        "Headline result of each study per model, with percentile-bootstrap 95% CIs; "
-        "judged rates are the raw judge verdicts (no judge-error correction applied)."
-        + catalog.stored_answers_note(replayed)
-    )
+    note = SUMMARY_NOTE + catalog.stored_answers_note(replayed)
     scope_html = f"<p class='caption'><strong>{html.escape(scope)}</strong></p>\n" if scope else ""
     Path(out_html).write_text(
         tables.page("OncoEval summary", f"{scope_html}<p class='caption'>{note}</p>\n{body}"),
@@ -506,10 +501,91 @@ def _scope_of(headline: pd.DataFrame) -> str:
     return scopes[0] if scopes else ""
 
 
+# The end-of-run table fits a terminal of this many columns: study by study, the headline
+# rows, then what each model did (answers cut, unparsed, failed), its leader and its warnings.
+TERMINAL_WIDTH = 100
+# Terminal columns wrap their text at these widths (model ids and measure names run long).
+TERMINAL_WRAP = {"model": 30, "measure": 28, "result [95% CI]": 24}
+
+
+def _terminal_table(df: pd.DataFrame, indent: str = "  ") -> list[str]:
+    """``df`` as plain aligned columns, long model ids, measures and reasons wrapped."""
+    widths = [TERMINAL_WRAP.get(c) for c in df.columns]
+    # The header goes in as a row: tabulate pads header columns by two more characters.
+    text = tabulate.tabulate(
+        [list(df.columns), *df.astype(str).values.tolist()],
+        tablefmt="plain",
+        maxcolwidths=widths,
+        disable_numparse=True,
+    )
+    return [indent + line.rstrip() for line in text.splitlines()]
+
+
+def _wrapped(text: str, first: str, rest: str = "    ") -> list[str]:
+    return textwrap.wrap(
+        text, TERMINAL_WIDTH, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False
+    )
+
+
+def terminal_study_block(
+    study: str, headline: pd.DataFrame, leaders: pd.DataFrame | None = None
+) -> list[str]:
+    """One study's lines of the end-of-run table, none wider than :data:`TERMINAL_WIDTH`."""
+    rows = headline[headline["study"] == study]
+    shown = display_frame(rows)
+    title = catalog.STUDY_TITLES.get(study, study).split(" ", 1)[-1]
+    lines = [title]
+    if leaders is not None and len(leaders):
+        for _, lead in leaders[leaders["study"] == study].iterrows():
+            lines += _wrapped(
+                f"{lead['measure']}: tied for first: {lead['tied for first']}; behind: "
+                f"{lead['behind the leader']}; detectable difference {lead['detectable difference']}.",
+                "  ",
+            )
+    lines += _terminal_table(
+        shown[["model", "measure", "result [95% CI]", "n scored", "unscored"]].rename(
+            columns={"n scored": "n"}
+        )
+    )
+    # What each model did: once per model (the counts are the model's, not the measure's);
+    # a row that no model answered (a mean over models) has none.
+    did = ["cut at cap", "nothing parsed", "failed", "filtered"]
+    first = shown.drop_duplicates("model")
+    first = first[(first[did] != "–").any(axis=1)]
+    if len(first):
+        lines += ["", *_terminal_table(first[["model", *did]])]
+    for model, warning in zip(first["model"], first["warnings"], strict=True):
+        if warning:
+            lines += _wrapped(f"! {model}: {warning}", "  ")
+    return lines
+
+
+def terminal_usage(usage: pd.DataFrame) -> list[str]:
+    """Calls, tokens and cost per model, narrowed to :data:`TERMINAL_WIDTH` columns."""
+    shown = usage_display(usage)
+    narrow = pd.DataFrame(
+        {
+            "model": shown["model"],
+            "calls": shown["requests"].map(tables.format_number),
+            "failed": shown["failed"].map(tables.format_number),
+            "cached": shown["cached"].map(tables.format_number),
+            "tokens in/out": [
+                "–" if p == c == "–" else f"{p}/{c}"
+                for p, c in zip(shown["prompt_tokens"], shown["completion_tokens"], strict=True)
+            ],
+            "spent": shown["spent in this run"],
+            "from cache": shown["cost of answers read from the cache"],
+            "wall s": shown["wall_s"],
+        }
+    )
+    return _terminal_table(narrow)
+
+
 def terminal_summary(root=".") -> str:
-    """The end-of-run results: the run's scope when capped or subset, the headlines with CIs,
-    then calls, failures, tokens and cost per model and in all ("" when no summary was
-    written)."""
+    """The end-of-run results: the run's scope when capped or subset, per study its leaders,
+    headlines with CIs and n, what each model did and its warnings, then calls, failures,
+    tokens and cost per model and in all ("" when no summary was written); no line is wider
+    than :data:`TERMINAL_WIDTH`."""
     root = Path(root)
     tsv, usage_tsv = root / "results" / "summary.tsv", root / "results" / "usage.tsv"
     if not tsv.exists():
@@ -518,16 +594,13 @@ def terminal_summary(root=".") -> str:
     text = ["", "OncoEval results (results/summary.md)"]
     scope = _scope_of(headline)
     if scope:
-        text.append(f"!! {scope}")
-    text.append("")
+        text += _wrapped(f"!! {scope}", "", "   ")
     leaders = leaders_frame(root, set(headline["study"]))
-    if len(leaders):
-        text += ["Leader and models tied with it (not significantly behind, adjusted):", ""]
-        text += [leaders.to_string(index=False), ""]
-    text.append(display_frame(headline).to_string(index=False))
+    for study in dict.fromkeys(headline["study"]):
+        text += ["", *terminal_study_block(study, headline, leaders)]
     if usage_tsv.exists():
         usage = pd.read_csv(usage_tsv, sep="\t")
-        text += ["", "Model calls, tokens and cost:", usage_display(usage).to_string(index=False)]
+        text += ["", "Model calls, tokens and cost", *terminal_usage(usage)]
         text.append(usage_total(usage))
     return "\n".join(text) + "\n"
 
@@ -538,7 +611,7 @@ def usage_total(usage: pd.DataFrame) -> str:
     priced = f"${cost.sum():.4f}" if len(cost) else "not priced"
     return (
         f"Total: {int(usage['requests'].sum())} calls, {int(usage['failed'].sum())} failed, "
-        f"{int(usage['cached'].sum())} answered from the cache; "
+        f"{int(usage['cached'].sum())} cached; "
         f"{int(usage['prompt_tokens'].fillna(0).sum())} prompt + "
         f"{int(usage['completion_tokens'].fillna(0).sum())} completion tokens; cost {priced}."
     )

@@ -137,8 +137,7 @@ def test_summary_files_and_last_screen_name_the_scope_and_totals(tmp_path, capsy
     lines = capsys.readouterr().out.rstrip("\n").splitlines()
     assert lines[-1] == "Report: results/report.html"
     assert lines[-2] == (
-        "Total: 2 calls, 1 failed, 0 answered from the cache; 10 prompt + 5 completion tokens; "
-        "cost $0.0100."
+        "Total: 2 calls, 1 failed, 0 cached; 10 prompt + 5 completion tokens; cost $0.0100."
     )
     assert lines[1] == "OncoEval results (results/summary.md)" and lines[2] == f"!! {scope}"
     assert any("0.250 [0.150, 0.350]" in line for line in lines)
@@ -172,3 +171,47 @@ def test_a_failed_report_step_shows_the_error_without_progress_lines():
     shown = build.shown_on_failure(output)
     assert "Adding" not in shown and "Loading script code" not in shown
     assert "File results/summary.html marked for report but does not exist." in shown
+
+
+def test_the_last_screen_fits_100_columns_with_long_names_reasons_and_warnings():
+    """The headline table keeps, within 100 columns: model, measure, value with its interval,
+    n, unscored, and per model the answers cut, unparsed, failed and filtered and its warnings;
+    long model ids, measure names and reasons wrap instead of widening the table."""
+    long_model = "meta-llama-3.1-70b-instruct-awq-int4-local-replica"  # 50 characters
+    headline = pd.DataFrame(
+        [
+            {
+                "study": "coral", "model": long_model,
+                "measure": "EM-F1 (published view, credits 'unknown')", "value": 0.2857,
+                "ci_low": 0.1, "ci_high": 0.45, "n": 40, "n_unscored": 0, "answers": 40,
+                "cut_share": 0.95, "unparsed_share": 1.0, "failed": 3, "filtered": 1,
+                "warnings": "nothing parsed in 40/40 answers; 38/40 answers cut at the token cap",
+            },
+            {
+                "study": "cancer_myth", "model": long_model,
+                "measure": "PCS (corrected for judge error)",
+                "value": "no judge validation (human_scores not set)", "ci_low": None,
+                "ci_high": None, "n": 21, "n_unscored": 0, "answers": 21, "cut_share": 1.0,
+                "unparsed_share": 0.0, "failed": 0, "filtered": 0, "warnings": None,
+            },
+        ]
+    )  # fmt: skip
+    usage = pd.DataFrame(
+        [[long_model, 61, 3, 12, 123456, 65432, 1.5, 1.25, 0.25, 1234.5]],
+        columns=summary.USAGE_COLUMNS,
+    )
+    lines = []
+    for study in ("coral", "cancer_myth"):
+        lines += summary.terminal_study_block(study, headline)
+    lines += summary.terminal_usage(usage)
+    lines.append(summary.usage_total(usage))
+    too_wide = [line for line in lines if len(line) > summary.TERMINAL_WIDTH]
+    assert not too_wide, too_wide
+    text = "\n".join(lines)
+    for shown in (
+        "0.286 [0.100, 0.450]", "95% (38/40)", "100% (40/40)", "nothing parsed in 40/40",
+        "no judge", "$1.2500", "123456/65432",
+    ):  # fmt: skip
+        assert shown in text, shown
+    # The model's id, wrapped, is all there.
+    assert "meta-llama-3.1-70b-instruct-awq" in text and "replica" in text

@@ -24,7 +24,7 @@ from conftest import (
     write_config,
 )
 
-from oncoeval.report import catalog, landing, tables
+from oncoeval.report import catalog, landing, summary, tables
 
 # Four studies, answered by stored answers only: the side-effects, Cancer-Myth and CORAL reference
 # sets and the guidelines demo's two replays (no synthetic supervision, which needs a generator
@@ -296,8 +296,11 @@ def assert_ends_on_results(output: str, scope: str = "") -> list[str]:
     )
     assert sum(line.startswith("OncoEval results") for line in lines) == 1  # printed once
     assert not [line for line in lines[start:] if "oncoeval.report" in line]  # after the report
-    if scope:
-        assert lines[start + 1] == f"!! {scope}"
+    if scope:  # wrapped to the terminal's width like every line of the results
+        blank = lines.index("", start + 1)
+        assert " ".join(lines[start + 1 : blank]) == f"!! {scope}", lines[start : blank + 1]
+    too_wide = [line for line in lines[start:] if len(line) > summary.TERMINAL_WIDTH]
+    assert not too_wide and summary.TERMINAL_WIDTH == 100, too_wide
     for noise in ("Adding ", "Loading script code", "RuntimeWarning", "never awaited", "license"):
         assert not [line for line in lines if noise in line], noise
     return lines[start:]
