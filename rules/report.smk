@@ -137,6 +137,7 @@ rule report_items:
         max_chars=config["report"]["item_max_chars"],
         compare=lambda wc: compare_link(wc.study),
         scope=RUN_SCOPE,
+        n=lambda wc: report_catalog.count_answers(wc.study, wc.model),
     script:
         "../scripts/report_items.py"
 
@@ -162,6 +163,7 @@ rule report_compare:
         include_text=lambda wc: shows_phi_text(wc.study),
         max_chars=config["report"]["item_max_chars"],
         scope=RUN_SCOPE,
+        n=lambda wc: report_catalog.count_compared(wc.study, evaluated_models(wc.study)),
     script:
         "../scripts/report_compare.py"
 

@@ -10,6 +10,7 @@ entry's ``n`` is counted from the file when the report is built.
 from __future__ import annotations
 
 import fnmatch
+import pathlib
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -18,6 +19,7 @@ import pandas as pd
 
 from ..studies import STUDIES
 from ..studies.contract import declared as study_declares
+from . import tables
 
 # Report categories; the report lists them alphabetically, so numbers keep the summary first
 # and the studies in registry order.
@@ -49,12 +51,29 @@ DESCRIPTIONS = {
         for study in STUDIES
     },
     **{
-        (study, "leaderboard"): "Models ranked per headline measure with intervals (Wilson for "
-        "shares of independent units, else Student-t on the cluster-robust SE); tied_with_best: "
-        "the leader's advantage is not significant at the adjusted level."
+        (study, "leaderboard"): "Models ranked per headline measure with their values and "
+        "intervals. tied_with_best: the leader's advantage is not significant at the adjusted "
+        "level."
         for study in STUDIES
     },
 }
+# How the 95% CIs of a table are computed: the study tables' percentile bootstrap over their
+# resampling unit (oncoeval.stats), unless the table names its own (the comparison tables name
+# each row's method in their `interval` column, oncoeval.compare).
+INTERVAL_METHOD = "percentile bootstrap"
+ROW_INTERVALS = (
+    "the method each row names in its interval column (Wilson score interval for shares of "
+    "independent units, else Student-t on the cluster-robust standard error)"
+)
+INTERVAL_METHODS = {
+    (s, name): ROW_INTERVALS for s in STUDIES for name in ("model_comparison", "leaderboard")
+}
+# The table a figure draws (its n is counted there): a study's FIGURE_TABLES (figure name or
+# pattern -> table name); by default the table of the same name.
+FIGURE_TABLES = {s: study_declares(s, "FIGURE_TABLES", {}) for s in STUDIES}
+# The words of a caption that the catalog writes when a study declares none: a report must
+# never show one (tests/report/test_report_workflow.py checks every entry of a run).
+FALLBACK_MARKS = ("plotted.", " study.", "one row per scored item.")
 # What each figure shows and how it was drawn (a study's FIGURE_CAPTIONS: figure name, or a
 # pattern such as ``roc_*``, -> caption; a figure may share its table's name).
 FIGURE_DESCRIPTIONS = {s: study_declares(s, "FIGURE_CAPTIONS", {}) for s in STUDIES}
@@ -133,16 +152,12 @@ class Entry:
 
     def description(self) -> str:
         if self.kind == "figure":
-            captions = FIGURE_DESCRIPTIONS.get(self.study, {})
-            known = captions.get(self.name) or next(
-                (text for key, text in captions.items() if fnmatch.fnmatchcase(self.name, key)),
-                None,
-            )
+            known = _by_name(FIGURE_DESCRIPTIONS.get(self.study, {}), self.name)
             if known:
                 return known.replace("{name}", self.name)
         known = DESCRIPTIONS.get((self.study, self.table_key))
         if known:
-            return known
+            return known.replace("{name}", self.name)
         words = re.sub(r"[_-]+", " ", self.name).strip()
         if self.subcategory == "per-item records":
             return f"Per-item {self.folder} of model {self.name}: one row per scored item."
@@ -175,12 +190,64 @@ class Entry:
             (self.study, self.table_key), RESAMPLING_UNITS.get(self.study, "item")
         )
 
-    def caption(self, replayed=(), scope: str = "") -> str:
-        """What the entry shows and its resampling unit (n is added from the file at report time);
-        ``replayed``: the study's evaluated ids that replay stored answers, named as such;
-        ``scope``: the sentence of a capped or subset run (:func:`run_scope`), put first."""
-        text = f"{self.description()} Resampling unit of the 95% CIs: {self.resampling_unit()}."
+    def source_table(self) -> str:
+        """The table a figure draws, ``results/{study}/tables/{name}.tsv`` (a table its own)."""
+        if self.kind != "figure":
+            return self.path
+        name = _by_name(FIGURE_TABLES.get(self.study, {}), self.name) or self.name
+        return f"results/{self.study}/tables/{name}.tsv"
+
+    def n_sentence(self, root=".") -> str:
+        """The entry's n, counted from its table under ``root`` ("" when it is not there yet)."""
+        table = PurePosixPath(self.source_table())
+        path = pathlib.Path(root) / table
+        if not path.exists():
+            return ""
+        counted = count_n(path)
+        if self.kind == "figure":
+            where = table.relative_to(f"results/{self.study}")
+            return f"n: {counted} in the table it draws ({where})."
+        return f"n: {counted}."
+
+    def interval_sentence(self, root=".") -> str:
+        """How the entry's intervals are made and what they resample, or that it has none."""
+        unit = self.resampling_unit()
+        if unit.startswith("none"):
+            why = unit[len("none") :].strip(" ()")
+            return f"No intervals{f' ({why})' if why else ''}."
+        if self.kind == "figure":
+            text = self.description()
+            if re.search(r"\bCIs?\b", text):
+                return f"Resampling unit of the CIs: {unit}."
+            if "standard error" in text:
+                return f"Unit of the standard errors: {unit}."
+            return "No intervals drawn."
+        path = pathlib.Path(root) / self.path
+        if path.exists():
+            columns = list(pd.read_csv(path, sep="\t", nrows=0).columns)
+            if not tables.ci_pairs(columns):
+                errors = [c for c in columns if c in ("sem", "se", "std_error")]
+                if errors:
+                    return f"No intervals; standard errors ({errors[0]}), unit: {unit}."
+                return "No intervals."
+        method = INTERVAL_METHODS.get((self.study, self.table_key), INTERVAL_METHOD)
+        return f"95% CIs: {method}; resampling unit: {unit}."
+
+    def caption(self, replayed=(), scope: str = "", root=".") -> str:
+        """What the entry shows, its n (counted from its table under ``root`` when it is
+        there), how its intervals are made and what they resample; ``replayed``: the study's
+        evaluated ids that replay stored answers, named as such; ``scope``: the sentence of a
+        capped or subset run (:func:`run_scope`), put first."""
+        parts = [self.description(), self.n_sentence(root), self.interval_sentence(root)]
+        text = " ".join(p for p in parts if p)
         return (f"{scope} " if scope else "") + text + stored_answers_note(replayed)
+
+
+def _by_name(declared: dict, name: str):
+    """What ``declared`` gives ``name``: by the name itself, else by a pattern (``roc_*``)."""
+    if name in declared:
+        return declared[name]
+    return next((v for key, v in declared.items() if fnmatch.fnmatchcase(name, key)), None)
 
 
 def stored_answers_note(replayed) -> str:
@@ -223,17 +290,56 @@ def entries(paths) -> list[Entry]:
     )
 
 
+# The columns a table counts its units in, first found first, and what they count.
+N_COLUMNS = {
+    "n": "", "n_profiles": "profiles", "n_patients": "patients", "n_notes": "notes",
+    "n_questions": "questions", "n_test": "test traces", "n_units": "units", "n_items": "items",
+    "n_pairs": "pairs", "n_models": "models",
+}  # fmt: skip
+
+
 def count_n(path) -> str:
     """The ``n`` an entry's caption states: the items counted in its table."""
     path = str(path)
     if path.endswith(".png"):
         return "see the table of the same name"
     df = pd.read_csv(path, sep="\t")
-    if "n" in df.columns and pd.api.types.is_numeric_dtype(df["n"]):
-        values = sorted({int(v) for v in df["n"].dropna()})
-        shown = ", ".join(str(v) for v in values[:6]) + (", ..." if len(values) > 6 else "")
-        return f"{shown} per row ({len(df)} rows)"
-    return f"{len(df)} rows"
+    rows = f"{len(df)} row{'' if len(df) == 1 else 's'}"
+    column = next(
+        (c for c in N_COLUMNS if c in df.columns and pd.api.types.is_numeric_dtype(df[c])), None
+    )
+    if column is None:
+        return rows
+    values = sorted({int(v) for v in df[column].dropna()})
+    shown = ", ".join(str(v) for v in values[:6]) + (", ..." if len(values) > 6 else "")
+    what = f" {N_COLUMNS[column]}" if N_COLUMNS[column] else ""
+    return f"{shown or 0}{what} per row ({rows})"
+
+
+def count_answers(study: str, model: str, root=".") -> str:
+    """The n of a model's item page: its answers (one row each) per request set."""
+    folder = pathlib.Path(root) / "results" / study / "responses" / model
+    counts = {
+        p.stem: sum(1 for line in p.read_text(encoding="utf-8").splitlines() if line.strip())
+        for p in sorted(folder.glob("*.jsonl"))
+    }
+    if not counts:
+        return "n: no answers of this model yet."
+    sets = ", ".join(f"{k} {n}" for k, n in counts.items())
+    return f"n: {sum(counts.values())} answers, one row each (per request set: {sets})."
+
+
+def count_compared(study: str, models, root=".") -> str:
+    """The n of a study's compare page: the items of its answers' request set and the models."""
+    answers = study_declares(study, "ANSWERS")
+    sizes = []
+    for model in models:
+        path = pathlib.Path(root) / "results" / study / "responses" / model
+        path = path / f"{getattr(answers, 'requestset', '')}.jsonl"
+        if path.exists():
+            sizes.append(sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line))
+    items = max(sizes) if sizes else 0
+    return f"n: {items} items (rows) of the request set {getattr(answers, 'requestset', '?')}, {len(list(models))} models."
 
 
 def run_scope(limit=None, only=None) -> str:

@@ -239,9 +239,14 @@ def test_catalog_files_each_result_once_with_a_caption():
         "results/report/coral/tables/kruskal_gender.html",
     ]
     assert [e.subcategory for e in found] == ["tables", "figures", "per-item records", "tables"]
-    assert found[0].caption().endswith("Resampling unit of the 95% CIs: patient profile.")
+    # Without the file (no n to count): what it shows, the method and unit of its intervals.
+    assert (
+        found[0]
+        .caption()
+        .endswith("95% CIs: percentile bootstrap; resampling unit: patient profile.")
+    )
     assert "no resampling" in found[3].caption()
-    assert "model m1" in found[2].caption()
+    assert "Per-item scores of m1: " in found[2].caption()
     # A study's replayed answers are named as stored answers in its captions.
     assert (
         found[0]

@@ -86,6 +86,10 @@ CAPTIONS = {
     "judge_per_class": "Verifier sensitivity and specificity per score against human scores.",
     "jury_agreement": "Agreement among the jurors of a verifier jury (Fleiss' κ).",
     "judge_confusion": "Verifier verdicts against human scores (confusion matrix).",
+    "scores": (
+        "Per-question scores of {name}: the verifier's verdict (-1, 0 or 1), its reason and "
+        "any parse error, with the question's category, cluster and generator model."
+    ),
 }
 UNITS = {"judge_confusion": "none (counts)"}
 REPORT_ENTRIES = {"construction": "construction"}

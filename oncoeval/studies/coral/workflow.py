@@ -93,14 +93,24 @@ CAPTIONS = {
     "kruskal_gender": "Kruskal-Wallis tests across gender, BH q-values (Table S2).",
     "kruskal_race": "Kruskal-Wallis tests across race/ethnicity, BH q-values (Table S3).",
     "expert_review": "Expert review categories per entity and relation (Table 2).",
-    "sections": "Which notes have HPI and Assessment & Plan sections.",
+    "sections": "Which notes have HPI and Assessment & Plan sections, with their offsets.",
+    "scores": (
+        "Per-unit scores of {name}: one row per gold view, note, section, subtype and field "
+        "with BLEU-4, ROUGE-1, exact-match precision, recall and F1, parse failures, and "
+        "unscored for a failed call (no metric, never a zero)."
+    ),
 }
+# The table each figure draws (its n is counted there).
+FIGURE_TABLES = {"figure3_*": "by_field", "figureS2_*": "by_cancer_type"}
 UNITS = {
     "kruskal_gender": "none (rank test, no resampling)",
     "kruskal_race": "none (rank test, no resampling)",
     "expert_review": "none (counts from the review sheet)",
+    "sections": "none (one row per note and section)",
 }
 ITEM_FOLDERS = ("items",)
+# The sections table sits with the per-note files but is one table of the study.
+REPORT_ENTRIES = {"items/sections": "tables"}
 
 PROMPT_DIR = prompts_dir(paths.study)
 

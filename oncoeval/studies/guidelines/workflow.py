@@ -93,6 +93,24 @@ CAPTIONS = {
     "divergence_agreement": (
         "Divergence-point pairs: rollouts vs predictions against experts (Figure 6)."
     ),
+    "scores": (
+        "Per-patient scores of {name}: path overlap and treatment match of its rollouts "
+        "(averaged within the note), self-consistency and the modal path and treatment."
+    ),
+    "rollouts": (
+        "Rollouts of {name}: one row per patient note and rollout with the path read, whether "
+        "it is valid in the tree and why not."
+    ),
+    "proxy": (
+        "Proxy-benchmark accuracy of {name} per proxy and metric, with coverage and the "
+        "confusion counts."
+    ),
+}
+# The table each figure draws (its n is counted there).
+FIGURE_TABLES = {
+    "proxy_heatmap": "proxy_agreement",
+    "roc_*": "meta_classifier",
+    "divergence_pairs": "divergence_agreement",
 }
 UNITS = {
     "compliance": "none (counts and rates over rollouts)",

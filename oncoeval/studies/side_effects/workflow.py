@@ -64,7 +64,19 @@ CAPTIONS = {
         "Matcher sensitivity and specificity per label (same / not) on the validation pairs."
     ),
     "judge_confusion": "Matcher decisions against the validation labels (confusion matrix).",
+    # Per-model per-item tables ({folder}/{model}.tsv; {name} is the model).
+    "scores": (
+        "Per-item scores of {name}: one row per profile, variant and prompting regime with its "
+        "matched, predicted and reference counts, precision, recall, F1 and recall per stratum; "
+        "an answer with no list keeps its row with status and reason."
+    ),
+    "overlap": (
+        "Overlap of {name}'s lists for each base profile and its specified variant, one row "
+        "per profile and regime."
+    ),
 }
+# The table each figure draws (its n is counted there).
+FIGURE_TABLES = {"precision_recall": "table1", "recall_strata": "table6"}
 UNITS = {"judge_confusion": "none (counts)"}
 ITEM_FOLDERS = ("overlap",)
 REPORT_ENTRIES = {"tables/matcher_agreement": "judge validation"}
