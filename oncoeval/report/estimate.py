@@ -33,6 +33,7 @@ import pandas as pd
 from ..backends import get_backend
 from ..generate import effective_params
 from ..records import read_requests
+from . import tables
 
 MODELS_JSON = "results/estimate/models.json"
 CHARS_PER_TOKEN = 4
@@ -207,7 +208,7 @@ def with_totals(rows: list[dict]) -> list[dict]:
 def render(df: pd.DataFrame) -> str:
     shown = df.copy()
     for col in ("cost_min_usd", "cost_max_usd"):
-        shown[col] = ["not priced" if pd.isna(v) else f"${v:.4f}" for v in df[col]]
+        shown[col] = [tables.format_usd(v) for v in df[col]]
     lines = [
         "Estimate before any model call (prompt tokens ~ characters / 4; cost from each "
         "model's price; local models cost $0).",

@@ -145,7 +145,7 @@ def models_table(record: dict, usage=()) -> pd.DataFrame:
 
 
 def _usd(value) -> str:
-    return "not priced" if value is None or value != value else f"${value:.4f}"
+    return tables.format_usd(value)
 
 
 def provenance_page(record: dict, usage=()) -> str:

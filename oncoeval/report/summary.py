@@ -342,13 +342,10 @@ def display_frame(headline: pd.DataFrame) -> pd.DataFrame:
 
 def _shares(headline: pd.DataFrame, column: str) -> list[str]:
     """``95% (38/40)``: a share of the model's answers with its count; "–" when not known."""
-    out = []
-    for share, n in zip(headline[column], headline["answers"], strict=True):
-        if pd.isna(share) or pd.isna(n):
-            out.append("–")
-        else:
-            out.append(f"{share:.0%} ({round(share * n)}/{int(n)})")
-    return out
+    return [
+        tables.format_share(share, n)
+        for share, n in zip(headline[column], headline["answers"], strict=True)
+    ]
 
 
 def _int(value):
@@ -359,7 +356,7 @@ def usage_display(usage: pd.DataFrame) -> pd.DataFrame:
     usage = usage.reindex(columns=USAGE_COLUMNS)
     shown = usage.copy()
     for col in ("cost_usd", "spent_usd", "cached_usd"):
-        shown[col] = ["not priced" if pd.isna(v) else f"${v:.4f}" for v in usage[col]]
+        shown[col] = [tables.format_usd(v) for v in usage[col]]
     shown = shown.rename(
         columns={
             "cost_usd": "cost",
@@ -369,7 +366,7 @@ def usage_display(usage: pd.DataFrame) -> pd.DataFrame:
     )
     for col in ("prompt_tokens", "completion_tokens"):
         shown[col] = ["–" if pd.isna(v) else f"{int(v)}" for v in usage[col]]
-    shown["wall_s"] = [f"{v:.1f}" for v in usage["wall_s"]]
+    shown["wall_s"] = [tables.format_seconds(v) for v in usage["wall_s"]]
     return shown
 
 
@@ -608,7 +605,7 @@ def terminal_summary(root=".") -> str:
 def usage_total(usage: pd.DataFrame) -> str:
     """One line: the calls, failures, tokens and cost of every model together."""
     cost = usage["cost_usd"].dropna()
-    priced = f"${cost.sum():.4f}" if len(cost) else "not priced"
+    priced = tables.format_usd(cost.sum() if len(cost) else None)
     return (
         f"Total: {int(usage['requests'].sum())} calls, {int(usage['failed'].sum())} failed, "
         f"{int(usage['cached'].sum())} cached; "

@@ -1,8 +1,16 @@
-"""Study tables (TSV) rendered as HTML for the report, confidence intervals beside their value.
+"""Study tables (TSV) rendered as HTML for the report, confidence intervals beside their value,
+and the one place that says how every page and the terminal write a number.
 
 A value column ``X`` with ``X_ci_low``/``X_ci_high`` (or a bare ``ci_low``/``ci_high`` pair,
 which belongs to the numeric column just before it) becomes one column ``X [95% CI]`` showing
-``0.41 [0.33, 0.49]``. The TSV on disk is untouched; machines keep reading it.
+``0.410 [0.330, 0.490]``. The TSV on disk is untouched; machines keep reading it.
+
+Numbers, alike on the landing page, the summary (page, Markdown, terminal), the study tables,
+the item and compare pages and the run page: a mean or score to :data:`DIGITS` decimals with
+its interval as ``value [low, high]`` (:func:`format_ci`); a count as a whole number, also when
+its column reads back as floats (:func:`is_count_column`); a share of answers as a whole
+percentage with its count, ``95% (38/40)`` (:func:`format_share`); money in US dollars to four
+decimals, ``$0.0125`` (:func:`format_usd`); seconds to one decimal (:func:`format_seconds`).
 """
 
 from __future__ import annotations
@@ -13,9 +21,45 @@ import math
 import pandas as pd
 
 CI_SUFFIXES = ("_ci_low", "_ci_high")
+# Decimals of a mean, a score or a rate, and of its interval's bounds.
+DIGITS = 3
+# Columns that hold counts besides ``n`` and ``n_*`` (confusion cells, ranks).
+COUNT_COLUMNS = frozenset({"tp", "fp", "fn", "tn", "rank", "requests", "failed", "cached"})
 
 
-def format_number(value, digits: int = 3) -> str:
+def is_count_column(name: str) -> bool:
+    """Whether a column counts things (written as whole numbers, never ``6.000``)."""
+    return name == "n" or name.startswith("n_") or name in COUNT_COLUMNS
+
+
+def format_count(value) -> str:
+    """A count as a whole number; a missing one as "–"."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{int(value)}" if float(value).is_integer() else format_number(float(value))
+    return str(value)
+
+
+def format_share(share, n) -> str:
+    """``95% (38/40)``: a share of ``n`` answers with its count; "–" when not known."""
+    if share is None or n is None or pd.isna(share) or pd.isna(n):
+        return "–"
+    return f"{share:.0%} ({round(share * n)}/{int(n)})"
+
+
+def format_usd(value) -> str:
+    """``$0.0125``; no price known reads "not priced" (never $0)."""
+    if value is None or pd.isna(value):
+        return "not priced"
+    return f"${value:.4f}"
+
+
+def format_seconds(value) -> str:
+    return "–" if value is None or pd.isna(value) else f"{value:.1f}"
+
+
+def format_number(value, digits: int = DIGITS) -> str:
     """Numbers as a reader wants them: integers plain, floats to ``digits`` decimals, NaN as "–"."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
@@ -30,7 +74,7 @@ def format_number(value, digits: int = 3) -> str:
     return str(value)
 
 
-def format_ci(value, low, high, digits: int = 3) -> str:
+def format_ci(value, low, high, digits: int = DIGITS) -> str:
     """``0.41 [0.33, 0.49]``; a missing interval shows the value alone."""
     # A value with an interval is a mean, even when a TSV column of 1s reads back as integers.
     numeric = isinstance(value, int | float) and not isinstance(value, bool)
@@ -56,7 +100,7 @@ def ci_pairs(columns: list[str]) -> dict[str, tuple[str, str]]:
     return pairs
 
 
-def with_cis(df: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+def with_cis(df: pd.DataFrame, digits: int = DIGITS) -> pd.DataFrame:
     """A display copy of ``df``: each interval folded into its value column, numbers formatted."""
     pairs = ci_pairs(list(df.columns))
     level = "95% CI"
@@ -71,6 +115,8 @@ def with_cis(df: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
                 format_ci(v, lo, hi, digits)
                 for v, lo, hi in zip(df[col], df[low], df[high], strict=True)
             ]
+        elif pd.api.types.is_numeric_dtype(df[col]) and is_count_column(col):
+            shown[col] = [format_count(v.item() if hasattr(v, "item") else v) for v in df[col]]
         elif pd.api.types.is_numeric_dtype(df[col]):
             shown[col] = [
                 format_number(v.item() if hasattr(v, "item") else v, digits) for v in df[col]

@@ -5,8 +5,10 @@ last lines, for a capped and subset run and when nothing is left to do."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -140,7 +142,6 @@ def test_every_table_and_figure_the_run_writes_is_in_the_report_once(run):
         entry = results[path]
         assert entry["caption"].strip(), f"{path} has no caption"
         if "/tables/" in path or "/figures/" in path:
-            assert "Resampling unit" in entry["caption"], path
             assert entry["labels"]["n"], path
     # Replayed answers are named as stored answers, never passed off as a model.
     caption = results["results/report/coral/tables/overall.html"]["caption"]
@@ -159,6 +160,108 @@ def test_every_table_and_figure_the_run_writes_is_in_the_report_once(run):
     page = (workdir / "results/report/side_effects/tables/table1.html").read_text()
     assert "f1 [95% CI]" in page and "1.000 [1.000, 1.000]" in page
     assert (workdir / "results/side_effects/tables/table1.tsv").exists()
+
+
+# Sentences a caption must not carry: the catalog's fallbacks for a file no study describes,
+# and stale ones (a summary note once said no correction was applied above corrected rows).
+STALE = (
+    *catalog.FALLBACK_MARKS,
+    "no judge-error correction applied",
+    "No resampling: one row per item",
+    "each figure shows the same numbers",
+)
+# How an interval is made, in the words the captions use (oncoeval.report.catalog).
+METHODS = re.compile(r"bootstrap|Wilson|Student-t|standard error")
+
+
+def caption_text(html: str) -> str:
+    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+
+
+def test_every_entry_has_a_caption_saying_what_n_and_method(run):
+    """Every entry of the report (study tables and figures, comparison tables, per-item pages,
+    the summary and the run page) says what it shows, its n, and for a table with intervals
+    how they were made and what they resample; tables count their n from their own file."""
+    workdir, _, _ = run
+    results, _ = report_index((workdir / "results" / "report.html").read_text())
+    assert len(results) > 60  # every table and figure of the four studies
+    for path, entry in results.items():
+        text = caption_text(entry["caption"])
+        assert len(text) > 40, (path, text)
+        assert not [s for s in STALE if s in text], (path, text)
+        assert re.search(r"\bn: \S", text), (path, text)
+        source = catalog.entry_for(path.replace("results/report/", "results/", 1))
+        if source is None:  # the summary, item pages, the compare page, the run page
+            continue
+        assert source.description() in text, path  # what it shows, from the study
+        if source.kind == "figure":
+            if re.search(r"\bCIs?\b", source.description()):
+                assert "Resampling unit of the CIs: " in text, (path, text)
+            continue
+        tsv = workdir / source.path.replace(".html", ".tsv")
+        assert f"n: {catalog.count_n(tsv)}." in text, (path, text)
+        columns = list(pd.read_csv(tsv, sep="\t", nrows=0).columns)
+        if tables.ci_pairs(columns):
+            assert "95% CIs: " in text and "resampling unit: " in text, (path, text)
+            assert METHODS.search(text.split("95% CIs: ")[1]), (path, text)
+        else:
+            assert "No intervals" in text, (path, text)
+    # The page of one model's items counts its answers; the compare page its items and models.
+    items = caption_text(
+        results["results/report/guidelines/drilldown/demo-noisy-replay.html"]["caption"]
+    )
+    assert "n: 28 answers, one row each (per request set: rollouts 28)." in items
+    compare = caption_text(results["results/report/guidelines/drilldown/compare.html"]["caption"])
+    assert "n: 28 items (rows) of the request set rollouts, 2 models." in compare
+
+
+# A value and its interval, and an amount of money, as any page writes them.
+INTERVAL = re.compile(r"(-?\d+(?:\.\d+)?) \[(-?\d+(?:\.\d+)?), (-?\d+(?:\.\d+)?)\]")
+DOLLARS = re.compile(r"\$\d+(?:\.\d+)?")
+
+
+def test_numbers_print_alike_on_every_page_and_the_terminal(run):
+    """One headline value with its interval reads the same on the landing page, the summary
+    (page, Markdown, terminal) and its study's table page; every interval anywhere has three
+    decimals, every amount of money four, every count none (oncoeval.report.tables)."""
+    workdir, _, _ = run
+    results = workdir / "results"
+    cells = pd.read_csv(results / "summary.tsv", sep="\t")
+    row = cells[(cells["model"] == "demo-noisy-replay") & (cells["measure"] == "path overlap")]
+    (value, low, high) = row[["value", "ci_low", "ci_high"]].astype(float).iloc[0]
+    shown = tables.format_ci(value, low, high)
+    assert re.fullmatch(r"0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]", shown), shown
+    terminal = summary.terminal_summary(workdir)
+    pages = {
+        "landing": (results / "report" / "landing.html").read_text(),
+        "summary.html": (results / "summary.html").read_text(),
+        "summary.md": (results / "summary.md").read_text(),
+        "terminal": terminal,
+        "table": (results / "report/guidelines/tables/table1_expert.html").read_text(),
+    }
+    for name, text in pages.items():
+        assert shown in text, name
+    pages |= {
+        str(p.relative_to(results)): p.read_text() for p in (results / "report").rglob("*.html")
+    }
+    pages["provenance"] = (results / "report" / "provenance.html").read_text()
+    for name, text in pages.items():
+        for interval in INTERVAL.findall(text):
+            assert all(re.fullmatch(r"-?\d+\.\d{3}", v) for v in interval), (name, interval)
+        for amount in DOLLARS.findall(text):
+            assert re.fullmatch(r"\$\d+\.\d{4}", amount), (name, amount)
+    # A share of answers reads alike in the summary page and the terminal.
+    share = tables.format_share(0.0, 28)
+    assert share == "0% (0/28)" and share in pages["summary.html"] and share in terminal
+    # Counts are whole numbers in every table page, also where a column reads back as floats.
+    for page in (results / "report").rglob("*.html"):
+        if "/drilldown/" in str(page) or "<table" not in page.read_text():
+            continue
+        for df in pd.read_html(io.StringIO(page.read_text()), thousands=None):
+            for column in (c for c in df.columns if isinstance(c, str)):
+                if tables.is_count_column(column):
+                    decimals = [v for v in df[column].astype(str) if re.fullmatch(r"\d+\.\d+", v)]
+                    assert not decimals, (str(page), column, decimals[:3])
 
 
 def test_report_refuses_results_of_another_config_naming_them(run):
