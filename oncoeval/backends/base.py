@@ -124,6 +124,9 @@ class BaseBackend:
         """Do one conversion listed by ``conversions`` and write its manifest."""
         raise NotImplementedError(f"backend {cls.name!r} converts nothing")
 
+    #: True for backends that can answer through a provider's Batch API (``batch: true``).
+    supports_batch = False
+
     #: False for backends whose answers are not model calls (replay): they bypass the cache.
     cacheable = True
 
