@@ -250,7 +250,7 @@ def run_generate(
             )
             claims = RequestClaims(cache.folder, claim_stale_s) if cache is not None else None
             try:
-                if model_cfg.get("batch") and backend_cls.supports_batch:
+                if backend_cls.batch_mode(model_cfg):
                     generated += answer_by_batches(
                         todo, job, model_cfg, backend_cls, cache, spend, answers
                     )
@@ -297,16 +297,7 @@ def answer_by_batches(todo, job, model_cfg, backend_cls, cache, spend, answers) 
     finally:
         backend.close()
     if batches.left:
-        running = ", ".join(batches.in_flight) or "none (waiting for the enqueued-token budget)"
-        raise BatchesInFlight(
-            f"model {model_cfg['id']!r}, {cache.path.stem}: {len(batches.left)} requests are "
-            f"not answered yet; batches still running at the provider: {running}. Nothing is "
-            f"lost or paid twice: {len(answers)} answers are in the cache, and the batches are "
-            f"recorded in {batches.manifest.path}. Run the workflow again (`make run`, or the "
-            "same snakemake command) once they have ended (a batch may take up to "
-            f"{backend.cfg['batch_completion_window']}); that run collects them. "
-            f"models[{model_cfg['id']}].batch_wait_s sets how long a job waits for them."
-        )
+        raise BatchesInFlight(batches.in_flight_message(len(answers)))
     return batches.calls
 
 

@@ -75,6 +75,19 @@ class BaseBackend:
         return 0.0, 0.0
 
     @classmethod
+    def batch_cost_bounds(
+        cls, cfg: dict, prompt_tokens: int, max_new_tokens: int
+    ) -> tuple[float | None, float | None]:
+        """:meth:`cost_bounds` of the same calls sent through the provider's Batch API; a backend
+        without one costs what its calls cost."""
+        return cls.cost_bounds(cfg, prompt_tokens, max_new_tokens)
+
+    @classmethod
+    def batch_mode(cls, cfg: dict) -> bool:
+        """Whether this model's jobs go through the provider's Batch API."""
+        return False
+
+    @classmethod
     def provenance(cls, cfg: dict, root) -> dict:
         """What identifies this model's outputs beyond its settings (weights and chat-template
         hashes, replayed files), for results/provenance.json; ``root`` is the workdir. Every
@@ -123,9 +136,6 @@ class BaseBackend:
     def convert(cls, source: str, manifest: str, name: str) -> dict:
         """Do one conversion listed by ``conversions`` and write its manifest."""
         raise NotImplementedError(f"backend {cls.name!r} converts nothing")
-
-    #: True for backends that can answer through a provider's Batch API (``batch: true``).
-    supports_batch = False
 
     #: False for backends whose answers are not model calls (replay): they bypass the cache.
     cacheable = True

@@ -210,6 +210,20 @@ class BatchJob:
         self.left = list(waiting)
         self.manifest.close_if_done()
 
+    def in_flight_message(self, answered: int) -> str:
+        """What a job that ends with requests in batches tells the user."""
+        mid = self.cfg["id"]
+        running = ", ".join(self.in_flight) or "none (waiting for the enqueued-token budget)"
+        return (
+            f"model {mid!r}, {self.manifest.path.stem}: {len(self.left)} requests are not "
+            f"answered yet; batches still running at the provider: {running}. Nothing is lost or "
+            f"paid twice: {answered} answers are in the cache, and the batches are recorded in "
+            f"{self.manifest.path}. Run the workflow again (`make run`, or the same snakemake "
+            "command) once they have ended (a batch may take up to "
+            f"{self.cfg['batch_completion_window']}); that run collects them. "
+            f"models[{mid}].batch_wait_s sets how long a job waits for them."
+        )
+
     def _answered_elsewhere(self, waiting: dict) -> Iterator[tuple[str, Response]]:
         """Keys another job answered meanwhile (a shared request), read from the cache."""
         stored = self.cache.load()

@@ -223,3 +223,24 @@ def test_the_spend_cap_counts_what_is_submitted_at_the_batch_price(tmp_path, ser
     assert [len(x) for x in batch_custom_ids(server)] == [3]
     failed = [r for r in rows if r["error"]]
     assert len(failed) == 5 and all(r["error"].startswith("max_cost_usd reached") for r in failed)
+
+
+@pytest.mark.parametrize("study,role", [("coral", "evaluate"), ("side_effects", "judges.matcher")])
+def test_a_phi_study_sends_no_batch_to_a_model_that_is_not_phi_safe(study, role):
+    from test_config_layers import ENV, phi_config
+
+    from oncoeval import config as oc
+
+    config = phi_config(study, role)
+    at = next(i for i, m in enumerate(config["models"]) if m["id"] == "remote")
+    remote = config["models"][at] = dict(config["models"][at])  # not the shared entry
+    remote.update(batch=True, price={"prompt_per_1k": 1.0, "batch": {"prompt_per_1k": 0.4}})
+    problems = oc.config_problems(config, env=ENV)
+    route = next(r for r in oc.model_routes(config) if r.model == "remote")
+    assert [p for p in problems if "phi_safe" in p] == [
+        f"studies.{study}.{role}: 'remote' ({route.role}) is not phi_safe, but studies.{study}.contains_phi is true: PHI may not be sent to "
+        f"it. Set models[remote].phi_safe: true only if your data agreement allows this endpoint."
+    ]
+    remote["phi_safe"] = True
+    # The batch keys themselves are valid (the demo's replay path is not, in a test's cwd).
+    assert [p for p in oc.config_problems(config, env=ENV) if "remote" in p] == []
