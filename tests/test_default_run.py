@@ -7,6 +7,8 @@ and the report. It is the slowest test (the real SmolLM2 answers every study's r
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 
 import pandas as pd
 import pytest
@@ -75,6 +77,25 @@ def test_report_bundles_the_results(default_run):
     # A rerun of the finished default run has nothing to do and calls no model.
     proc = run_snakemake(default_run, "-n")
     assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed")
+@pytest.mark.parametrize("window", ((1366, 768), (1920, 1080), (2560, 1440)), ids=str)
+def test_the_demo_reports_first_screen_holds_its_headline_table(default_run, window):
+    """The demo's report (SmolLM2 beside the stored answers: longer model ids, warnings, reasons
+    in place of values) opens on its whole headline table at each window size, as the replay
+    run's does (tests/report/test_report_workflow.py)."""
+    sys.path.insert(0, str(REPO / "tests" / "report"))
+    import browser
+
+    from oncoeval.report import landing
+
+    report = default_run / "results" / "report.html"
+    found = browser.measure(report, f"#{landing.TABLE_ID}", window)
+    assert browser.first_screen_problems(found) == [], found
+    assert "smollm2" in found["text"]
 
 
 @pytest.mark.slow

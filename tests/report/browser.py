@@ -112,3 +112,20 @@ def within(box: dict, window) -> bool:
     return (
         box["top"] >= 0 and box["left"] >= 0 and box["bottom"] <= height and box["right"] <= width
     )
+
+
+def first_screen_problems(found: dict) -> list[str]:
+    """What keeps a measured element (:func:`measure`) from being read on the first screen:
+    absent, not wholly inside the window, a page to scroll sideways, or content above or left
+    of the scroll origin ([] when there is none)."""
+    if found["target"] is None:
+        return ["the element is not on the page"]
+    problems = []
+    if not within(found["target"], found["window"]):
+        problems.append(f"not inside the first screen: {found['target']} in {found['window']}")
+    scroll_width, client_width = found["scroll_width"]
+    if scroll_width > client_width + 1:
+        problems.append(f"scrolls sideways: {scroll_width} px in {client_width} px")
+    if found["unreachable"]:
+        problems.append(f"out of reach above or left: {found['unreachable']}")
+    return problems
