@@ -506,9 +506,10 @@ TERMINAL_WIDTH = 100
 TERMINAL_WRAP = {"model": 30, "measure": 28, "result [95% CI]": 24}
 
 
-def _terminal_table(df: pd.DataFrame, indent: str = "  ") -> list[str]:
-    """``df`` as plain aligned columns, long model ids, measures and reasons wrapped."""
-    widths = [TERMINAL_WRAP.get(c) for c in df.columns]
+def _terminal_table(df: pd.DataFrame, indent: str = "  ", wrap=None) -> list[str]:
+    """``df`` as plain aligned columns, long model ids, measures and reasons wrapped (at
+    ``wrap``'s widths, by column, over :data:`TERMINAL_WRAP`)."""
+    widths = [{**TERMINAL_WRAP, **(wrap or {})}.get(c) for c in df.columns]
     # The header goes in as a row: tabulate pads header columns by two more characters.
     text = tabulate.tabulate(
         [list(df.columns), *df.astype(str).values.tolist()],
@@ -567,7 +568,7 @@ def terminal_usage(usage: pd.DataFrame) -> list[str]:
             "calls": shown["requests"].map(tables.format_number),
             "failed": shown["failed"].map(tables.format_number),
             "cached": shown["cached"].map(tables.format_number),
-            "tokens in/out": [
+            "tokens": [
                 "–" if p == c == "–" else f"{p}/{c}"
                 for p, c in zip(shown["prompt_tokens"], shown["completion_tokens"], strict=True)
             ],
@@ -576,7 +577,8 @@ def terminal_usage(usage: pd.DataFrame) -> list[str]:
             "wall s": shown["wall_s"],
         }
     )
-    return _terminal_table(narrow)
+    # Eight columns: the model id wraps sooner than in the headline table.
+    return _terminal_table(narrow, wrap={"model": 24})
 
 
 def terminal_summary(root=".") -> str:
@@ -598,7 +600,11 @@ def terminal_summary(root=".") -> str:
         text += ["", *terminal_study_block(study, headline, leaders)]
     if usage_tsv.exists():
         usage = pd.read_csv(usage_tsv, sep="\t")
-        text += ["", "Model calls, tokens and cost", *terminal_usage(usage)]
+        text += [
+            "",
+            "Model calls, tokens (in: prompt / out: completion) and cost",
+            *terminal_usage(usage),
+        ]
         text.append(usage_total(usage))
     return "\n".join(text) + "\n"
 
@@ -608,10 +614,10 @@ def usage_total(usage: pd.DataFrame) -> str:
     cost = usage["cost_usd"].dropna()
     priced = tables.format_usd(cost.sum() if len(cost) else None)
     return (
-        f"Total: {int(usage['requests'].sum())} calls, {int(usage['failed'].sum())} failed, "
-        f"{int(usage['cached'].sum())} cached; "
-        f"{int(usage['prompt_tokens'].fillna(0).sum())} prompt + "
-        f"{int(usage['completion_tokens'].fillna(0).sum())} completion tokens; cost {priced}."
+        f"Total: {int(usage['requests'].sum())} calls ({int(usage['failed'].sum())} failed, "
+        f"{int(usage['cached'].sum())} cached); tokens in/out "
+        f"{int(usage['prompt_tokens'].fillna(0).sum())}/"
+        f"{int(usage['completion_tokens'].fillna(0).sum())}; cost {priced}."
     )
 
 

@@ -137,7 +137,7 @@ def test_summary_files_and_last_screen_name_the_scope_and_totals(tmp_path, capsy
     lines = capsys.readouterr().out.rstrip("\n").splitlines()
     assert lines[-1] == "Report: results/report.html"
     assert lines[-2] == (
-        "Total: 2 calls, 1 failed, 0 cached; 10 prompt + 5 completion tokens; cost $0.0100."
+        "Total: 2 calls (1 failed, 0 cached); tokens in/out 10/5; cost $0.0100."
     )
     assert lines[1] == "OncoEval results (results/summary.md)" and lines[2] == f"!! {scope}"
     assert any("0.250 [0.150, 0.350]" in line for line in lines)
@@ -197,9 +197,14 @@ def test_the_last_screen_fits_100_columns_with_long_names_reasons_and_warnings()
         ]
     )  # fmt: skip
     usage = pd.DataFrame(
-        [[long_model, 61, 3, 12, 123456, 65432, 1.5, 1.25, 0.25, 1234.5]],
+        [
+            [long_model, 61, 3, 12, 123456, 65432, 1.5, 1.25, 0.25, 1234.5],
+            # An unpriced model with many tokens: the widest cells each column can hold.
+            ["cancer-myth-reference-verdicts", 99999, 9999, 99999, 9999999, 999999, None, None,
+             None, 99999.9],
+        ],
         columns=summary.USAGE_COLUMNS,
-    )
+    )  # fmt: skip
     lines = []
     for study in ("coral", "cancer_myth"):
         lines += summary.terminal_study_block(study, headline)

@@ -397,7 +397,8 @@ def assert_ends_on_results(output: str, scope: str = "") -> list[str]:
     assert not [line for line in lines[start:] if "oncoeval.report" in line]  # after the report
     if scope:  # wrapped to the terminal's width like every line of the results
         blank = lines.index("", start + 1)
-        assert " ".join(lines[start + 1 : blank]) == f"!! {scope}", lines[start : blank + 1]
+        shown = " ".join(line.strip() for line in lines[start + 1 : blank])
+        assert shown == f"!! {scope}", lines[start : blank + 1]
     too_wide = [line for line in lines[start:] if len(line) > summary.TERMINAL_WIDTH]
     assert not too_wide and summary.TERMINAL_WIDTH == 100, too_wide
     for noise in ("Adding ", "Loading script code", "RuntimeWarning", "never awaited", "license"):
