@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ...compare import interval_note
 from ...io import read_jsonl, write_table
 from ...judges import adjudication, agreement
 from ...judges.adjudication import blind_id, read_filled_sheet
@@ -47,8 +48,13 @@ def aggregate(
     note = (
         "PCS: mean verifier score (-1/0/1); PCR: share of score 1; over scored questions only. "
         "n_unscored: questions whose answer or verifier reply could not be scored. "
-        f"Bootstrap {settings.ci:.0%} CI over questions ({settings.n_resamples} resamples, "
-        f"seed {settings.seed})."
+        + interval_note(
+            "question",
+            "the source record (myth) it was written from; a hand-written question "
+            "(source_row -1) is its own",
+            "the n column (questions scored), in n_clusters clusters",
+            settings,
+        )
     )
     correct = {
         "validation": validation,

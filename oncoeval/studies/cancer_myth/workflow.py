@@ -158,7 +158,7 @@ def data_keys(block: dict) -> dict[str, bool]:
 def comparison_inputs(config: dict) -> dict:
     """Inputs of the model comparison beside the scores: the verifier's validation pairs (for
     the corrected rates) when human scores are set."""
-    if config["studies"]["cancer_myth"]["human_scores"]:
+    if oc.study_block(config, STUDY).get("human_scores"):
         return {"validation": OUTPUTS_JUDGE_AGREEMENT["verifier_pairs"]}
     return {}
 
@@ -166,7 +166,7 @@ def comparison_inputs(config: dict) -> dict:
 def comparison_params(config: dict) -> dict:
     """What the corrected comparison depends on beside its inputs: the ids judged by a verifier
     of their own (not corrected by the study verifier's validation)."""
-    return {"own_verifier": config["studies"]["cancer_myth"]["verifier_for"] or {}}
+    return {"own_verifier": oc.study_block(config, STUDY).get("verifier_for") or {}}
 
 
 def corrected_comparison(score_paths: dict, inputs: dict, params: dict, settings):
