@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
+from ...compare import Clustered, mean_ci
 from ...judges.correction import (
     DEFAULT_CORRECTION,
     Corrected,
@@ -19,7 +20,6 @@ from ...judges.correction import (
     corrected_distribution,
     corrected_rate,
 )
-from ...compare import Clustered, mean_ci
 from ...stats import BootstrapSettings
 from .data import CATEGORIES
 
@@ -120,7 +120,10 @@ def _clusters(df: pd.DataFrame):
 
 def overall_table(scores_by_model: dict[str, pd.DataFrame], settings, **correct) -> pd.DataFrame:
     rows = [
-        {"model": m, **pcs_pcr(df["score"], settings, **for_model(m, **correct), clusters=_clusters(df))}
+        {
+            "model": m,
+            **pcs_pcr(df["score"], settings, **for_model(m, **correct), clusters=_clusters(df)),
+        }
         for m, df in scores_by_model.items()
     ]
     return pd.DataFrame(rows, columns=["model"] + list(pcs_pcr([], settings)))

@@ -49,7 +49,10 @@ def score_frame(judged: list[dict], jury: list[str], combine: str) -> pd.DataFra
 
 def read_scores(path: str | os.PathLike) -> pd.DataFrame:
     df = pd.read_csv(
-        path, sep="\t", dtype={"question_id": str, "unit": str, "cluster": str}, keep_default_na=False
+        path,
+        sep="\t",
+        dtype={"question_id": str, "unit": str, "cluster": str},
+        keep_default_na=False,
     )
     df["score"] = pd.to_numeric(df["score"].replace("", None), errors="coerce")
     return df
