@@ -37,7 +37,10 @@ ANSWERS = Answers(
     verdict=("score", "reason"),
 )
 # Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.
-_BARS = "bars are means with 95% bootstrap CIs as error bars, each labelled with its value and n"
+_BARS = (
+    "bars are means with 95% CIs (the tables' intervals, whole clusters resampled) as error "
+    "bars, each labelled with its value and n"
+)
 FIGURE_CAPTIONS = {
     "pcs_pcr": (
         f"PCS (-1 to 1) and PCR (0 to 1) per model from the raw judge verdicts: {_BARS} "
