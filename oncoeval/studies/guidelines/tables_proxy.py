@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ...compare import interval_note  # noqa: E402
 from ...io import as_written, write_table  # noqa: E402
 from ...report.figures import save as save_figure  # noqa: E402
 from . import compliance, proxies  # noqa: E402
@@ -26,8 +27,16 @@ def proxy_agreement(proxy_paths: list, cross_scores, expert, boot, out: dict):
         scores,
         out["scores"],
         out["scores_md"],
-        title="Proxy benchmarks: each model's accuracy on each proxy (bootstrap 95% CI)",
-        notes=["coverage: share of candidate notes the proxy keeps (labels it can give)."],
+        title="Proxy benchmarks: each model's accuracy on each proxy (95% CI)",
+        notes=[
+            "coverage: share of candidate notes the proxy keeps (labels it can give). "
+            + interval_note(
+                "note the proxy labels (the mean of its rollouts)",
+                "patient (one note per patient in the study's data)",
+                "n",
+                boot,
+            )
+        ],
     )
     compliance_table(scores, expert, out["compliance"], out["compliance_md"])
     agree = proxies.agreement(scores, expert, boot)
