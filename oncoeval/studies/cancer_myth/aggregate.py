@@ -204,7 +204,8 @@ def judge_validation(
         )
         + ". "
         "Binary agreement collapses -1/0 vs 1; unreadable verifier replies are counted in "
-        "n_unscored and left out of the agreement figures."
+        "n_unscored and left out of the agreement figures. "
+        + interval_note("validation answer", "validation answer", "n", settings)
     ]
     write_table(summary, tsv, md, "Cancer-Myth: verifier agreement with human scores", notes)
     write_table(
