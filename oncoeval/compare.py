@@ -9,8 +9,10 @@ permutes whole clusters; a unit without a cluster is its own.
   interval; every other mean (bounded scores, clustered shares, paired differences) gets a
   Student-t interval on the cluster-robust standard error with G - 1 degrees of freedom (G
   clusters). ``bca`` and ``percentile`` resample clusters with ``scipy.stats.bootstrap`` instead
-  (settable; ``percentile`` is what the study tables use). docs/comparisons.md gives the coverage
-  simulation behind the choice (bench/bench_coverage.py).
+  (settable). docs/comparisons.md gives the coverage simulation behind the choice
+  (bench/bench_coverage.py). The studies' own tables use the same intervals through
+  ``mean_ci`` and ``paired_diff_ci`` (whole clusters, the workflow's ``auto`` choice), and
+  name method, unit, cluster and n with ``interval_note``.
 - Paired tests (``paired_test``): exact McNemar (two-sided binomial on the discordant pairs) for
   a binary outcome of unclustered units, otherwise a sign-flip permutation test of the mean
   difference that flips whole clusters (``scipy.stats.permutation_test``; exhaustive up to

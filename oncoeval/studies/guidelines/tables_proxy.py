@@ -46,9 +46,11 @@ def proxy_agreement(proxy_paths: list, cross_scores, expert, boot, out: dict):
         out["agreement_md"],
         title="Figure 2: proxy accuracy vs expert accuracy across models",
         notes=[
-            "spearman: rank correlation across models (CI: bootstrap over models, NaN below 4); "
-            "rmse: root mean squared difference of the accuracies; coverage: mean share of notes "
-            "the proxy labels; n_models: models with both numbers."
+            "spearman: rank correlation across models; rmse: root mean squared difference of "
+            "the accuracies; coverage: mean share of notes the proxy labels. Intervals "
+            f"({boot.ci:.0%}): percentile bootstrap of the correlation over models (a statistic "
+            "of the whole set; NaN below 4 models). Unit: model; each unit its own cluster. "
+            "n: n_models (models with both numbers)."
         ],
     )
     _plot_heatmap(agree, out["heatmap"])
