@@ -223,7 +223,7 @@ def test_each_study_per_unit_score_file_carries_unit_and_cluster_ids():
     assert frames["side_effects"]["cluster"].eq("p1").all()  # regimes and variants together
     assert frames["coral"]["cluster"].eq("pt1").all()  # two notes of one patient
     guide = frames["guidelines"]
-    assert guide["unit"].tolist() == ["a/0", "a/1", "b/0"]
+    assert guide["unit"].tolist() == ["a#r0", "a#r1", "b#r0"]  # the rollouts' request ids
     assert guide["cluster"].tolist() == ["a", "a", "b"]
     assert guide["treatment_match"].tolist() == [1.0, 0.0, 0.0]
 

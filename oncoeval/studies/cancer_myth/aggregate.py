@@ -50,8 +50,8 @@ def aggregate(
         "n_unscored: questions whose answer or verifier reply could not be scored. "
         + interval_note(
             "question",
-            "the source record (myth) it was written from; a hand-written question "
-            "(source_row -1) is its own",
+            "the source record (myth) it was written from (a hand-written question, "
+            "source_row -1, has none)",
             "the n column (questions scored), in n_clusters clusters",
             settings,
         )

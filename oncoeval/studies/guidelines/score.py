@@ -36,7 +36,7 @@ SCORE_COLUMNS = [
 
 
 # The per-unit score file (rollout_scores/{model}.tsv): one row per rollout of an expert-labelled
-# note. unit: the rollout (patient_id/rollout); cluster: the patient, whose note's rollouts (and
+# note. unit: the rollout (its request id, patient_id#r<rollout>); cluster: the patient, whose note's rollouts (and
 # any further notes) are resampled together (workflow.RESAMPLING).
 ROLLOUT_SCORE_COLUMNS = [
     "unit", "cluster", "patient_id", "rollout", "path_overlap", "treatment_match"
@@ -56,7 +56,7 @@ def rollout_scores(labels: dict, rollouts: pd.DataFrame) -> pd.DataFrame:
         path = path_tuple(r.path)
         rows.append(
             {
-                "unit": f"{r.patient_id}/{r.rollout}",
+                "unit": f"{r.patient_id}#r{r.rollout}",  # the rollout's request id
                 "cluster": str(r.patient_id),
                 "patient_id": str(r.patient_id),
                 "rollout": r.rollout,
