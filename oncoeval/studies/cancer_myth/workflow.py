@@ -90,7 +90,11 @@ CAPTIONS = {
     "jury_agreement": "Agreement among the jurors of a verifier jury (Fleiss' κ).",
     "judge_confusion": "Verifier verdicts against human scores (confusion matrix).",
 }
-UNITS = {"judge_confusion": "none (counts)"}
+UNITS = {
+    "judge_confusion": "none (counts)",
+    "judge_agreement": "validation answer",
+    "judge_per_class": "validation answer",
+}
 REPORT_ENTRIES = {"construction": "construction"}
 
 PROMPTS = prompts_dir(paths.study)

@@ -101,6 +101,16 @@ CAPTIONS = {
 UNITS = {
     "compliance": "none (counts and rates over rollouts)",
     "guideline_tree": "none (the guideline itself)",
+    "table1_expert": str(RESAMPLING),
+    "accuracy_by_consistency": "patient note (SE over the notes of a bin)",
+    "consistency_accuracy": "model (the mean row over models)",
+    "proxy_scores": "note the proxy labels (one note per patient)",
+    "proxy_agreement": "model",
+    "meta_classifier": "test row (per held-out model); model (the mean rows)",
+    "error_analysis": "label error (one per patient and model; the pooled row by patient)",
+    "clustering": "model trace (F1: percentile bootstrap over rows, a statistic of the set)",
+    "annotators": "none (means)",
+    "divergence_agreement": "none (correlations over divergence pairs)",
 }
 ITEM_FOLDERS = ("rollouts", "proxy")
 REPORT_ENTRIES = {"synthetic/benchmark": "tables"}

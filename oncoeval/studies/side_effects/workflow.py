@@ -73,7 +73,14 @@ CAPTIONS = {
     ),
     "judge_confusion": "Matcher decisions against the validation labels (confusion matrix).",
 }
-UNITS = {"judge_confusion": "none (counts)"}
+UNITS = {
+    "judge_confusion": "none (counts)",
+    # Tables 1-7 (and their figures) average a profile's regimes and variants within it first
+    **{f"table{i}": "patient profile" for i in range(1, 8)},
+    "matcher_agreement": "labelled validation row",
+    "judge_agreement": "labelled validation row",
+    "judge_per_class": "labelled validation row",
+}
 ITEM_FOLDERS = ("overlap",)
 REPORT_ENTRIES = {"tables/matcher_agreement": "judge validation"}
 
