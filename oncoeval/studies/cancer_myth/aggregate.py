@@ -177,7 +177,13 @@ def judge_validation(
             [
                 "Each score against the other two, over the answers the verifier scored: "
                 "sensitivity = P(verifier gives s | human gave s), specificity = P(verifier does "
-                "not give s | human did not). Bootstrap CIs over the answers of each group."
+                "not give s | human did not). "
+                + interval_note(
+                    "validation answer (of the group: human gave s, or did not)",
+                    "validation answer",
+                    "n_class, n_other",
+                    settings,
+                )
             ],
         )
     if pairs_tsv:
@@ -206,6 +212,8 @@ def judge_validation(
         "Binary agreement collapses -1/0 vs 1; unreadable verifier replies are counted in "
         "n_unscored and left out of the agreement figures. "
         + interval_note("validation answer", "validation answer", "n", settings)
+        + f" Cohen's kappa: percentile bootstrap over the answers ({settings.n_resamples} "
+        f"resamples, seed {settings.seed})."
     ]
     write_table(summary, tsv, md, "Cancer-Myth: verifier agreement with human scores", notes)
     write_table(
