@@ -112,7 +112,7 @@ UNITS = {
     "annotators": "none (means)",
     "divergence_agreement": "none (correlations over divergence pairs)",
 }
-ITEM_FOLDERS = ("rollouts", "proxy")
+ITEM_FOLDERS = ("rollouts", "rollout_scores", "proxy")
 REPORT_ENTRIES = {"synthetic/benchmark": "tables"}
 
 # The templates each step reads, by name (config/prompts/guidelines/<name>.txt); path prediction
