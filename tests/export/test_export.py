@@ -211,12 +211,19 @@ def test_checklist_fills_the_items_the_run_answers(run_dir):
     assert len(status) == len(rows) and {k.split()[0] for k in status} == {
         "TRIPOD-LLM", "CHART", "MI-CLEAR-LLM"
     }  # fmt: skip
-    # The replay run knows when its answers were written but not when they were first asked.
-    assert status["MI-CLEAR-LLM 5"] == checklist.PARTLY
-    # Cancer-Myth is judged by its stored verdicts and given no human labels (human_scores:
-    # null): its judge is not validated, so the item is only partly filled.
-    assert status["TRIPOD-LLM 8"] == checklist.PARTLY
-    # CORAL is marked contains_phi and this export leaves its text out.
+    # MI-CLEAR-LLM 1 (the LLM used, with the query dates): the replay run knows when its
+    # answers were written but not when they were first asked.
+    assert status["MI-CLEAR-LLM 1"] == checklist.PARTLY
+    assert "Queried: coral-reference-replay: 20" in md
+    # TRIPOD-LLM 7b (agreement of the metrics with human evaluation) and CHART 7 (performance
+    # evaluation): Cancer-Myth is judged by its stored verdicts and given no human labels
+    # (human_scores: null), so its judge is not validated and the items are partly filled.
+    assert status["TRIPOD-LLM 7b"] == status["CHART 7"] == checklist.PARTLY
+    # TRIPOD-LLM 7d (human assessors): CORAL's expert review is there, who the experts were is
+    # for the authors.
+    assert status["TRIPOD-LLM 7d"] == checklist.PARTLY
+    # TRIPOD-LLM 14e (data availability): CORAL is marked contains_phi and this export leaves
+    # its text out.
     assert "Studies marked contains_phi: coral" in md and "include_phi_text is off" in md
     # CORAL's expert review of the answers is named as such.
     assert "Human review of answers: results/coral/tables/expert_review.tsv" in md
@@ -235,10 +242,22 @@ def test_checklist_of_a_paper_config_before_its_run(tmp_path):
     prov = provenance(config, models, workdir)
     items = checklist.entries(checklist.RunFacts(workdir, config, prov))
     by_id = {f"{e.guideline} {e.item}": e for e in items}
+    # MI-CLEAR-LLM 1 (the LLM used and its query dates): nothing was queried yet.
+    assert "no responses in results/ yet" in by_id["MI-CLEAR-LLM 1"].answer
+    # MI-CLEAR-LLM 3 (prompt wording) and TRIPOD-LLM 6c (inference settings) come from the
+    # config; MI-CLEAR-LLM 5 (prompt testing and optimization) is the authors'.
+    assert by_id["MI-CLEAR-LLM 3"].status == by_id["TRIPOD-LLM 6c"].status == checklist.FILLED
     assert by_id["MI-CLEAR-LLM 5"].status == checklist.AUTHORS
-    assert by_id["MI-CLEAR-LLM 3"].status == checklist.FILLED
+    # What the config and provenance answer in full: decoding and prompts (TRIPOD-LLM 6c,
+    # MI-CLEAR-LLM 2-4), the comparison and analysis methods (TRIPOD-LLM 7e, CHART 9a), the
+    # code (TRIPOD-LLM 14f).
+    filled = {k for k, e in by_id.items() if e.status == checklist.FILLED}
+    assert {
+        "TRIPOD-LLM 6c", "TRIPOD-LLM 7e", "TRIPOD-LLM 14f", "CHART 9a",
+        "MI-CLEAR-LLM 2", "MI-CLEAR-LLM 3", "MI-CLEAR-LLM 4",
+    } <= filled  # fmt: skip
     counts = checklist.counts(items)
-    assert sum(counts.values()) == len(items) and counts[checklist.FILLED] >= 8
+    assert sum(counts.values()) == len(items) and counts[checklist.FILLED] == len(filled)
 
 
 @pytest.mark.slow
