@@ -14,6 +14,7 @@ import importlib
 import itertools
 from types import ModuleType
 
+from oncoeval import backends
 from oncoeval import config as oc
 from oncoeval.errors import ConfigError
 from oncoeval.studies import contract
@@ -36,6 +37,32 @@ def evaluated_models(config: dict, study: str) -> list[str]:
 def model_cfg(config: dict, model_id: str) -> dict:
     """The entry of ``models`` with this id (``phi_safe`` filled, oncoeval.config.models_by_id)."""
     return oc.models_by_id(config)[model_id]
+
+
+def used_model_cfgs(config: dict) -> dict[str, dict]:
+    """Every model the run calls (evaluated or judge, ``oncoeval.config.used_models``) by id."""
+    return {mid: model_cfg(config, mid) for mid in oc.used_models(config)}
+
+
+def models_called_in(config: dict, study: str) -> list[str]:
+    """The ids of the models a study calls (evaluated and judges), sorted."""
+    return sorted(m for m, studies in oc.used_models(config).items() if study in studies)
+
+
+def studies_of_models(config: dict) -> dict[str, list[str]]:
+    """For every model the run calls, the studies that call it, sorted."""
+    return {m: sorted(studies) for m, studies in oc.used_models(config).items()}
+
+
+def model_extra_inputs(config: dict) -> list[str]:
+    """The files the run's models need before their jobs (an hf GGUF's conversion manifest,
+    ``oncoeval.backends.extra_inputs``), model by model."""
+    return [path for cfg in used_model_cfgs(config).values() for path in backends.extra_inputs(cfg)]
+
+
+def model_signatures(config: dict) -> dict[str, str]:
+    """Each model's signature (``oncoeval.config.model_signature``): what its answers depend on."""
+    return {mid: oc.model_signature(cfg) for mid, cfg in used_model_cfgs(config).items()}
 
 
 def routed_model_cfg(config: dict, wildcards, routes: set[tuple[str, str]]) -> dict:

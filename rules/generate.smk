@@ -58,9 +58,7 @@ rule generate:
 # transformers version, and shared by every run that points at that store. The rule's output is
 # a small manifest in this run's tree; a job finds an existing conversion and only writes the
 # manifest, so it never deletes a checkpoint other runs may be reading.
-CONVERSIONS = backends.conversions(
-    {m: run_wf.model_cfg(config, m) for m in oc.used_models(config)}
-)
+CONVERSIONS = backends.conversions(run_wf.used_model_cfgs(config))
 
 
 rule convert_model:
@@ -96,8 +94,6 @@ rule model_calls_table:
     conda:
         "../envs/cpu.yaml"
     params:
-        models=lambda wc: sorted(
-            m for m, studies in oc.used_models(config).items() if wc.study in studies
-        ),
+        models=lambda wc: run_wf.models_called_in(config, wc.study),
     script:
         "../scripts/model_calls_table.py"

@@ -100,7 +100,7 @@ rule report_summary:
         "../envs/cpu.yaml"
     params:
         studies=lambda wc: sorted(oc.enabled_studies(config)),
-        models=lambda wc: {m: sorted(s) for m, s in oc.used_models(config).items()},
+        models=lambda wc: run_wf.studies_of_models(config),
         replayed=lambda wc: report_targets.replayed_models(config),
         item_pages=lambda wc: report_targets.item_pages(config),
         scope=RUN_SCOPE,
@@ -118,12 +118,7 @@ rule report_items:
             category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
             subcategory="per-item records",
             labels=lambda wc: {
-                "entry": f"items of {wc.model}"
-                + (
-                    " (stored answers)"
-                    if wc.model in report_targets.replayed_in(config, wc.study)
-                    else ""
-                ),
+                "entry": report_targets.item_page_label(config, wc.study, wc.model),
                 "n": "see the page",
             },
         ),
@@ -182,11 +177,7 @@ rule estimate_models:
 rule report_provenance:
     input:
         run_wf.final_targets(config),
-        [
-            m
-            for mid in oc.used_models(config)
-            for m in backends.extra_inputs(run_wf.model_cfg(config, mid))
-        ],
+        run_wf.model_extra_inputs(config),
     output:
         json="results/provenance.json",
         html=report(
@@ -202,10 +193,7 @@ rule report_provenance:
     params:
         # Each model's signature (what its answers depend on): an operational edit (spend
         # cap, concurrency...) reruns nothing; the script reads the entries from the config.
-        models=lambda wc: {
-            mid: oc.model_signature(run_wf.model_cfg(config, mid))
-            for mid in oc.used_models(config)
-        },
+        models=lambda wc: run_wf.model_signatures(config),
         scope=RUN_SCOPE,
     script:
         "../scripts/report_provenance.py"

@@ -104,6 +104,12 @@ def caption_replayed(config: dict, entry: catalog.Entry, study: str) -> list[str
     return replayed
 
 
+def item_page_label(config: dict, study: str, model: str) -> str:
+    """The report's label of a model's item page (replayed answers say so)."""
+    stored = " (stored answers)" if model in replayed_in(config, study) else ""
+    return f"items of {model}{stored}"
+
+
 def entry_caption(config: dict, wildcards, ext: str, scope: str) -> str:
     """The caption of a report page job's entry, with the run's ``scope`` sentence: a table
     names the replayed ids ``caption_replayed`` gives, a figure every replayed id of its study."""

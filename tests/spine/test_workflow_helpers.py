@@ -146,3 +146,21 @@ def test_phi_text_is_shown_unless_the_study_holds_phi():
     assert not report_targets.shows_phi_text(phi, FIRST)
     phi["report"]["include_phi_text"] = True
     assert report_targets.shows_phi_text(phi, FIRST)
+
+
+def test_the_models_a_run_calls_with_their_studies_signatures_and_extra_inputs():
+    config = filled(evaluate=["b", "a"])
+    assert run_wf.models_called_in(config, FIRST) == ["a", "b"]
+    assert run_wf.models_called_in(config, OTHERS[0]) == []  # disabled: calls nothing
+    assert run_wf.studies_of_models(config) == {"b": [FIRST], "a": [FIRST]}
+    assert list(run_wf.used_model_cfgs(config)) == ["b", "a"]
+    signatures = run_wf.model_signatures(config)
+    assert signatures == {m: oc.model_signature(run_wf.model_cfg(config, m)) for m in ("b", "a")}
+    assert signatures["a"] != signatures["b"]  # each replay's own answers folder
+    assert run_wf.model_extra_inputs(config) == []  # replays need nothing before their jobs
+
+
+def test_an_item_page_of_replayed_answers_says_so():
+    config = filled(evaluate=["a", "gpu"])
+    assert report_targets.item_page_label(config, FIRST, "a") == "items of a (stored answers)"
+    assert report_targets.item_page_label(config, FIRST, "gpu") == "items of gpu"
