@@ -297,6 +297,7 @@ class BatchJob:
             "tokens": draft["tokens"],
             "estimate_usd": round(draft["estimate_usd"], 8),
             "files": [],
+            "since": int(time.time()),
         }
         self.manifest.parts.append(part)
         self.manifest.save()
@@ -306,7 +307,8 @@ class BatchJob:
     def _uploaded(self, part: dict) -> list[str]:
         """Ids of the files uploaded for ``part`` (found by name: a job killed after the upload
         but before the manifest's next write left them)."""
-        return [f.id for f in self.client.files.list() if f.filename == f"{part['tag']}.jsonl"]
+        name = f"{part['tag']}.jsonl"
+        return [f.id for f in self.client.files.list(purpose="batch") if f.filename == name]
 
     def _upload(self, part: dict, data: bytes, recover: bool) -> None:
         found = self._uploaded(part) if recover else []
@@ -319,17 +321,19 @@ class BatchJob:
         part.update(state="creating", input_file_id=file_id, files=[file_id])
         self.manifest.save()
 
+    def _created(self, part: dict):
+        """The batch created for ``part`` by a job killed before the manifest recorded it, or
+        None. Batches are listed newest first; those created before the part are not looked at."""
+        for batch in self.client.batches.list(limit=100):
+            if (batch.metadata or {}).get(TAG_KEY) == part["tag"]:
+                return batch
+            if batch.created_at < part["since"] - 60:  # a minute for clock differences
+                return None
+        return None
+
     def _start(self, part: dict, recover: bool) -> None:
-        found = []
-        if recover:  # a job killed after `create` but before the manifest's next write
-            found = [
-                b
-                for b in self.client.batches.list(limit=100)
-                if (b.metadata or {}).get(TAG_KEY) == part["tag"]
-            ]
-        if found:
-            batch = found[0]
-        else:
+        batch = self._created(part) if recover else None
+        if batch is None:
             batch = self.client.batches.create(
                 input_file_id=part["input_file_id"],
                 endpoint=ENDPOINT,
