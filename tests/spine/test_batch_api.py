@@ -13,6 +13,7 @@ from fake_batch_server import FakeBatchServer
 from fake_openai_server import answer_text
 
 from oncoeval.backends.batch import BatchesInFlight, batch_price
+from oncoeval.calls import failed_calls_report
 from oncoeval.generate import run_generate
 
 KEY_ENV = "ONCOEVAL_TEST_BATCH_KEY"
@@ -188,8 +189,12 @@ def test_a_batch_refused_for_the_token_limit_is_submitted_again_later(tmp_path, 
 
 def test_a_job_ends_with_batches_in_flight_and_a_later_run_collects(tmp_path, server):
     server.default_plan = "hold"
+    outcome = tmp_path / "logs/adhoc/generate/gpt/probe.outcome.json"
     with pytest.raises(BatchesInFlight, match=r"Run the workflow again \(`make run`"):
-        generate(tmp_path, model(server, batch_wait_s=0.2))
+        generate(tmp_path, model(server, batch_wait_s=0.2), outcome_path=outcome)
+    report = failed_calls_report(tmp_path / "logs")  # the end of the run says so
+    assert report.startswith("Batches still running at the provider")
+    assert "8 requests are not answered yet" in report and next(iter(server.batches)) in report
     assert not (tmp_path / "responses-cache.jsonl").exists()
     assert (tmp_path / "cache/gpt/.batches/adhoc--probe.json").exists()
     (batch_id,) = server.batches
