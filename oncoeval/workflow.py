@@ -24,6 +24,27 @@ from oncoeval.studies import contract
 ADHOC = "adhoc"
 
 
+def settle_config(config: dict) -> list[str]:
+    """Check ``config`` and settle it in place as the workflow holds it; every problem found.
+
+    First what the schemas see (shapes, types, unknown keys; ``oncoeval.config.schema_problems``),
+    and only if that is clean: every schema default filled once, study blocks included
+    (``fill_workflow_config``), the run narrowed by ``only=`` (``apply_only``), then what the
+    schemas cannot see (references between keys, data paths, PHI routes, API key variables;
+    ``config_problems``). A clean config then has its mappings in key order at every level, so
+    that params built from config blocks do not change (and rerun jobs) when a config file lists
+    the same keys in another order. A config with problems must not be used.
+    """
+    problems = oc.schema_problems(config)
+    if problems:
+        return problems
+    oc.fill_workflow_config(config)
+    problems = oc.apply_only(config) + oc.config_problems(config)
+    if not problems:
+        oc.sort_mappings_in_place(config)
+    return problems
+
+
 def study_enabled(config: dict, study: str) -> bool:
     """Whether the run evaluates ``study`` (its block's ``enabled``)."""
     return study in oc.enabled_studies(config)
