@@ -424,7 +424,9 @@ def markdown(items: list[Entry]) -> str:
     for e in items:
         answer = e.answer.replace("|", "\\|").replace("\n", " ")
         lines.append(f"| {e.guideline} | {e.item} | {e.topic} | {e.status} | {answer} |")
-    lines += ["", "Sources:", ""] + [f"- {k}: {v}" for k, v in GUIDELINES.items()]
+    lines += ["", "Sources (and where the item numbers were checked):", ""] + [
+        f"- {k}: {v}. Numbers checked against: {SOURCES[k]}" for k, v in GUIDELINES.items()
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -441,8 +443,8 @@ def html_page(items: list[Entry]) -> str:
         f"{c[FILLED]} filled, {c[PARTLY]} partly filled, {c[AUTHORS]} for the authors.</p>"
         "<table id='checklist'><thead><tr><th>Guideline</th><th>Item</th><th>Topic</th>"
         f"<th>Status</th><th>From the run</th></tr></thead><tbody>{rows}</tbody></table>"
-        "<ul>" + "".join(f"<li>{html.escape(k)}: {html.escape(v)}</li>"
-                         for k, v in GUIDELINES.items()) + "</ul>"
+        "<ul>" + "".join(f"<li>{html.escape(k)}: {html.escape(v)}. Numbers checked against: "
+                         f"{html.escape(SOURCES[k])}</li>" for k, v in GUIDELINES.items()) + "</ul>"
     )  # fmt: skip
     return tables.page("Reporting checklist", body)
 

@@ -178,6 +178,13 @@ def test_a_batch_refused_for_the_token_limit_is_submitted_again_later(tmp_path, 
         assert "token_limit_exceeded" in server.refused  # the second batch, while the first ran
         assert all(r["error"] is None for r in rows)  # not lost, and not counted as resubmits
         assert sorted(server.billed.values()) == [1] * 8
+    with FakeBatchServer(api_key=key, enqueued_token_limit=100) as server:
+        # A batch too large for the provider even alone (8 x 35 tokens): it counts as a
+        # resubmission, then its lines are failed calls naming the reason.
+        cfg = model(server, batch_max_resubmits=1)
+        rows = generate(tmp_path, cfg, n=8, cache="alone", max_failed_share=1.0)
+        assert server.refused == ["token_limit_exceeded"] * 2
+        assert all("token_limit_exceeded" in r["error"] for r in rows)
     with FakeBatchServer(api_key=key, enqueued_token_limit=200) as server:
         # With the budget in the model entry, no batch is refused.
         cfg = model(server, batch_enqueued_tokens=150)
