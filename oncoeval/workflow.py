@@ -1,11 +1,12 @@
 """The rules' side of the whole workflow: what the `.smk` files ask while Snakemake builds the DAG.
 
 Each study's own helpers live in ``oncoeval/studies/{study}/workflow.py``; this module holds the
-ones every study shares: which studies and models a run evaluates, its final targets, the model
-and scheduler resources of a `generate` job, and the inputs of a study's model comparison.
-Functions take the config as the workflow holds it (validated and filled by rules/common.smk,
-``oncoeval.config.fill_workflow_config``) and, where they need them, the Snakemake ``workflow``
-object or a job's wildcards; the `.smk` files call them in one-line input functions and params.
+ones every study shares: the config checked and settled (``settle_config``, called once by
+rules/common.smk), which studies and models a run evaluates, its final targets, the model and
+scheduler resources of a `generate` job, and the inputs of a study's model comparison. The other
+functions take the config as ``settle_config`` leaves it and, where they need them, the
+Snakemake ``workflow`` object or a job's wildcards; the `.smk` files call them in one-line input
+functions and params.
 """
 
 from __future__ import annotations
