@@ -252,7 +252,7 @@ def run_generate(
             try:
                 if backend_cls.batch_mode(model_cfg):
                     generated += answer_by_batches(
-                        todo, job, model_cfg, backend_cls, cache, spend, answers
+                        todo, job, model_cfg, backend_cls, cache, spend, answers, outcome_path
                     )
                     todo = []
                 with tqdm(
@@ -281,11 +281,12 @@ def run_generate(
     return _finish(counts, ordered, backend_cls, max_failed_share, out_path, outcome_path)
 
 
-def answer_by_batches(todo, job, model_cfg, backend_cls, cache, spend, answers) -> int:
+def answer_by_batches(todo, job, model_cfg, backend_cls, cache, spend, answers, outcome_path):
     """Answer ``todo`` through the provider's Batch API (oncoeval.backends.batch); put each
     answer or failed call into ``answers``; return the lines the provider answered. Raises
     :class:`~oncoeval.backends.batch.BatchesInFlight` when batches are still running after the
-    model's ``batch_wait_s``: their answers are collected by a later run."""
+    model's ``batch_wait_s`` (their answers are collected by a later run), having recorded why
+    in the job's outcome record for the end-of-run report."""
     from .backends.batch import BatchesInFlight, BatchJob
 
     backend = backend_cls(model_cfg)
@@ -297,7 +298,12 @@ def answer_by_batches(todo, job, model_cfg, backend_cls, cache, spend, answers) 
     finally:
         backend.close()
     if batches.left:
-        raise BatchesInFlight(batches.in_flight_message(len(answers)))
+        message = batches.in_flight_message(len(answers))
+        if outcome_path is not None:
+            Path(outcome_path).parent.mkdir(parents=True, exist_ok=True)
+            record = {"model": model_cfg["id"], "in_flight": message}
+            Path(outcome_path).write_text(json.dumps(record) + "\n")
+        raise BatchesInFlight(message)
     return batches.calls
 
 

@@ -8,7 +8,8 @@ paid API's Batch API; issue #29).
 - ``POST /v1/batches``, ``GET /v1/batches`` (list), ``GET /v1/batches/{id}``,
   ``POST /v1/batches/{id}/cancel``.
 
-The test drives each batch's state machine: every retrieve of a batch moves it one step,
+The test drives each batch's state machine: every retrieve (of any batch) moves every batch one
+step, so a batch nobody asks about (one its client lost track of) is still run and billed:
 ``validating`` -> ``in_progress`` -> its end, which its plan decides (``plans`` is consumed one
 plan per created batch, then ``default_plan``):
 
@@ -165,7 +166,7 @@ class FakeBatchServer(FakeOpenAIServer):
         return None
 
     def advance(self, bid: str) -> None:
-        """One step of a batch's state machine (each retrieve makes one)."""
+        """One step of a batch's state machine (each retrieve makes one for every batch)."""
         batch = self.batches[bid]
         plan, _, arg = self.plan_of[bid].partition(":")
         if batch["status"] == "validating":
@@ -272,7 +273,9 @@ class FakeBatchServer(FakeOpenAIServer):
                     return 400, {"error": {"message": "file too large", "code": "file_too_large"}}
                 return 200, self._add_file(data, form["purpose"][0].decode(), filename)
             if method == "GET" and len(parts) == 1:
+                purpose = parse_qs(url.query).get("purpose", [None])[0]
                 views = [self._file_view(f) for f in self.files]
+                views = [v for v in views if purpose in (None, v["purpose"])]
                 return 200, {"object": "list", "data": views, "has_more": False}
             if len(parts) < 2 or parts[1] not in self.files:
                 return missing
@@ -286,7 +289,7 @@ class FakeBatchServer(FakeOpenAIServer):
             return self._create_batch(json.loads(raw or b"{}"))
         if method == "GET" and len(parts) == 1:
             after = parse_qs(url.query).get("after", [None])[0]
-            ids = list(self.batches)
+            ids = list(reversed(self.batches))  # newest first, as OpenAI lists them
             ids = ids[ids.index(after) + 1 :] if after in self.batches else ids
             page = [self.batches[b] for b in ids[:3]]  # small pages: the client must paginate
             last = page[-1]["id"] if page else None
@@ -304,7 +307,8 @@ class FakeBatchServer(FakeOpenAIServer):
             if self.batches[bid]["status"] in ACTIVE:
                 self.batches[bid]["status"] = "cancelling"
             return 200, self.batches[bid]
-        self.advance(bid)
+        for each in list(self.batches):  # the provider works on every batch, asked or not
+            self.advance(each)
         return 200, self.batches[bid]
 
 

@@ -7,6 +7,7 @@ and the report. It is the slowest test (the real SmolLM2 answers every study's r
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 
@@ -159,6 +160,32 @@ def test_each_study_compares_its_models_in_its_tables_report_and_summary(default
 
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
+@pytest.mark.parametrize("study", STUDIES)
+def test_every_interval_table_names_method_unit_cluster_and_n(default_run, study):
+    """Every table of the demo run with an interval says how it was made: the method, the
+    resampling unit, the cluster and n (issue #26 item 3); the per-unit score files carry the
+    unit and cluster ids."""
+    results = default_run / "results" / study
+    checked = 0
+    for tsv in sorted((results / "tables").glob("*.tsv")):
+        header = tsv.read_text(encoding="utf-8").splitlines()[0].split("\t")
+        if not any(column.endswith("ci_low") for column in header):
+            continue
+        caption = tsv.with_suffix(".md").read_text(encoding="utf-8")
+        assert "Intervals (" in caption, f"{tsv.name}: no interval method named"
+        assert re.search(r"\bunit\b", caption, re.IGNORECASE), f"{tsv.name}: no unit named"
+        assert "cluster" in caption, f"{tsv.name}: no cluster named"
+        assert re.search(r"\bn(_\w+)?: ", caption), f"{tsv.name}: n not named"
+        checked += 1
+    assert checked >= 2  # the study's own table(s) and the comparison's
+    per_unit = "rollout_scores" if study == "guidelines" else "scores"
+    scores = _tsv(results / per_unit / "smollm2.tsv")
+    assert {"unit", "cluster"} <= set(scores.columns)
+    assert scores["cluster"].notna().all()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_the_embedded_model_loads_once_per_wave(default_run):
     # The run's plan of generate jobs (oncoeval.waves), kept after the run as the last plan
     # (read before `make export`'s run, whose plan has no generate job).
@@ -215,7 +242,8 @@ def test_make_export_of_the_demo_run(default_run):
     counts = {s: list(status.values()).count(s) for s in (checklist.FILLED, checklist.PARTLY)}
     # The demo's judges (SmolLM2 as Cancer-Myth verifier, validated against the shipped human
     # scores; the guidelines chooser) and its answers served from the item cache or replayed.
-    assert status["MI-CLEAR-LLM 5"] == checklist.PARTLY
+    # MI-CLEAR-LLM 1 (the LLM used, with its query dates) and 3 (prompt wording).
+    assert status["MI-CLEAR-LLM 1"] == checklist.PARTLY
     assert status["MI-CLEAR-LLM 3"] == checklist.FILLED
     assert counts[checklist.FILLED] + counts[checklist.PARTLY] >= len(status) - 2
     assert f"{counts[checklist.FILLED]} filled, {counts[checklist.PARTLY]} partly filled" in md

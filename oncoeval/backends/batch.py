@@ -11,7 +11,8 @@ The requests of a job that are not in the cache go to the provider as batches (`
   error file becomes a failed call with its message, and the lines an ``expired``, ``cancelled``
   or ``failed`` batch did not answer are submitted again (up to ``batch_max_resubmits`` times,
   then failed calls carrying the batch's reason). A batch refused for ``token_limit_exceeded``
-  is submitted again once earlier batches have ended, without counting as a resubmission. The
+  while others run is submitted again once one of them has ended, without counting as a
+  resubmission (refused with none running, it counts: that batch alone is too large). The
   provider's files are deleted once a batch is collected.
 
 Nothing lives only in memory. Each part of a job is written to the job's manifest
@@ -191,15 +192,17 @@ class BatchJob:
         for part in self.manifest.parts:  # collected before the job was killed
             if part["state"] == "collected" and part["files"]:
                 self._delete_files(part)
+        refused = False  # a batch was refused for the provider's enqueued-token limit
         while True:
-            room = True
             for part in self.manifest.unfinished():
-                result = yield from self._advance(part, waiting)
-                room = room and result != TOKEN_LIMIT
+                status = yield from self._advance(part, waiting)
+                if status is not None:  # ended: room at the provider, unless it was refused
+                    refused = status == TOKEN_LIMIT
             yield from self._answered_elsewhere(waiting)
             busy = {k for p in self.manifest.unfinished() for k in p["keys"]}
             pending = [key for key in waiting if key not in busy]
-            if pending and room:
+            # After a refusal, the lines wait until another running batch ends.
+            if pending and not (refused and busy):
                 yield from self._submit(pending, waiting)
             if not waiting:
                 break
@@ -236,10 +239,8 @@ class BatchJob:
     # -- submit -----------------------------------------------------------------------------
 
     def _line(self, key: str, request: Request) -> bytes:
-        from .openai_api import request_kwargs
-
-        body = request_kwargs(request, self.cfg)
-        body.update(body.pop("extra_body", {}))
+        # The transport builds the body (batch is imported by it, not the other way round).
+        body = self.backend.batch_body(request)
         row = {"custom_id": key, "method": "POST", "url": ENDPOINT, "body": body}
         return (json_line(row) + "\n").encode("utf-8", "surrogatepass")
 
@@ -294,6 +295,7 @@ class BatchJob:
             "tokens": draft["tokens"],
             "estimate_usd": round(draft["estimate_usd"], 8),
             "files": [],
+            "since": int(time.time()),
         }
         self.manifest.parts.append(part)
         self.manifest.save()
@@ -303,7 +305,8 @@ class BatchJob:
     def _uploaded(self, part: dict) -> list[str]:
         """Ids of the files uploaded for ``part`` (found by name: a job killed after the upload
         but before the manifest's next write left them)."""
-        return [f.id for f in self.client.files.list() if f.filename == f"{part['tag']}.jsonl"]
+        name = f"{part['tag']}.jsonl"
+        return [f.id for f in self.client.files.list(purpose="batch") if f.filename == name]
 
     def _upload(self, part: dict, data: bytes, recover: bool) -> None:
         found = self._uploaded(part) if recover else []
@@ -316,17 +319,19 @@ class BatchJob:
         part.update(state="creating", input_file_id=file_id, files=[file_id])
         self.manifest.save()
 
+    def _created(self, part: dict):
+        """The batch created for ``part`` by a job killed before the manifest recorded it, or
+        None. Batches are listed newest first; those created before the part are not looked at."""
+        for batch in self.client.batches.list(limit=100):
+            if (batch.metadata or {}).get(TAG_KEY) == part["tag"]:
+                return batch
+            if batch.created_at < part["since"] - 60:  # a minute for clock differences
+                return None
+        return None
+
     def _start(self, part: dict, recover: bool) -> None:
-        found = []
-        if recover:  # a job killed after `create` but before the manifest's next write
-            found = [
-                b
-                for b in self.client.batches.list(limit=100)
-                if (b.metadata or {}).get(TAG_KEY) == part["tag"]
-            ]
-        if found:
-            batch = found[0]
-        else:
+        batch = self._created(part) if recover else None
+        if batch is None:
             batch = self.client.batches.create(
                 input_file_id=part["input_file_id"],
                 endpoint=ENDPOINT,
@@ -341,14 +346,14 @@ class BatchJob:
 
     def _advance(self, part: dict, waiting: dict):
         """Move one unfinished part on (a generator: yields what its batch answered); returns
-        the batch's error code when it was refused for the token budget."""
+        None while its batch runs, else the batch's error code or its status."""
         if part["state"] == "uploading":
             lines = [self._line(key, waiting[key]) for key in part["keys"] if key in waiting]
             if len(lines) != len(part["keys"]):  # answered meanwhile: a new part for the rest
                 part.update(state="collected", files=self._uploaded(part))
                 self.manifest.save()
                 self._delete_files(part)
-                return None
+                return "collected"
             self._upload(part, b"".join(lines), recover=True)
         if part["state"] == "creating":
             self._start(part, recover=True)
@@ -356,8 +361,7 @@ class BatchJob:
             batch = self.client.batches.retrieve(part["batch_id"])
             if batch.status not in ENDED:
                 return None
-            code = yield from self._collect(part, batch, waiting)
-            return code
+            return (yield from self._collect(part, batch, waiting))
         return None
 
     def _collect(self, part: dict, batch, waiting: dict):
@@ -392,8 +396,9 @@ class BatchJob:
                 len(missing),
                 len(part["keys"]),
             )
+        others_running = any(p is not part for p in self.manifest.unfinished())
         for key in missing:
-            if code == TOKEN_LIMIT:
+            if code == TOKEN_LIMIT and others_running:
                 continue  # submitted again once earlier batches end; not a resubmission
             self.manifest.tries[key] = self.manifest.tries.get(key, 0) + 1
             if self.manifest.tries[key] > int(self.cfg["batch_max_resubmits"]):
@@ -410,7 +415,7 @@ class BatchJob:
         part["status"] = batch.status
         self.manifest.save()
         self._delete_files(part)
-        return code
+        return code or batch.status
 
     def _lines(self, file_id: str | None) -> list[dict]:
         if not file_id:

@@ -57,10 +57,15 @@ DESCRIPTIONS = {
         for study in STUDIES
     },
 }
-# How the 95% CIs of a table are computed: the study tables' percentile bootstrap over their
-# resampling unit (oncoeval.stats), unless the table names its own (the comparison tables name
-# each row's method in their `interval` column, oncoeval.compare).
-INTERVAL_METHOD = "percentile bootstrap"
+# How the 95% CIs of a table are computed: as the note of its Markdown twin states it (the
+# study writes it with oncoeval.compare.interval_note: method, unit, cluster, n; read by
+# INTERVAL_NOTE); else the comparison's interval, which the study tables share; the comparison
+# tables name each row's method in their `interval` column (oncoeval.compare).
+INTERVAL_METHOD = (
+    "the comparison's interval (Wilson score for a share of independent units, else Student-t "
+    "on the cluster-robust standard error)"
+)
+INTERVAL_NOTE = re.compile(r"Intervals \(\d+%\): [^\n]*")
 ROW_INTERVALS = (
     "the method each row names in its interval column (Wilson score interval for shares of "
     "independent units, else Student-t on the cluster-robust standard error)"
@@ -231,6 +236,11 @@ class Entry:
                     return f"No intervals; standard errors ({errors[0]}), unit: {unit}."
                 return "No intervals."
         method = INTERVAL_METHODS.get((self.study, self.table_key), INTERVAL_METHOD)
+        twin = path.with_suffix(".md")
+        noted = INTERVAL_NOTE.search(twin.read_text(encoding="utf-8")) if twin.exists() else None
+        if noted and (self.study, self.table_key) not in INTERVAL_METHODS:
+            # The study's own statement (method, unit, cluster, n), as its table carries it.
+            return "95% CIs, as the table states them: " + noted.group(0).strip()
         return f"95% CIs: {method}; resampling unit: {unit}."
 
     def caption(self, replayed=(), scope: str = "", root=".") -> str:

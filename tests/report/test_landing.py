@@ -136,9 +136,7 @@ def test_summary_files_and_last_screen_name_the_scope_and_totals(tmp_path, capsy
     assert summary.main(["--root", str(tmp_path), "--report", "results/report.html"]) == 0
     lines = capsys.readouterr().out.rstrip("\n").splitlines()
     assert lines[-1] == "Report: results/report.html"
-    assert lines[-2] == (
-        "Total: 2 calls (1 failed, 0 cached); tokens in/out 10/5; cost $0.0100."
-    )
+    assert lines[-2] == ("Total: 2 calls (1 failed, 0 cached); tokens in/out 10/5; cost $0.0100.")
     assert lines[1] == "OncoEval results (results/summary.md)" and lines[2] == f"!! {scope}"
     assert any("0.250 [0.150, 0.350]" in line for line in lines)
 

@@ -243,7 +243,7 @@ def test_catalog_files_each_result_once_with_a_caption():
     assert (
         found[0]
         .caption()
-        .endswith("95% CIs: percentile bootstrap; resampling unit: patient profile.")
+        .endswith(f"95% CIs: {catalog.INTERVAL_METHOD}; resampling unit: patient profile.")
     )
     assert "no resampling" in found[3].caption()
     assert "Per-item scores of m1: " in found[2].caption()

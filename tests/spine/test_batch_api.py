@@ -13,6 +13,7 @@ from fake_batch_server import FakeBatchServer
 from fake_openai_server import answer_text
 
 from oncoeval.backends.batch import BatchesInFlight, batch_price
+from oncoeval.calls import failed_calls_report
 from oncoeval.generate import run_generate
 
 KEY_ENV = "ONCOEVAL_TEST_BATCH_KEY"
@@ -177,6 +178,13 @@ def test_a_batch_refused_for_the_token_limit_is_submitted_again_later(tmp_path, 
         assert "token_limit_exceeded" in server.refused  # the second batch, while the first ran
         assert all(r["error"] is None for r in rows)  # not lost, and not counted as resubmits
         assert sorted(server.billed.values()) == [1] * 8
+    with FakeBatchServer(api_key=key, enqueued_token_limit=100) as server:
+        # A batch too large for the provider even alone (8 x 35 tokens): it counts as a
+        # resubmission, then its lines are failed calls naming the reason.
+        cfg = model(server, batch_max_resubmits=1)
+        rows = generate(tmp_path, cfg, n=8, cache="alone", max_failed_share=1.0)
+        assert server.refused == ["token_limit_exceeded"] * 2
+        assert all("token_limit_exceeded" in r["error"] for r in rows)
     with FakeBatchServer(api_key=key, enqueued_token_limit=200) as server:
         # With the budget in the model entry, no batch is refused.
         cfg = model(server, batch_enqueued_tokens=150)
@@ -188,8 +196,12 @@ def test_a_batch_refused_for_the_token_limit_is_submitted_again_later(tmp_path, 
 
 def test_a_job_ends_with_batches_in_flight_and_a_later_run_collects(tmp_path, server):
     server.default_plan = "hold"
+    outcome = tmp_path / "logs/adhoc/generate/gpt/probe.outcome.json"
     with pytest.raises(BatchesInFlight, match=r"Run the workflow again \(`make run`"):
-        generate(tmp_path, model(server, batch_wait_s=0.2))
+        generate(tmp_path, model(server, batch_wait_s=0.2), outcome_path=outcome)
+    report = failed_calls_report(tmp_path / "logs")  # the end of the run says so
+    assert report.startswith("Batches still running at the provider")
+    assert "8 requests are not answered yet" in report and next(iter(server.batches)) in report
     assert not (tmp_path / "responses-cache.jsonl").exists()
     assert (tmp_path / "cache/gpt/.batches/adhoc--probe.json").exists()
     (batch_id,) = server.batches

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ...compare import interval_note
 from ...io import read_jsonl, write_table
 from ...judges import adjudication, agreement
 from ...judges.adjudication import blind_id, read_filled_sheet
@@ -47,8 +48,13 @@ def aggregate(
     note = (
         "PCS: mean verifier score (-1/0/1); PCR: share of score 1; over scored questions only. "
         "n_unscored: questions whose answer or verifier reply could not be scored. "
-        f"Bootstrap {settings.ci:.0%} CI over questions ({settings.n_resamples} resamples, "
-        f"seed {settings.seed})."
+        + interval_note(
+            "question",
+            "the source record (myth) it was written from (a hand-written question, "
+            "source_row -1, has none)",
+            "the n column (questions scored), in n_clusters clusters",
+            settings,
+        )
     )
     correct = {
         "validation": validation,
@@ -95,8 +101,9 @@ def correction_note(validation, judge_correction: CorrectionSettings) -> str:
     return (
         "*_corrected: the same rate corrected for the verifier's errors on "
         f"{len(validation[0])} human-scored answers (PCR: Rogan-Gladen on score 1 vs not; PCS: "
-        "the 3x3 confusion matrix inverted, constrained to valid shares). Their CIs resample "
-        "both the questions and the validation answers. A correction needs at least "
+        "the 3x3 confusion matrix inverted, constrained to valid shares). Their CIs: percentile "
+        "joint bootstrap, each draw resampling the questions in whole clusters (source records) "
+        "and the validation answers. A correction needs at least "
         f"{judge_correction.min_labels_per_class} human labels per score and a verifier better "
         "than chance; otherwise the cell gives the reason. It assumes the verifier errs on these "
         "questions as it does on the validation answers."
@@ -171,7 +178,13 @@ def judge_validation(
             [
                 "Each score against the other two, over the answers the verifier scored: "
                 "sensitivity = P(verifier gives s | human gave s), specificity = P(verifier does "
-                "not give s | human did not). Bootstrap CIs over the answers of each group."
+                "not give s | human did not). "
+                + interval_note(
+                    "validation answer (of the group: human gave s, or did not)",
+                    "validation answer",
+                    "n_class, n_other",
+                    settings,
+                )
             ],
         )
     if pairs_tsv:
@@ -198,7 +211,10 @@ def judge_validation(
         )
         + ". "
         "Binary agreement collapses -1/0 vs 1; unreadable verifier replies are counted in "
-        "n_unscored and left out of the agreement figures."
+        "n_unscored and left out of the agreement figures. "
+        + interval_note("validation answer", "validation answer", "n", settings)
+        + f" Cohen's kappa: percentile bootstrap over the answers ({settings.n_resamples} "
+        f"resamples, seed {settings.seed})."
     ]
     write_table(summary, tsv, md, "Cancer-Myth: verifier agreement with human scores", notes)
     write_table(
@@ -238,7 +254,7 @@ def _answer(row):
 
 
 CORRECTED_TEST = "joint bootstrap (clusters of questions and validation answers resampled together)"
-CORRECTED_INTERVAL = "percentile joint bootstrap (questions and validation answers)"
+CORRECTED_INTERVAL = "percentile joint bootstrap (question clusters and validation answers)"
 
 
 def corrected_rows(score_paths: dict, validation_path, params: dict, settings, measures: dict):
@@ -263,9 +279,10 @@ def corrected_rows(score_paths: dict, validation_path, params: dict, settings, m
     values = []
     for model, df in scores.items():
         scored = df["score"].dropna().to_numpy()
+        clusters = df.loc[df["score"].notna(), "cluster"].tolist() if "cluster" in df else None
         args = metrics.for_model(model, validation, correction, own)
         cells = metrics.corrected_pcs_pcr(
-            scored, args["validation"], settings.bootstrap, correction
+            scored, args["validation"], settings.bootstrap, correction, clusters
         )
         for column, measure in measures.items():
             cell = cells[column]
