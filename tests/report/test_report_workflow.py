@@ -25,6 +25,7 @@ from conftest import (
     workflow_env,
     write_config,
 )
+from statsmodels.stats.proportion import proportion_confint
 
 from oncoeval.report import catalog, landing, summary, tables
 
@@ -66,6 +67,11 @@ def run(tmp_path_factory):
     return workdir, config, proc.stdout + proc.stderr
 
 
+def wilson_low(n: int) -> float:
+    """The lower bound of the 95% Wilson interval of a share of n out of n."""
+    return proportion_confint(n, n, alpha=0.05, method="wilson")[0]
+
+
 def report_index(html: str) -> tuple[dict, dict]:
     """The report's ``results`` (path -> entry) and ``categories`` as its page embeds them."""
 
@@ -84,10 +90,10 @@ def test_summary_has_each_study_and_model_with_cis(run):
     headline = cells.assign(value=pd.to_numeric(cells["value"], errors="coerce"))
     assert set(headline["study"]) == set(STUDIES)
     f1 = headline[headline["measure"] == "F1, free-form (ff)"].iloc[0]
-    # The stored reference answers list exactly the reference: F1 1 in every profile.
-    assert (f1["model"], f1["value"], f1["ci_low"], f1["ci_high"]) == (
-        "side-effects-reference-replay", 1.0, 1.0, 1.0,
-    )  # fmt: skip
+    # The stored reference answers list exactly the reference: F1 1 in every profile, a share
+    # of 6 of 6 with its Wilson interval (oncoeval.compare.mean_ci).
+    assert (f1["model"], f1["value"], f1["ci_high"]) == ("side-effects-reference-replay", 1.0, 1.0)
+    assert f1["ci_low"] == pytest.approx(wilson_low(6), rel=1e-5)
     assert (f1["n"], f1["n_unscored"]) == (6, 0)
     # The stored gold tuples: exact-match F1 1 on the published view.
     em = headline[headline["measure"].str.startswith("EM-F1 (published")].iloc[0]
@@ -105,16 +111,17 @@ def test_summary_has_each_study_and_model_with_cis(run):
     myth = headline[headline["study"] == "cancer_myth"].set_index("measure")
     for measure in ("PCS (raw judge verdicts)", "PCR (raw judge verdicts)"):
         row = myth.loc[measure]
-        assert (row["model"], row["value"], row["ci_low"], row["ci_high"]) == (
-            "cancer-myth-reference-replay", 1.0, 1.0, 1.0,
+        assert (row["model"], row["value"], row["ci_high"]) == (
+            "cancer-myth-reference-replay", 1.0, 1.0,
         )  # fmt: skip
+        assert row["ci_low"] == pytest.approx(wilson_low(21), rel=1e-5)
         assert (row["n"], row["n_unscored"]) == (21, 0)
     corrected = cells[cells["measure"] == "PCS (corrected for judge error)"]["value"]
     assert corrected.tolist() == ["no judge validation (human_scores not set)"]
     overlap = headline[headline["measure"] == "path overlap"].set_index("model")["value"]
     assert overlap["demo-oracle-replay"] == 1.0 and overlap["demo-noisy-replay"] < 1.0
     md = (workdir / "results" / "summary.md").read_text()
-    assert "1.000 [1.000, 1.000]" in md
+    assert tables.format_ci(1.0, wilson_low(6), 1.0) in md
     usage = pd.read_csv(workdir / "results" / "usage.tsv", sep="\t").set_index("model")
     assert usage.loc["side-effects-reference-replay", "requests"] == 48
     assert usage.loc["demo-noisy-replay", "failed"] == 0
@@ -158,7 +165,7 @@ def test_every_table_and_figure_the_run_writes_is_in_the_report_once(run):
     table = results["results/report/side_effects/tables/table1.html"]
     assert table["mime_type"] == "text/html"
     page = (workdir / "results/report/side_effects/tables/table1.html").read_text()
-    assert "f1 [95% CI]" in page and "1.000 [1.000, 1.000]" in page
+    assert "f1 [95% CI]" in page and tables.format_ci(1.0, wilson_low(6), 1.0) in page
     assert (workdir / "results/side_effects/tables/table1.tsv").exists()
 
 
@@ -417,9 +424,9 @@ def test_make_run_of_a_capped_subset_says_so_and_ends_on_its_results(tmp_path):
     assert first.returncode == 0, first.stdout[-3000:]
     assert f"OncoEval: {scope}" in first.stdout  # the run's header
     shown = assert_ends_on_results(first.stdout, scope)
-    assert any(
-        "side-effects-reference-replay" in line and "1.000 [1.000, 1.000]" in line for line in shown
-    )
+    f1 = pd.read_csv(workdir / "results/summary.tsv", sep="\t").iloc[0]
+    value = tables.format_ci(float(f1["value"]), f1["ci_low"], f1["ci_high"])
+    assert any("side-effects-reference-replay" in line and value in line for line in shown)
     # The summary files and the report's landing and captions name the cap and the subset.
     assert set(pd.read_csv(workdir / "results/summary.tsv", sep="\t")["scope"]) == {scope}
     for name in ("summary.md", "summary.html", "report/landing.html"):

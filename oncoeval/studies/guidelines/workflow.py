@@ -101,6 +101,10 @@ CAPTIONS = {
         "Per-patient scores of {name}: path overlap and treatment match of its rollouts "
         "(averaged within the note), self-consistency and the modal path and treatment."
     ),
+    "rollout_scores": (
+        "Per-rollout scores of {name} on the expert-labelled notes: path overlap and treatment "
+        "match of each rollout, with its unit (rollout) and cluster (patient note) ids."
+    ),
     "rollouts": (
         "Rollouts of {name}: one row per patient note and rollout with the path read, whether "
         "it is valid in the tree and why not."
