@@ -52,7 +52,9 @@ rule all:
 onstart:
     if RUN_SCOPE:
         print(f"OncoEval: {RUN_SCOPE}")
-    waves.order_by_wave(workflow.dag)
+    depths = waves.order_by_wave(workflow.dag)
+    # On a cluster, one submission per local model and wave (split only to fit its runtime).
+    waves.group_by_wave(workflow, depths, model_cfg)
     waves.write_plan(workflow.dag)
 
 
