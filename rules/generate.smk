@@ -5,7 +5,7 @@
 
 import re
 
-from oncoeval import backends
+from oncoeval import backends, weights
 
 
 rule generate:
@@ -44,6 +44,26 @@ rule generate:
         ),
     script:
         "../scripts/generate.py"
+
+
+# Each local model's weights (hf, vllm), resolved and checked once where Snakemake runs (a
+# cluster's login node: compute nodes are often offline) before any of its jobs: path, hub
+# revision, sha256 of the weights, tokenizer and chat template, which results/provenance.json
+# carries. A missing file or one that differs from the pinned revision fails the run here,
+# before any GPU job (oncoeval.weights). `on_disk` (a stat per file) reruns it when a file changes.
+rule stage_weights:
+    output:
+        "results/models/weights/{model}.json",
+    log:
+        "logs/stage_weights/{model}.log",
+    localrule: True
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        model=lambda wc: model_cfg(wc.model),
+        on_disk=lambda wc: weights.fingerprint(model_cfg(wc.model)),
+    script:
+        "../scripts/stage_weights.py"
 
 
 # One-time conversions the backends ask for (oncoeval.backends.conversions). GGUF weights (the
