@@ -210,7 +210,7 @@ def questions_file(path: Path, n: int, tokens: int) -> Path:
             json.dumps(
                 {
                     "request_id": f"q{i}",
-                    "messages": [{"role": "user", "content": f"Give fact number {i} about CT."}],
+                    "messages": [{"role": "user", "content": f"Give {path.stem} fact {i} on CT."}],
                     "params": {"max_new_tokens": tokens},
                 }
             )
