@@ -51,8 +51,17 @@ class WeightsError(ConfigError):
         super().__init__(f"model {model!r}: {file}: {problem}")
 
 
+#: The keys of a model entry that name its weights (what `stage_weights` depends on; editing any
+#: other key, e.g. batch_size or dtype, stages nothing again).
+STAGING_KEYS = ("id", "backend", "path", "revision", "gguf_file")
+
+
 def record_path(model_id: str) -> str:
     return f"results/models/weights/{model_id}.json"
+
+
+def staging_keys(cfg: dict) -> dict:
+    return {k: cfg[k] for k in STAGING_KEYS if cfg.get(k) is not None}
 
 
 def locate(cfg: dict) -> tuple[Path, list[str] | None, str | None]:

@@ -60,7 +60,7 @@ rule stage_weights:
     conda:
         "../envs/cpu.yaml"
     params:
-        model=lambda wc: model_cfg(wc.model),
+        model=lambda wc: weights.staging_keys(model_cfg(wc.model)),
         on_disk=lambda wc: weights.fingerprint(model_cfg(wc.model)),
     script:
         "../scripts/stage_weights.py"

@@ -284,10 +284,9 @@ def test_a_local_model_is_one_gpu_submission_per_wave_and_a_cancelled_one_loses_
             assert time.monotonic() < deadline, "no answer cached in time"
             time.sleep(0.5)
         group = GROUP.format(model="smollm2", wave=1)
-        job_id = [
-            j for f, j in slurm_jobs(workdir).items() if f == group and j not in jobs.values()
-        ]
-        assert len(job_id) == 1, slurm_jobs(workdir)
+        logs = workdir / ".snakemake" / "slurm_logs" / group
+        job_id = [log.stem for log in logs.glob("*.log") if log.stem not in jobs.values()]
+        assert len(job_id) == 1, sorted(logs.glob("*.log"))
         assert sh(["scancel", job_id[0]], 30).returncode == 0
         _, err = run.communicate(timeout=RUN_TIMEOUT_S)
     finally:
