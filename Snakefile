@@ -40,8 +40,8 @@ include: "rules/report.smk"
 rule all:
     default_target: True
     input:
-        get_final_output(),
-        report_targets(),
+        run_wf.final_targets(config),
+        report_targets.report_targets(config, workflow.rules),
 
 
 # A capped or subset run says so as its jobs start (and in every table, caption and summary).

@@ -31,17 +31,21 @@ def failed_calls_report(logs_dir: str | os.PathLike = "logs", since: float | Non
     """Failed requests per model and study of the `generate` jobs run since ``since``.
 
     Called at the end of a run (the Snakefile's onsuccess/onerror hooks); empty when nothing
-    failed. Each line names the model, the study, the failed and total requests and whether the
+    failed. Batch-mode jobs that ended with batches still running are listed first. Each line names the model, the study, the failed and total requests and whether the
     failures were accepted (``max_failed_share``; counted as unscored in the tables) or stopped
     the job (the next plain rerun asks them again).
     """
     totals: dict[tuple[str, str], dict] = {}
+    in_flight: list[str] = []
     for path in sorted(Path(logs_dir).glob("*/generate/*/*.outcome.json")):
         if since is not None and path.stat().st_mtime < since:
             continue  # from an earlier run
         try:
             row = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError):
+            continue
+        if row.get("in_flight"):  # a batch-mode job ended before its batches (backends.batch)
+            in_flight.append(f"  {row['in_flight']}")
             continue
         if not row.get("errors"):
             continue
@@ -60,9 +64,12 @@ def failed_calls_report(logs_dir: str | os.PathLike = "logs", since: float | Non
         entry["requests"] += int(row["requests"])
         if not row.get("accepted", True):
             entry["refused"].append(row["requestset"])
+    lines = []
+    if in_flight:
+        lines += ["Batches still running at the provider (a later run collects them):", *in_flight]
     if not totals:
-        return ""
-    lines = ["Failed model calls in this run (per model and study):"]
+        return "\n".join(lines)
+    lines += ["Failed model calls in this run (per model and study):"]
     for (model, study), e in sorted(totals.items()):
         fate = (
             f"stopped request sets {', '.join(e['refused'])}"

@@ -250,6 +250,11 @@ def run_generate(
             )
             claims = RequestClaims(cache.folder, claim_stale_s) if cache is not None else None
             try:
+                if backend_cls.batch_mode(model_cfg):
+                    generated += answer_by_batches(
+                        todo, job, model_cfg, backend_cls, cache, spend, answers, outcome_path
+                    )
+                    todo = []
                 with tqdm(
                     total=len(todo), desc=f"generate {model_cfg['id']}", disable=not progress
                 ) as bar:
@@ -274,6 +279,32 @@ def run_generate(
     counts["generated"] = generated - spend.not_sent  # calls made
     counts["seconds"] = round(time.perf_counter() - started, 3)
     return _finish(counts, ordered, backend_cls, max_failed_share, out_path, outcome_path)
+
+
+def answer_by_batches(todo, job, model_cfg, backend_cls, cache, spend, answers, outcome_path):
+    """Answer ``todo`` through the provider's Batch API (oncoeval.backends.batch); put each
+    answer or failed call into ``answers``; return the lines the provider answered. Raises
+    :class:`~oncoeval.backends.batch.BatchesInFlight` when batches are still running after the
+    model's ``batch_wait_s`` (their answers are collected by a later run), having recorded why
+    in the job's outcome record for the end-of-run report."""
+    from .backends.batch import BatchesInFlight, BatchJob
+
+    backend = backend_cls(model_cfg)
+    try:
+        batches = BatchJob(backend, cache, cache.path.stem, spend.spent)
+        for key, resp in batches.run({job.keys[r.request_id]: r for r in todo}):
+            resp.model = model_cfg["id"]
+            answers[key] = resp
+    finally:
+        backend.close()
+    if batches.left:
+        message = batches.in_flight_message(len(answers))
+        if outcome_path is not None:
+            Path(outcome_path).parent.mkdir(parents=True, exist_ok=True)
+            record = {"model": model_cfg["id"], "in_flight": message}
+            Path(outcome_path).write_text(json.dumps(record) + "\n")
+        raise BatchesInFlight(message)
+    return batches.calls
 
 
 def drain_siblings(model, model_cfg, backend_cls, cache_dir, claims, siblings) -> int:

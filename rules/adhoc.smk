@@ -1,4 +1,5 @@
-# Ad-hoc request sets from the config's `adhoc` key, answered by every evaluated model.
+# Ad-hoc request sets from the config's `adhoc` key, answered by every evaluated model (their
+# targets: oncoeval.workflow.study_targets).
 
 
 rule adhoc_requests:
@@ -12,10 +13,3 @@ rule adhoc_requests:
         "../envs/cpu.yaml"
     script:
         "../scripts/adhoc_requests.py"
-
-
-STUDY_TARGETS["adhoc"] = lambda: expand(
-    "results/adhoc/responses/{model}/{requestset}.jsonl",
-    model=config["evaluate"],
-    requestset=list(config["adhoc"]),
-)

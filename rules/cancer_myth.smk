@@ -185,7 +185,7 @@ rule cancer_myth_aggregate:
     input:
         scores=expand(
             cancer_myth_wf.OUTPUTS_SCORE["scores"],
-            model=evaluated_models("cancer_myth"),
+            model=run_wf.evaluated_models(config, "cancer_myth"),
         ),
         validation=(
             cancer_myth_wf.OUTPUTS_JUDGE_AGREEMENT["verifier_pairs"]
@@ -199,7 +199,7 @@ rule cancer_myth_aggregate:
     conda:
         "../envs/cpu.yaml"
     params:
-        models=evaluated_models("cancer_myth"),
+        models=run_wf.evaluated_models(config, "cancer_myth"),
         # Rows judged by their own verifier (verifier_for): the validation does not correct them.
         own_verifier=CANCER_MYTH["verifier_for"] or {},
         bootstrap=config["bootstrap"],
@@ -216,7 +216,7 @@ rule cancer_myth_judge_agreement:
         judged=(
             expand(
                 cancer_myth_wf.OUTPUTS_PARSE["judged"],
-                model=evaluated_models("cancer_myth"),
+                model=run_wf.evaluated_models(config, "cancer_myth"),
             )
             if CANCER_MYTH["adjudicated"]
             else []
@@ -230,7 +230,11 @@ rule cancer_myth_judge_agreement:
     conda:
         "../envs/cpu.yaml"
     params:
-        models=evaluated_models("cancer_myth") if CANCER_MYTH["adjudicated"] else [],
+        models=(
+            run_wf.evaluated_models(config, "cancer_myth")
+            if CANCER_MYTH["adjudicated"]
+            else []
+        ),
         verifier=CM_JURY,
         combine=CANCER_MYTH["jury_combine"],
         bootstrap=config["bootstrap"],
@@ -242,7 +246,7 @@ rule cancer_myth_adjudication_sheet:
     input:
         judged=expand(
             cancer_myth_wf.OUTPUTS_PARSE["judged"],
-            model=evaluated_models("cancer_myth"),
+            model=run_wf.evaluated_models(config, "cancer_myth"),
         ),
     output:
         **cancer_myth_wf.OUTPUTS_ADJUDICATION,
@@ -251,7 +255,7 @@ rule cancer_myth_adjudication_sheet:
     conda:
         "../envs/cpu.yaml"
     params:
-        models=evaluated_models("cancer_myth"),
+        models=run_wf.evaluated_models(config, "cancer_myth"),
         max_items=CANCER_MYTH["adjudication"]["max_items"],
         seed=CANCER_MYTH["adjudication"]["seed"],
     script:

@@ -5,7 +5,7 @@
 
 rule compare_models:
     input:
-        unpack(comparison_inputs),
+        unpack(lambda wc: run_wf.comparison_inputs(config, wc.study)),
     output:
         comparison="results/{study}/tables/model_comparison.tsv",
         comparison_md="results/{study}/tables/model_comparison.md",
@@ -17,10 +17,10 @@ rule compare_models:
     conda:
         "../envs/cpu.yaml"
     params:
-        models=lambda wc: evaluated_models(wc.study),
+        models=lambda wc: run_wf.evaluated_models(config, wc.study),
         comparisons=config.get("comparisons", {}),
         bootstrap=config["bootstrap"],
         judge_correction=config.get("judge_correction", {}),
-        study=lambda wc: comparison_params(wc.study),
+        study=lambda wc: run_wf.comparison_params(config, wc.study),
     script:
         "../scripts/compare_models.py"

@@ -88,7 +88,9 @@ rule coral_score:
 
 rule coral_aggregate:
     input:
-        scores=lambda wc: expand(coral_wf.SCORES, model=evaluated_models("coral")),
+        scores=lambda wc: expand(
+            coral_wf.SCORES, model=run_wf.evaluated_models(config, "coral")
+        ),
         notes_items=coral_wf.NOTES_ITEMS,
     output:
         **coral_wf.OUTPUTS_AGGREGATE,
@@ -97,7 +99,7 @@ rule coral_aggregate:
     conda:
         "../envs/cpu.yaml"
     params:
-        models=lambda wc: evaluated_models("coral"),
+        models=lambda wc: run_wf.evaluated_models(config, "coral"),
         bootstrap=config["bootstrap"],
     script:
         "../scripts/coral/aggregate.py"

@@ -3,9 +3,13 @@
 # signature), so editing another model, or an operational setting of this one, reruns nothing.
 
 
+import functools
 import re
 
 from oncoeval import backends, weights
+
+# One scheduler resource of a `generate` job (oncoeval.workflow.generate_resource) for this run.
+generate_resource = functools.partial(run_wf.generate_resource, config, workflow)
 
 
 rule generate:
@@ -13,7 +17,9 @@ rule generate:
         requests="results/{study}/requests/{requestset}.jsonl",
         # What the model's backend needs first (an hf GGUF's conversion); ancient(): a
         # re-written manifest reruns nothing.
-        checkpoint=lambda wc: ancient(backends.extra_inputs(routed_model_cfg(wc))),
+        checkpoint=lambda wc: ancient(
+            backends.extra_inputs(run_wf.routed_model_cfg(config, wc, GENERATE_ROUTES))
+        ),
     output:
         responses="results/{study}/responses/{model}/{requestset}.jsonl",
     log:
@@ -22,7 +28,7 @@ rule generate:
         "benchmarks/{study}/generate/{model}/{requestset}.tsv"
     conda:
         "../envs/inference.yaml"
-    threads: lambda wc: oc.generate_threads(model_cfg(wc.model))
+    threads: lambda wc: oc.generate_threads(run_wf.model_cfg(config, wc.model))
     resources:
         # Portable needs from the model's backend (its job_resources, oncoeval.backends):
         # hf/vllm models ask for gpu/mem_mb/runtime and, when given, the SLURM plugin's
@@ -40,7 +46,7 @@ rule generate:
     params:
         # (for replay models also a digest of the answers file this job reads)
         model=lambda wc: oc.model_signature(
-            model_cfg(wc.model), wc.study, wc.requestset
+            run_wf.model_cfg(config, wc.model), wc.study, wc.requestset
         ),
     script:
         "../scripts/generate.py"
@@ -72,7 +78,7 @@ rule stage_weights:
 # transformers version, and shared by every run that points at that store. The rule's output is
 # a small manifest in this run's tree; a job finds an existing conversion and only writes the
 # manifest, so it never deletes a checkpoint other runs may be reading.
-CONVERSIONS = backends.conversions({m: model_cfg(m) for m in oc.used_models(config)})
+CONVERSIONS = backends.conversions(run_wf.used_model_cfgs(config))
 
 
 rule convert_model:
@@ -98,7 +104,7 @@ rule convert_model:
 # every responses file of the study once the study's own tables are built.
 rule model_calls_table:
     input:
-        lambda wc: STUDY_TARGETS[wc.study](),
+        lambda wc: run_wf.study_targets(config, wc.study),
     output:
         tsv="results/{study}/tables/model_calls.tsv",
         md="results/{study}/tables/model_calls.md",
@@ -108,8 +114,6 @@ rule model_calls_table:
     conda:
         "../envs/cpu.yaml"
     params:
-        models=lambda wc: sorted(
-            m for m, studies in oc.used_models(config).items() if wc.study in studies
-        ),
+        models=lambda wc: run_wf.models_called_in(config, wc.study),
     script:
         "../scripts/model_calls_table.py"

@@ -1,13 +1,12 @@
 # The report: every study table as an HTML page, every figure, the summary page (the report's
 # landing content), per-item pages per study and model, and provenance. Entries, categories
-# and captions come from oncoeval.report.catalog; `make report` builds the report of the run.
+# and captions come from oncoeval.report.catalog, the report's targets and each page's params from
+# oncoeval.report.targets; `make report` builds the report of the run.
 
 
+from oncoeval.report import catalog as report_catalog
+from oncoeval.report import targets as report_targets
 from oncoeval.report.summary import print_run_end
-
-
-include: "report_targets.smk"
-
 
 # A capped (limit=) or subset (only=) run says so in every caption and on the landing.
 RUN_SCOPE = report_catalog.config_scope(config)
@@ -38,10 +37,10 @@ rule report_table:
             "results/report/{study}/{entry_path}.html",
             caption="../report/entry.rst",
             category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
-            subcategory=lambda wc: entry_of(wc, "tsv").subcategory,
+            subcategory=lambda wc: report_targets.entry_of(wc, "tsv").subcategory,
             labels=lambda wc, input: {
-                "entry": entry_of(wc, "tsv").title(),
-                "file": entry_of(wc, "tsv").rel,
+                "entry": report_targets.entry_of(wc, "tsv").title(),
+                "file": report_targets.entry_of(wc, "tsv").rel,
                 "n": report_catalog.count_n(input[0]),
             },
         ),
@@ -50,10 +49,8 @@ rule report_table:
     conda:
         "../envs/cpu.yaml"
     params:
-        caption=lambda wc: entry_of(wc, "tsv").caption(
-            caption_replayed(entry_of(wc, "tsv"), wc.study), RUN_SCOPE
-        ),
-        include_text=lambda wc: shows_phi_text(wc.study),
+        caption=lambda wc: report_targets.entry_caption(config, wc, "tsv", RUN_SCOPE),
+        include_text=lambda wc: report_targets.shows_phi_text(config, wc.study),
     script:
         "../scripts/report_table.py"
 
@@ -68,8 +65,8 @@ rule report_figure:
             category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
             subcategory="figures",
             labels=lambda wc: {
-                "entry": entry_of(wc, "png").title(),
-                "file": entry_of(wc, "png").rel,
+                "entry": report_targets.entry_of(wc, "png").title(),
+                "file": report_targets.entry_of(wc, "png").rel,
                 "n": "on the figure; see its table",
             },
         ),
@@ -78,14 +75,14 @@ rule report_figure:
     conda:
         "../envs/cpu.yaml"
     params:
-        caption=lambda wc: entry_of(wc, "png").caption(replayed_in(wc.study), RUN_SCOPE),
+        caption=lambda wc: report_targets.entry_caption(config, wc, "png", RUN_SCOPE),
     shell:
         "cp {input} {output} 2> {log}"
 
 
 rule report_summary:
     input:
-        get_final_output(),
+        run_wf.final_targets(config),
     output:
         tsv="results/summary.tsv",
         md="results/summary.md",
@@ -103,11 +100,9 @@ rule report_summary:
         "../envs/cpu.yaml"
     params:
         studies=lambda wc: sorted(oc.enabled_studies(config)),
-        models=lambda wc: {m: sorted(s) for m, s in oc.used_models(config).items()},
-        replayed=lambda wc: sorted(
-            {m for s in oc.enabled_studies(config) for m in replayed_in(s)}
-        ),
-        item_pages=lambda wc: item_pages(),
+        models=lambda wc: run_wf.studies_of_models(config),
+        replayed=lambda wc: report_targets.replayed_models(config),
+        item_pages=lambda wc: report_targets.item_pages(config),
         scope=RUN_SCOPE,
     script:
         "../scripts/report_summary.py"
@@ -115,7 +110,7 @@ rule report_summary:
 
 rule report_items:
     input:
-        lambda wc: model_targets(wc.study, wc.model),
+        lambda wc: report_targets.model_targets(config, wc.study, wc.model),
     output:
         report(
             "results/report/{study}/drilldown/{model}.html",
@@ -123,8 +118,7 @@ rule report_items:
             category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
             subcategory="per-item records",
             labels=lambda wc: {
-                "entry": f"items of {wc.model}"
-                + (" (stored answers)" if wc.model in replayed_in(wc.study) else ""),
+                "entry": report_targets.item_page_label(config, wc.study, wc.model),
                 "n": "see the page",
             },
         ),
@@ -133,9 +127,9 @@ rule report_items:
     conda:
         "../envs/cpu.yaml"
     params:
-        include_text=lambda wc: shows_phi_text(wc.study),
+        include_text=lambda wc: report_targets.shows_phi_text(config, wc.study),
         max_chars=config["report"]["item_max_chars"],
-        compare=lambda wc: compare_link(wc.study),
+        compare=lambda wc: report_targets.compare_link(config, wc.study),
         scope=RUN_SCOPE,
     script:
         "../scripts/report_items.py"
@@ -144,7 +138,7 @@ rule report_items:
 # Every model's answer to each item of a study side by side (studies with two or more models).
 rule report_compare:
     input:
-        lambda wc: STUDY_TARGETS[wc.study](),
+        lambda wc: run_wf.study_targets(config, wc.study),
     output:
         report(
             "results/report/{study}/drilldown/compare.html",
@@ -158,8 +152,8 @@ rule report_compare:
     conda:
         "../envs/cpu.yaml"
     params:
-        models=lambda wc: evaluated_models(wc.study),
-        include_text=lambda wc: shows_phi_text(wc.study),
+        models=lambda wc: run_wf.evaluated_models(config, wc.study),
+        include_text=lambda wc: report_targets.shows_phi_text(config, wc.study),
         max_chars=config["report"]["item_max_chars"],
         scope=RUN_SCOPE,
     script:
@@ -182,12 +176,8 @@ rule estimate_models:
 
 rule report_provenance:
     input:
-        get_final_output(),
-        [
-            m
-            for mid in oc.used_models(config)
-            for m in backends.extra_inputs(model_cfg(mid))
-        ],
+        run_wf.final_targets(config),
+        run_wf.model_extra_inputs(config),
     output:
         json="results/provenance.json",
         html=report(
@@ -203,9 +193,7 @@ rule report_provenance:
     params:
         # Each model's signature (what its answers depend on): an operational edit (spend
         # cap, concurrency...) reruns nothing; the script reads the entries from the config.
-        models=lambda wc: {
-            mid: oc.model_signature(model_cfg(mid)) for mid in oc.used_models(config)
-        },
+        models=lambda wc: run_wf.model_signatures(config),
         scope=RUN_SCOPE,
     script:
         "../scripts/report_provenance.py"

@@ -127,11 +127,11 @@ rule side_effects_aggregate:
     input:
         scores=lambda wc: expand(
             side_effects_wf.OUTPUTS_SCORE["scores"],
-            model=evaluated_models("side_effects"),
+            model=run_wf.evaluated_models(config, "side_effects"),
         ),
         overlaps=lambda wc: expand(
             side_effects_wf.OUTPUTS_SCORE["overlap"],
-            model=evaluated_models("side_effects"),
+            model=run_wf.evaluated_models(config, "side_effects"),
         ),
     output:
         **side_effects_wf.OUTPUTS_AGGREGATE,
@@ -140,7 +140,7 @@ rule side_effects_aggregate:
     conda:
         "../envs/cpu.yaml"
     params:
-        models=lambda wc: evaluated_models("side_effects"),
+        models=lambda wc: run_wf.evaluated_models(config, "side_effects"),
         bootstrap=config["bootstrap"],
     script:
         "../scripts/side_effects/aggregate.py"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -52,6 +53,26 @@ def workflow_env(extra: dict | None = None) -> dict:
 def workdir(tmp_path: Path) -> Path:
     """A fresh directory that looks like the repository to Snakemake."""
     return link_workflow(tmp_path)
+
+
+@pytest.fixture
+def key(request, monkeypatch) -> str:
+    """A fresh API key for one test, set in the environment variable its module names in
+    ``KEY_ENV`` (the variable the module's model configs give as ``api_key_env``)."""
+    value = "sk-test-" + secrets.token_hex(16)
+    monkeypatch.setenv(request.module.KEY_ENV, value)
+    return value
+
+
+@pytest.fixture
+def server(request, key):
+    """tests/fake_openai_server.py on 127.0.0.1, accepting only ``key``; each answer takes the
+    module's ``SERVER_LATENCY`` seconds (0 if it sets none)."""
+    from fake_openai_server import FakeOpenAIServer
+
+    latency = getattr(request.module, "SERVER_LATENCY", 0.0)
+    with FakeOpenAIServer(latency=latency, api_key=key) as srv:
+        yield srv
 
 
 def link_workflow(path: Path) -> Path:

@@ -171,6 +171,29 @@ def api_schema(own: dict, key_env: str, required: list[str]) -> dict:
                 "properties": {
                     "prompt_per_1k": _price_per_1k("prompt"),
                     "completion_per_1k": _price_per_1k("completion"),
+                    "batch": {
+                        "description": (
+                            "USD per 1000 tokens of batch calls (batch: true); a rate left "
+                            "unset is half the synchronous one."
+                        ),
+                        "type": ["object", "null"],
+                        "default": None,
+                        "if": {"type": "object"},
+                        "then": {
+                            "properties": {
+                                "prompt_per_1k": {
+                                    "description": "USD per 1000 prompt tokens in a batch.",
+                                    "type": "number",
+                                    "minimum": 0,
+                                },
+                                "completion_per_1k": {
+                                    "description": "USD per 1000 completion tokens in a batch.",
+                                    "type": "number",
+                                    "minimum": 0,
+                                },
+                            }
+                        },
+                    },
                 }
             },
         },

@@ -75,6 +75,19 @@ class BaseBackend:
         return 0.0, 0.0
 
     @classmethod
+    def batch_cost_bounds(
+        cls, cfg: dict, prompt_tokens: int, max_new_tokens: int
+    ) -> tuple[float | None, float | None]:
+        """:meth:`cost_bounds` of the same calls sent through the provider's Batch API; a backend
+        without one costs what its calls cost."""
+        return cls.cost_bounds(cfg, prompt_tokens, max_new_tokens)
+
+    @classmethod
+    def batch_mode(cls, cfg: dict) -> bool:
+        """Whether this model's jobs go through the provider's Batch API."""
+        return False
+
+    @classmethod
     def provenance(cls, cfg: dict, root) -> dict:
         """What identifies this model's outputs beyond its settings (weights and chat-template
         hashes, replayed files), for results/provenance.json; ``root`` is the workdir. Every

@@ -31,7 +31,8 @@ from ..failures import CONTENT_FILTERED
 from ..io import encodable_messages
 from ..records import Request
 from ..shapes import SHAPE_PARAM, openai_fields
-from .api import Answer, ApiBackend, Failure, Slots, api_schema, retry_after_s
+from . import batch
+from .api import Answer, ApiBackend, Failure, Slots, api_schema, cost_usd, retry_after_s
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +156,7 @@ CONFIG_SCHEMA = api_schema(
             "type": "boolean",
             "default": False,
         },
+        **batch.SCHEMA,
     },
     key_env=DEFAULT_KEY_ENV,
     required=["model"],
@@ -166,6 +168,18 @@ class Backend(ApiBackend):
     libraries = ("openai",)
     CONFIG_SCHEMA = CONFIG_SCHEMA
     decoding_keys = (*ApiBackend.decoding_keys, "reasoning")
+    # Batch mode changes the route and the price, never an answer (oncoeval.backends.batch).
+    operational_keys = ApiBackend.operational_keys | set(batch.SCHEMA)
+
+    @classmethod
+    def batch_mode(cls, cfg: dict) -> bool:
+        return bool(cls.filled(cfg)["batch"])
+
+    @classmethod
+    def batch_cost_bounds(cls, cfg, prompt_tokens, max_new_tokens):
+        price = batch.batch_price(cfg.get("price"))
+        return cost_usd(price, prompt_tokens, 0), cost_usd(price, prompt_tokens, max_new_tokens)
+
     # The client retries by itself, and its HTTP client takes a slot per exchange.
     transport_retries = True
     client_max_retry_after_s = CLIENT_MAX_RETRY_AFTER_S

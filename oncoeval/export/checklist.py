@@ -1,11 +1,10 @@
 """The reporting appendix (``results/reporting_checklist.{md,html}``): the items of three
 clinical-AI reporting guidelines that a run can answer, filled from what the run recorded.
 
-Guidelines, named by their published item numbers (the wording here is this project's own):
-
-- TRIPOD-LLM (Gallifant et al., Nat Med 2025;31:60-69),
-- CHART, the Chatbot Assessment Reporting Tool (CHART Collaborative, 2025),
-- MI-CLEAR-LLM (Park et al., Korean J Radiol 2024;25:865-868).
+Each item carries its guideline's published number; the topic and the answers are this
+project's own short wording. Where each guideline's numbers were checked is in ``SOURCES``
+(and docs/publishing.md): TRIPOD-LLM by its Table 2, CHART by the main items its statement
+lists, MI-CLEAR-LLM by the six items of its 2024 checklist.
 
 Each item is ``filled`` (the run answers it), ``partly filled`` (the run answers part and says
 what is missing) or ``for the authors`` (no run can know it: a question for the paper). The
@@ -31,10 +30,32 @@ GUIDELINES = {
     "TRIPOD-LLM": "Gallifant J, et al. The TRIPOD-LLM reporting guideline for studies using "
     "large language models. Nat Med 2025;31:60-69. doi:10.1038/s41591-024-03425-5",
     "CHART": "CHART Collaborative. Reporting guideline for chatbot health advice studies: the "
-    "Chatbot Assessment Reporting Tool (CHART) statement. 2025",
+    "Chatbot Assessment Reporting Tool (CHART) statement. BMJ Med 2025;4:e001632. "
+    "doi:10.1136/bmjmed-2025-001632",
     "MI-CLEAR-LLM": "Park SH, et al. Minimum reporting items for clear evaluation of accuracy "
     "reports of large language models in healthcare (MI-CLEAR-LLM). Korean J Radiol "
     "2024;25:865-868",
+}
+# Where the item numbers below were checked (November 2026). Every number used is in one of
+# these; none is from memory.
+SOURCES = {
+    "TRIPOD-LLM": "Table 2 of the Nat Med paper (items 1-19 with subitems), as reproduced in "
+    "github.com/youkiti/reporting_guidelines_markdown, "
+    "checklists/TRIPOD-LLM/TRIPOD-LLM-Checklist.md (commit 085199cc), and in a second "
+    "repository's verbatim transcript of Table 2; the numbering differs from the medRxiv "
+    "preprint's (there 6b held the inference settings).",
+    "CHART": "The statement's abstract (PMC12320030; PubMed 40747825), which lists its 12 "
+    "items by subitem: model identifiers 3a-b, prompt engineering 5a-b, query strategy 6a-d, "
+    "performance evaluation 7a-b, sample size 8, data analysis 9a, data availability 12e. "
+    "Items are cited at that level; which subitem of 3, 5, 6 and 7 each fact answers was "
+    "not checked.",
+    "MI-CLEAR-LLM": "The 2024 checklist's six items as numbered by Ko et al., Korean J Radiol "
+    "2025;26:304-312 (1 identification and specification of the LLM, 2 stochasticity "
+    "handling, 3 prompt wording and syntax, 4 prompt structuring, 5 prompt testing and "
+    "optimization, 6 independence of the test data), and the 2024 paper (PMC11444851), whose "
+    "item 1 asks for the query dates. A 2025 update (Korean J Radiol 2025;26:1123-1132) has "
+    "eight items numbered differently; its numbers were found only in a secondary summary "
+    "and are not used.",
 }
 
 
@@ -187,8 +208,9 @@ def entries(f: RunFacts) -> list[Entry]:
 
     model_answer = _join(f.model_lines(evaluated))
     pinned = f.models_pinned(evaluated)
-    date_answer = _join(f"{m}: {a} to {b}" for m, a, b in ((m, *d) for m, d in dates.items()))
-    date_status = PARTLY if dates else AUTHORS
+    date_answer = _join(
+        (f"{m}: {a} to {b}" for m, (a, b) in dates.items()), "no responses in results/ yet"
+    )
     date_note = (
         " (dates the responses files were written; answers served from the item cache were "
         "first asked earlier, see the cache's records)"
@@ -228,122 +250,151 @@ def entries(f: RunFacts) -> list[Entry]:
         "leader flagged. Tables: " + _join(comparisons, "none (one model per study)")
     )
     phi = f.phi_studies()
-    phi_answer = (
-        f"Studies marked contains_phi: {_join(phi)}; their exports hold ids and sha256 hashes "
-        f"instead of text (report.include_phi_text is "
-        f"{'on' if (f.config.get('report') or {}).get('include_phi_text') else 'off'}); only "
-        "models marked phi_safe received them."
-    )
     software = (
         f"OncoEval (Snakemake workflow), Python {libs.get('python')}, "
         + ", ".join(f"{k} {v}" for k, v in sorted(libs.items()) if k != "python")
         + "; code, config and results in the Workflow Run RO-Crate (results/publish/)."
     )
 
-    # TRIPOD-LLM
+    data_share = (
+        data_answer
+        + f". Studies marked contains_phi: {_join(phi)}; their exports and the crate hold ids "
+        f"and sha256 hashes instead of text (report.include_phi_text is "
+        f"{'on' if (f.config.get('report') or {}).get('include_phi_text') else 'off'}), and "
+        "only models marked phi_safe received them. Whether and where the data are shared: "
+        "for the authors."
+    )
+
+    # TRIPOD-LLM, Table 2 of Gallifant et al. (see SOURCES).
     add(
         "TRIPOD-LLM",
         "5a",
-        "Sources of the data",
+        "Data sources and why they were used",
         PARTLY,
-        data_answer + ". Who collected the data and how: for the authors.",
+        data_answer + ". Who collected the data and why these: for the authors.",
     )
     add(
         "TRIPOD-LLM",
         "5c",
-        "Dates of the data",
+        "Oldest and newest date of the text used",
         AUTHORS,
         "The dates the source texts span are not in the data files the run reads.",
     )
     add(
         "TRIPOD-LLM",
         "6a",
-        "The LLMs: name, version, access, and how they are pinned",
-        FILLED if pinned else PARTLY,
-        model_answer,
-    )
-    add(
-        "TRIPOD-LLM",
-        "6b",
-        "Inference settings (temperature, token limits, seeds)",
-        FILLED,
-        stochastic,
+        "LLM name, version and last date of training",
+        PARTLY,
+        model_answer + ". Each model's last date of training: for the authors.",
     )
     add(
         "TRIPOD-LLM",
         "6c",
-        "Prompts: full text and how they were chosen",
-        PARTLY,
-        prompt_answer + ". How the prompts were designed and selected: for the authors.",
+        "How text was generated: prompting and inference settings",
+        FILLED,
+        prompt_answer + ". " + stochastic,
     )
-    add("TRIPOD-LLM", "6d", "Dates the models were queried", date_status, date_answer + date_note)
     add(
         "TRIPOD-LLM",
-        "8",
-        "Evaluation: metrics, judges and their validation",
+        "7b",
+        "Relevance of the metrics and their agreement with human evaluation",
         judge_status,
         judge_answer,
     )
     add(
         "TRIPOD-LLM",
-        "9",
-        "Statistical methods: uncertainty and comparisons",
-        FILLED,
-        stats_answer + " " + compare_answer,
+        "7c",
+        "Outcome, how it was computed, date of inference, metrics",
+        PARTLY,
+        stats_answer + " Inference dates: " + date_answer + date_note,
     )
-    add("TRIPOD-LLM", "10", "Data protection and privacy", FILLED, phi_answer)
-    add("TRIPOD-LLM", "18e", "Code availability", FILLED, software)
-    # CHART
+    add(
+        "TRIPOD-LLM",
+        "7d",
+        "Human assessors: qualifications, instructions, agreement",
+        PARTLY if f.review_tables() else AUTHORS,
+        "Human review in this run: "
+        + _join(f.review_tables(), "none")
+        + ". Who the assessors were and what they were told: for the authors.",
+    )
+    add("TRIPOD-LLM", "7e", "Comparison with other LLMs and benchmarks", FILLED, compare_answer)
+    add(
+        "TRIPOD-LLM",
+        "9a",
+        "How the prompts were designed, curated and selected",
+        PARTLY,
+        prompt_answer + ". How they were designed and chosen: for the authors.",
+    )
+    add("TRIPOD-LLM", "14e", "Availability of the study data", PARTLY, data_share)
+    add("TRIPOD-LLM", "14f", "Availability of the code", FILLED, software)
+    # CHART, main items as the statement's abstract lists them (see SOURCES).
+    add("CHART", "3", "Model identifiers", FILLED if pinned else PARTLY, model_answer)
     add(
         "CHART",
         "5",
-        "Model identifiers and the dates of access",
-        PARTLY if dates else AUTHORS,
-        model_answer + ". Queried: " + date_answer + date_note,
+        "Prompt engineering",
+        PARTLY,
+        prompt_answer + ". How the prompts were developed: for the authors.",
     )
-    add("CHART", "6", "Prompt engineering and the prompts used", PARTLY, prompt_answer)
+    add(
+        "CHART",
+        "6",
+        "Query strategy: sessions, settings, repeats, dates",
+        PARTLY,
+        "Each request is sent as its own conversation (no shared chat history). "
+        + stochastic
+        + ". Queried: "
+        + date_answer
+        + date_note,
+    )
     add(
         "CHART",
         "7",
-        "Query strategy: sessions, repeats, settings",
-        FILLED,
-        "Each request is sent as its own conversation (no shared chat history). " + stochastic,
-    )
-    add(
-        "CHART",
-        "8",
         "Performance evaluation: reference standard, raters, judges",
         judge_status,
         judge_answer,
     )
     add(
         "CHART",
-        "9",
+        "8",
         "Sample size",
         PARTLY,
         "Items per study and model are in results/summary.tsv (n, n unscored); why this "
         "sample size: for the authors.",
     )
-    add("CHART", "10", "Data analysis", FILLED, stats_answer + " " + compare_answer)
-    # MI-CLEAR-LLM
+    add("CHART", "9a", "Data analysis", FILLED, stats_answer + " " + compare_answer)
+    add("CHART", "12e", "Data availability", PARTLY, data_share)
+    # MI-CLEAR-LLM, the six items of the 2024 checklist (see SOURCES).
     add(
         "MI-CLEAR-LLM",
         "1",
-        "Model name, version, provider and how it was run",
-        FILLED if pinned else PARTLY,
-        model_answer + ". Training-data cutoff of each model: for the authors.",
+        "The LLM: name, version, maker, query dates, training cutoff",
+        PARTLY,
+        model_answer
+        + ". Queried: "
+        + date_answer
+        + date_note
+        + ". Training-data cutoff and web access of each model: for the authors.",
     )
     add("MI-CLEAR-LLM", "2", "Stochasticity: settings and how many attempts", FILLED, stochastic)
-    add("MI-CLEAR-LLM", "3", "Exact prompt wording", FILLED, prompt_answer)
+    add("MI-CLEAR-LLM", "3", "Exact prompt wording and syntax", FILLED, prompt_answer)
     add(
         "MI-CLEAR-LLM",
         "4",
-        "Whether queries shared a chat session",
+        "Prompt structuring: how queries were arranged",
         FILLED,
-        "Every request is a fresh conversation: its messages are the whole context the model "
-        "sees; no answer is fed into another item's request.",
+        "Every request is a fresh conversation: its messages are the whole context the "
+        "model sees; no answer is fed into another item's request. Templates per request "
+        "set in config/prompts/.",
     )
-    add("MI-CLEAR-LLM", "5", "Query dates", date_status, date_answer + date_note)
+    add(
+        "MI-CLEAR-LLM",
+        "5",
+        "Prompt testing and optimization",
+        AUTHORS,
+        "The run uses the prompts as given; how they were tried and refined before: for "
+        "the authors.",
+    )
     add(
         "MI-CLEAR-LLM",
         "6",
@@ -373,7 +424,9 @@ def markdown(items: list[Entry]) -> str:
     for e in items:
         answer = e.answer.replace("|", "\\|").replace("\n", " ")
         lines.append(f"| {e.guideline} | {e.item} | {e.topic} | {e.status} | {answer} |")
-    lines += ["", "Sources:", ""] + [f"- {k}: {v}" for k, v in GUIDELINES.items()]
+    lines += ["", "Sources (and where the item numbers were checked):", ""] + [
+        f"- {k}: {v}. Numbers checked against: {SOURCES[k]}" for k, v in GUIDELINES.items()
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -390,8 +443,8 @@ def html_page(items: list[Entry]) -> str:
         f"{c[FILLED]} filled, {c[PARTLY]} partly filled, {c[AUTHORS]} for the authors.</p>"
         "<table id='checklist'><thead><tr><th>Guideline</th><th>Item</th><th>Topic</th>"
         f"<th>Status</th><th>From the run</th></tr></thead><tbody>{rows}</tbody></table>"
-        "<ul>" + "".join(f"<li>{html.escape(k)}: {html.escape(v)}</li>"
-                         for k, v in GUIDELINES.items()) + "</ul>"
+        "<ul>" + "".join(f"<li>{html.escape(k)}: {html.escape(v)}. Numbers checked against: "
+                         f"{html.escape(SOURCES[k])}</li>" for k, v in GUIDELINES.items()) + "</ul>"
     )  # fmt: skip
     return tables.page("Reporting checklist", body)
 

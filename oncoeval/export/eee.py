@@ -19,6 +19,7 @@ import hashlib
 import json
 import re
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 from .items import Item
@@ -82,27 +83,42 @@ def _range(study: str, measure: str) -> tuple[float, float]:
     return (0.0, 1.0)
 
 
-def aggregate(
-    study: str,
-    mid: str,
-    record: dict,
-    headlines: list[dict],
-    items: list[Item],
-    data_files: dict[str, str],
-    bootstrap: dict,
-    unit: str,
-    created: str,
-    rows_path: str,
-    n_rows: int,
-    rows_sha256: str,
-    library_version: str,
-) -> dict:
-    benchmark = BENCHMARK_PREFIX + _slug(study)
+@dataclass(frozen=True)
+class Evaluation:
+    """One study's results for one evaluated model: what both record formats are made from."""
+
+    study: str
+    mid: str  # the model's id in the config
+    record: dict  # the model's entry in provenance.json
+    headlines: list[dict]  # the run's headline measures of this study and model
+    items: list[Item]
+    data_files: dict[str, str]  # input file -> sha256
+    bootstrap: dict  # the config's bootstrap block
+    unit: str  # the study's resampling unit
+    created: str  # the export's timestamp
+    library_version: str
+
+    @property
+    def benchmark(self) -> str:
+        return BENCHMARK_PREFIX + _slug(self.study)
+
+    @property
+    def model(self) -> str:
+        return model_id(self.mid, self.record)
+
+    @property
+    def evaluation_id(self) -> str:
+        return f"{self.benchmark}/{self.model}/{self.created}"
+
+
+def aggregate(ev: Evaluation, detailed: dict) -> dict:
+    """The aggregate record; ``detailed`` is its ``detailed_evaluation_results`` (the instance
+    file's path, row count and checksum)."""
     results = []
-    for h in headlines:
+    for h in ev.headlines:
         if h["value"] is None:
             continue  # a measure the run could not compute (its note says why)
-        low, high = _range(study, h["measure"])
+        low, high = _range(ev.study, h["measure"])
         details = _strings({"source_table": h["source"], "n_unscored": h["n_unscored"]})
         score = {"score": float(h["value"]), "details": details}
         if h["ci_low"] is not None and h["ci_high"] is not None:
@@ -110,22 +126,22 @@ def aggregate(
                 "confidence_interval": {
                     "lower": float(h["ci_low"]),
                     "upper": float(h["ci_high"]),
-                    "confidence_level": float(bootstrap["ci"]),
-                    "method": f"percentile bootstrap; unit: {unit}",
+                    "confidence_level": float(ev.bootstrap["ci"]),
+                    "method": f"percentile bootstrap; unit: {ev.unit}",
                 },
                 **({"num_samples": int(h["n"])} if h["n"] is not None else {}),
-                "num_bootstrap_samples": int(bootstrap["n_resamples"]),
+                "num_bootstrap_samples": int(ev.bootstrap["n_resamples"]),
             }
         results.append(
             {
                 "evaluation_result_id": _slug(h["measure"]),
-                "evaluation_name": f"{study}: {h['measure']}",
+                "evaluation_name": f"{ev.study}: {h['measure']}",
                 "source_data": {
-                    "dataset_name": study,
+                    "dataset_name": ev.study,
                     "source_type": "other",
-                    "additional_details": {f"sha256:{p}": s for p, s in data_files.items()},
+                    "additional_details": {f"sha256:{p}": s for p, s in ev.data_files.items()},
                 },
-                "evaluation_timestamp": created,
+                "evaluation_timestamp": ev.created,
                 "metric_config": {
                     "evaluation_description": h["measure"],
                     "lower_is_better": False,
@@ -136,29 +152,25 @@ def aggregate(
                 "score_details": score,
             }
         )
-    unscored = sum(1 for i in items if not i.scores)
+    unscored = sum(1 for i in ev.items if not i.scores)
     return {
         "schema_version": SCHEMA_VERSION,
-        "evaluation_id": f"{benchmark}/{model_id(mid, record)}/{created}",
-        "evaluation_timestamp": created,
-        "retrieved_timestamp": created,
+        "evaluation_id": ev.evaluation_id,
+        "evaluation_timestamp": ev.created,
+        "retrieved_timestamp": ev.created,
         "source_metadata": {
             "source_name": "OncoEval",
             "source_type": "evaluation_run",
             "source_organization_name": "OncoEval run",
             "evaluator_relationship": "third_party",
-            "additional_details": _strings({"resampling_unit": unit, "unscored_items": unscored}),
+            "additional_details": _strings(
+                {"resampling_unit": ev.unit, "unscored_items": unscored}
+            ),
         },
-        "eval_library": {"name": "oncoeval", "version": library_version},
-        "model_info": _model_info(mid, record),
+        "eval_library": {"name": "oncoeval", "version": ev.library_version},
+        "model_info": _model_info(ev.mid, ev.record),
         "evaluation_results": results,
-        "detailed_evaluation_results": {
-            "format": "jsonl",
-            "file_path": rows_path,
-            "hash_algorithm": "sha256",
-            "checksum": rows_sha256,
-            "total_rows": n_rows,
-        },
+        "detailed_evaluation_results": detailed,
     }
 
 
@@ -166,15 +178,15 @@ def _input_text(item: Item) -> str:
     return "\n\n".join(f"[{m['role']}] {m['content']}" for m in item.messages)
 
 
-def instance_rows(study: str, mid: str, record: dict, evaluation_id: str, items: list[Item]):
-    for item in items:
+def instance_rows(ev: Evaluation):
+    for item in ev.items:
         raw = _input_text(item)
         for name, value in sorted(item.scores.items()):
             yield {
                 "schema_version": SCHEMA_VERSION,
-                "evaluation_id": evaluation_id,
-                "model_id": model_id(mid, record),
-                "evaluation_name": f"{study}: {name}",
+                "evaluation_id": ev.evaluation_id,
+                "model_id": ev.model,
+                "evaluation_name": f"{ev.study}: {name}",
                 "sample_id": item.id,
                 "sample_hash": hashlib.sha256(raw.encode()).hexdigest(),
                 "interaction_type": "single_turn",
@@ -185,7 +197,7 @@ def instance_rows(study: str, mid: str, record: dict, evaluation_id: str, items:
                         "turn_idx": 0,
                         "source": "output.raw",
                         "extracted_value": json.dumps(item.parse, sort_keys=True, default=str),
-                        "extraction_method": f"oncoeval {study} parser",
+                        "extraction_method": f"oncoeval {ev.study} parser",
                         "is_terminal": True,
                     }
                 ],
@@ -204,36 +216,24 @@ def instance_rows(study: str, mid: str, record: dict, evaluation_id: str, items:
             }
 
 
-def write(
-    out_root,
-    study: str,
-    mid: str,
-    record: dict,
-    headlines: list[dict],
-    items: list[Item],
-    data_files: dict[str, str],
-    bootstrap: dict,
-    unit: str,
-    created: str,
-    library_version: str,
-    config_digest: str,
-) -> Path:
+def write(out_root, ev: Evaluation, config_digest: str) -> Path:
     """Write the aggregate and instance records under ``out_root/data/``; returns the aggregate."""
-    mid_full = model_id(mid, record)
-    developer, name = mid_full.split("/", 1)
-    rid = record_uuid(study, mid, config_digest)
-    folder = Path("data") / (BENCHMARK_PREFIX + _slug(study)) / developer / name
+    developer, name = ev.model.split("/", 1)
+    rid = record_uuid(ev.study, ev.mid, config_digest)
+    folder = Path("data") / ev.benchmark / developer / name
     rows_rel = f"{folder.as_posix()}/{rid}_samples.jsonl"
     (Path(out_root) / folder).mkdir(parents=True, exist_ok=True)
-    benchmark = BENCHMARK_PREFIX + _slug(study)
-    evaluation_id = f"{benchmark}/{mid_full}/{created}"
-    rows = list(instance_rows(study, mid, record, evaluation_id, items))
+    rows = list(instance_rows(ev))
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     (Path(out_root) / rows_rel).write_text(text, encoding="utf-8")
-    agg = aggregate(
-        study, mid, record, headlines, items, data_files, bootstrap, unit, created,
-        rows_rel, len(rows), hashlib.sha256(text.encode()).hexdigest(), library_version,
-    )  # fmt: skip
+    detailed = {
+        "format": "jsonl",
+        "file_path": rows_rel,
+        "hash_algorithm": "sha256",
+        "checksum": hashlib.sha256(text.encode()).hexdigest(),
+        "total_rows": len(rows),
+    }
     path = Path(out_root) / folder / f"{rid}.json"
+    agg = aggregate(ev, detailed)
     path.write_text(json.dumps(agg, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path

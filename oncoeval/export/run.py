@@ -109,22 +109,19 @@ def export(root, config: dict, out=None, checklist_dir=None) -> dict[str, list[P
             written["inspect"].append(
                 inspect_log.write(log, out / "inspect" / study / f"{mid}.eval")
             )
-            written["eee"].append(
-                eee.write(
-                    out / "eee",
-                    study,
-                    mid,
-                    record,
-                    heads,
-                    items,
-                    data_files,
-                    config["bootstrap"],
-                    unit,
-                    created,
-                    _library_version(),
-                    digest,
-                )  # fmt: skip
+            evaluation = eee.Evaluation(
+                study=study,
+                mid=mid,
+                record=record,
+                headlines=heads,
+                items=items,
+                data_files=data_files,
+                bootstrap=config["bootstrap"],
+                unit=unit,
+                created=created,
+                library_version=_library_version(),
             )
+            written["eee"].append(eee.write(out / "eee", evaluation, digest))
     md, page = (
         checklist_dir / "reporting_checklist.md",
         checklist_dir / "reporting_checklist.html",

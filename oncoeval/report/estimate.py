@@ -4,8 +4,9 @@ It runs only the workflow's stages that call no model (``--omit-from generate co
 which write the first request sets of every study, then reads Snakemake's dry run for the
 ``generate`` jobs the run would start. Per model and study it prints the requests, their prompt
 tokens, the maximum new tokens they may ask for (each model's own cap applied), and the cost
-range: prompt tokens only (every answer empty) up to prompt plus maximum new tokens, then a
-total per model and overall. Prompt tokens are estimated as characters / 4 (tokenizers differ by
+range: prompt tokens only (every answer empty) up to prompt plus maximum new tokens, beside the
+same range at the batch price (``batch: true``, oncoeval.backends.batch), then a total per model
+and overall. Prompt tokens are estimated as characters / 4 (tokenizers differ by
 model; the API reports the true counts afterwards, in the done: lines and the summary).
 
 Only request sets the run would use are read: a file the dry run keeps as it is, never one it
@@ -37,8 +38,10 @@ MODELS_JSON = "results/estimate/models.json"
 CHARS_PER_TOKEN = 4
 COLUMNS = [
     "model", "study", "requests", "prompt_tokens", "max_new_tokens",
-    "cost_min_usd", "cost_max_usd", "pending_request_sets",
+    "cost_min_usd", "cost_max_usd", "batch_cost_min_usd", "batch_cost_max_usd",
+    "pending_request_sets",
 ]  # fmt: skip
+COSTS = ["cost_min_usd", "cost_max_usd", "batch_cost_min_usd", "batch_cost_max_usd"]
 TOTAL = "all"
 _RESPONSES = re.compile(r"results/([^/]+)/responses/([^/]+)/([^/]+)\.jsonl$")
 _WILDCARDS = re.compile(r"wildcards: study=([^,\s]+), model=([^,\s]+), requestset=([^,\s]+)")
@@ -165,7 +168,9 @@ def estimate_rows(jobs, models: dict[str, dict], root=".", builders=None) -> lis
     out = []
     for (model, study), row in sorted(acc.items()):
         cfg = models[model]
-        low, high = get_backend(cfg["backend"]).cost_bounds(
+        backend = get_backend(cfg["backend"])
+        low, high = backend.cost_bounds(cfg, row["prompt_tokens"], row["max_new_tokens"])
+        batch_low, batch_high = backend.batch_cost_bounds(
             cfg, row["prompt_tokens"], row["max_new_tokens"]
         )
         out.append(
@@ -177,6 +182,8 @@ def estimate_rows(jobs, models: dict[str, dict], root=".", builders=None) -> lis
                 "max_new_tokens": row["max_new_tokens"],
                 "cost_min_usd": low,
                 "cost_max_usd": high,
+                "batch_cost_min_usd": batch_low,
+                "batch_cost_max_usd": batch_high,
                 "pending_request_sets": ", ".join(row["pending"]),
             }
         )
@@ -189,7 +196,7 @@ def with_totals(rows: list[dict]) -> list[dict]:
 
     def total(part: list[dict], model: str) -> dict:
         sums = {c: sum(r[c] for r in part) for c in ("requests", "prompt_tokens", "max_new_tokens")}
-        for c in ("cost_min_usd", "cost_max_usd"):
+        for c in COSTS:
             costs = [r[c] for r in part]
             sums[c] = None if any(v is None or math.isnan(v) for v in costs) else sum(costs)
         return {"model": model, "study": TOTAL, **sums, "pending_request_sets": ""}
@@ -205,11 +212,12 @@ def with_totals(rows: list[dict]) -> list[dict]:
 
 def render(df: pd.DataFrame) -> str:
     shown = df.copy()
-    for col in ("cost_min_usd", "cost_max_usd"):
+    for col in COSTS:
         shown[col] = ["not priced" if pd.isna(v) else f"${v:.4f}" for v in df[col]]
     lines = [
         "Estimate before any model call (prompt tokens ~ characters / 4; cost from each "
-        "model's price; local models cost $0).",
+        "model's price; local models cost $0; batch_cost: the same calls through the "
+        "provider's Batch API, at the model's batch price, half the price unless set).",
         shown.to_string(index=False) if len(shown) else "(no generate jobs: nothing to call)",
     ]
     if (df["pending_request_sets"] != "").any():

@@ -229,6 +229,24 @@ def test_prepare_reports_a_missing_section_and_reads_metadata(tmp_path):
         prepare(tmp_path, conf, meta, sections_block(source="headings"))
 
 
+def test_a_capped_run_keeps_the_first_notes_and_only_their_rows():
+    from oncoeval.studies.coral.prepare import first_notes, prepare
+
+    demo = REPO / "resources" / "demo" / "coral"
+    conf = REPO / "resources" / "coral" / "annotation.conf"
+    whole = prepare(demo / "notes", conf, demo / "metadata.tsv", sections_block(source="headings"))
+    items, report, gold = whole
+    assert len(items) > 2
+    first = items[0]["doc_id"]
+    one_items, one_report, one_gold = first_notes(*whole, limit=1)
+    assert [i["doc_id"] for i in one_items] == [first]
+    assert set(one_report["doc_id"]) == {first} and set(one_gold["doc_id"]) == {first}
+    assert one_report.equals(report[report["doc_id"] == first])
+    assert len(one_gold) == (gold["doc_id"] == first).sum() > 0
+    assert first_notes(*whole, limit=0) == whole  # no cap: the very same tables
+    assert first_notes(*whole, limit=len(items) + 5)[0] == items
+
+
 SHARED = REPO.parent.parent / "shared" / "data" / "coral"
 
 

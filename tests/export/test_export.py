@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shutil
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -30,6 +34,7 @@ from conftest import (
     write_config,
 )
 from inspect_ai.log import read_eval_log
+from live_page import browse
 
 from oncoeval.export import checklist, crate, run
 from oncoeval.export.items import place_in_units, study_items, unit_clusters
@@ -154,6 +159,80 @@ def test_inspect_logs_read_back_every_sample_with_its_scores_and_verdicts(run_di
         assert set(measures) == set(summary[summary["study"] == study]["measure"])
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_inspect_view_lists_the_logs_and_shows_a_sample_with_its_score(run_dir):
+    """`inspect view --log-dir results/export/inspect` (docs/publishing.md), read in headless
+    Chromium: the log list names both exported logs; opening Cancer-Myth's log lists its
+    samples; opening a sample shows its id, its question and its score. The viewer fetches
+    nothing but its own server (its assets are in the inspect-ai wheel)."""
+    workdir, _ = run_dir
+    path = _eval_logs(workdir / "results" / "export")[
+        ("cancer_myth", "cancer-myth-reference-replay")]  # fmt: skip
+    samples = {s.id: s for s in read_eval_log(str(path)).samples}
+    port = _free_port()
+    origin = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [str(Path(sys.executable).with_name("inspect")), "view", "--log-dir",
+         "results/export/inspect", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=workdir, env=workflow_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert server.poll() is None, server.stdout.read()
+            try:
+                with urllib.request.urlopen(origin + "/", timeout=5) as r:
+                    assert r.status == 200
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "inspect view did not answer in 120 s"
+                time.sleep(0.5)
+
+        async def steps(page):
+            # The log list: one row per exported log, by task and model.
+            listing = await page.wait_for(r"coral-reference-replay", timeout=90)
+            assert "cancer-myth-reference-replay" in listing
+            assert "oncoeval/cancer_myth" in listing and "oncoeval/coral" in listing
+            await _click(page, "cancer-myth-reference-replay")
+            ids = "|".join(re.escape(str(i)) for i in samples)
+            text = await page.wait_for(ids, timeout=90)
+            shown = [i for i in samples if str(i) in text.split()]
+            assert shown, text[:2000]
+            sample = samples[shown[0]]
+            await _click(page, str(sample.id))
+            detail = await page.wait_for(f"Sample {sample.id} ", timeout=90)
+            return sample, detail, list(page.requested)
+
+        sample, detail, requested = browse(origin + "/", steps)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    question = sample.input if isinstance(sample.input, str) else sample.input[-1].text
+    assert question.strip()[:60] in detail
+    assert sample.output.completion.strip()[:60] in detail
+    score = sample.scores["score"].value
+    assert f"SCORE\n{score:g}\n" in detail, detail[:2000]
+    outside = [u for u in requested if not u.startswith((origin + "/", "data:"))]
+    assert outside == [] and any("/api/" in u for u in requested)
+
+
+async def _click(page, text: str):
+    """Click the innermost element whose whole text is ``text``."""
+    found = await page.evaluate(
+        "(() => { const el = Array.from(document.querySelectorAll('body *')).find("
+        f"e => e.children.length === 0 && e.textContent.trim() === {json.dumps(text)});"
+        " if (!el) { return false; } el.click(); return true; })()"
+    )
+    assert found, f"nothing on the page reads {text!r}: {(await page.text())[:2000]}"
+
+
 @pytest.mark.slow
 def test_inspect_scores_and_verdicts_are_the_study_tables(run_dir):
     """Cancer-Myth's per-question scores and judge reasons, read from the log, are the rows of
@@ -207,16 +286,24 @@ def test_checklist_fills_the_items_the_run_answers(run_dir):
     ]
     rows = [r for r in rows[2:]]  # header and rule
     status = {f"{r[0][2:]} {r[1]}": r[3] for r in rows}
+    answer = {f"{r[0][2:]} {r[1]}": r[4] for r in rows}
     # Every item of the three guidelines, once.
     assert len(status) == len(rows) and {k.split()[0] for k in status} == {
         "TRIPOD-LLM", "CHART", "MI-CLEAR-LLM"
     }  # fmt: skip
-    # The replay run knows when its answers were written but not when they were first asked.
-    assert status["MI-CLEAR-LLM 5"] == checklist.PARTLY
-    # Cancer-Myth is judged by its stored verdicts and given no human labels (human_scores:
-    # null): its judge is not validated, so the item is only partly filled.
-    assert status["TRIPOD-LLM 8"] == checklist.PARTLY
-    # CORAL is marked contains_phi and this export leaves its text out.
+    # MI-CLEAR-LLM 1 (the LLM used, with the query dates): the replay run knows when its
+    # answers were written but not when they were first asked.
+    assert status["MI-CLEAR-LLM 1"] == checklist.PARTLY
+    assert "coral-reference-replay: 20" in answer["MI-CLEAR-LLM 1"]  # its query dates
+    # TRIPOD-LLM 7b (agreement of the metrics with human evaluation) and CHART 7 (performance
+    # evaluation): Cancer-Myth is judged by its stored verdicts and given no human labels
+    # (human_scores: null), so its judge is not validated and the items are partly filled.
+    assert status["TRIPOD-LLM 7b"] == status["CHART 7"] == checklist.PARTLY
+    # TRIPOD-LLM 7d (human assessors): CORAL's expert review is there, who the experts were is
+    # for the authors.
+    assert status["TRIPOD-LLM 7d"] == checklist.PARTLY
+    # TRIPOD-LLM 14e (data availability): CORAL is marked contains_phi and this export leaves
+    # its text out.
     assert "Studies marked contains_phi: coral" in md and "include_phi_text is off" in md
     # CORAL's expert review of the answers is named as such.
     assert "Human review of answers: results/coral/tables/expert_review.tsv" in md
@@ -235,10 +322,22 @@ def test_checklist_of_a_paper_config_before_its_run(tmp_path):
     prov = provenance(config, models, workdir)
     items = checklist.entries(checklist.RunFacts(workdir, config, prov))
     by_id = {f"{e.guideline} {e.item}": e for e in items}
+    # MI-CLEAR-LLM 1 (the LLM used and its query dates): nothing was queried yet.
+    assert "no responses in results/ yet" in by_id["MI-CLEAR-LLM 1"].answer
+    # MI-CLEAR-LLM 3 (prompt wording) and TRIPOD-LLM 6c (inference settings) come from the
+    # config; MI-CLEAR-LLM 5 (prompt testing and optimization) is the authors'.
+    assert by_id["MI-CLEAR-LLM 3"].status == by_id["TRIPOD-LLM 6c"].status == checklist.FILLED
     assert by_id["MI-CLEAR-LLM 5"].status == checklist.AUTHORS
-    assert by_id["MI-CLEAR-LLM 3"].status == checklist.FILLED
+    # What the config and provenance answer in full: decoding and prompts (TRIPOD-LLM 6c,
+    # MI-CLEAR-LLM 2-4), the comparison and analysis methods (TRIPOD-LLM 7e, CHART 9a), the
+    # code (TRIPOD-LLM 14f).
+    filled = {k for k, e in by_id.items() if e.status == checklist.FILLED}
+    assert {
+        "TRIPOD-LLM 6c", "TRIPOD-LLM 7e", "TRIPOD-LLM 14f", "CHART 9a",
+        "MI-CLEAR-LLM 2", "MI-CLEAR-LLM 3", "MI-CLEAR-LLM 4",
+    } <= filled  # fmt: skip
     counts = checklist.counts(items)
-    assert sum(counts.values()) == len(items) and counts[checklist.FILLED] >= 8
+    assert sum(counts.values()) == len(items) and counts[checklist.FILLED] == len(filled)
 
 
 @pytest.mark.slow

@@ -315,11 +315,14 @@ def test_estimate_counts_requests_tokens_and_cost_range(tmp_path):
     assert (se["requests"], se["prompt_tokens"], se["max_new_tokens"]) == (2, 13, 250)
     assert se["cost_min_usd"] == pytest.approx(13 / 1000 * 2.0)
     assert se["cost_max_usd"] == pytest.approx(13 / 1000 * 2.0 + 250 / 1000 * 10.0)
+    # Beside it, the batch price: half the synchronous one when the model sets none.
+    assert se["batch_cost_min_usd"] == pytest.approx(13 / 1000 * 1.0)
+    assert se["batch_cost_max_usd"] == pytest.approx(13 / 1000 * 1.0 + 250 / 1000 * 5.0)
     # The judge's requests are built from answers: not countable before the run.
     assert rows["cancer_myth"]["requests"] == 0
     assert rows["cancer_myth"]["pending_request_sets"] == "verify"
     text = estimate.render(pd.DataFrame(list(rows.values()), columns=estimate.COLUMNS))
-    assert "$2.5260" in text and "pending_request_sets are built" in text
+    assert "$2.5260" in text and "$1.2630" in text and "pending_request_sets are built" in text
 
 
 DRY_RUN_AFTER_AN_EARLIER_RUN = """

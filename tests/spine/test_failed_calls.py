@@ -10,7 +10,7 @@ import secrets
 import time
 
 import pytest
-from fake_openai_server import FakeOpenAIServer, answer_text
+from fake_openai_server import answer_text
 
 from oncoeval.backends import api, openai_api
 from oncoeval.calls import failed_calls_report, outcome_path_for
@@ -18,19 +18,7 @@ from oncoeval.generate import GenerationFailed, failed_share_allowed, run_genera
 from oncoeval.records import read_responses
 
 KEY_ENV = "ONCOEVAL_TEST_FAILED_KEY"
-
-
-@pytest.fixture
-def key(monkeypatch) -> str:
-    value = "sk-test-" + secrets.token_hex(16)
-    monkeypatch.setenv(KEY_ENV, value)
-    return value
-
-
-@pytest.fixture
-def server(key):
-    with FakeOpenAIServer(latency=0.02, api_key=key) as srv:
-        yield srv
+SERVER_LATENCY = 0.02  # the shared `server` fixture's seconds per answer
 
 
 def model_cfg(server, **extra) -> dict:

@@ -11,26 +11,14 @@ import secrets
 import socket
 
 import pytest
-from fake_openai_server import REFUSAL, FakeOpenAIServer, answer_text
+from fake_openai_server import REFUSAL, answer_text
 
 from oncoeval.calls import calls_table, failed_calls_report
 from oncoeval.generate import GenerationFailed, run_generate
 from oncoeval.records import read_responses
 
 KEY_ENV = "ONCOEVAL_TEST_CURES_KEY"
-
-
-@pytest.fixture
-def key(monkeypatch) -> str:
-    value = "sk-test-" + secrets.token_hex(16)
-    monkeypatch.setenv(KEY_ENV, value)
-    return value
-
-
-@pytest.fixture
-def server(key):
-    with FakeOpenAIServer(latency=0.01, api_key=key) as srv:
-        yield srv
+SERVER_LATENCY = 0.01  # the shared `server` fixture's seconds per answer
 
 
 def model_cfg(url, **extra) -> dict:

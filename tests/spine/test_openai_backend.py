@@ -7,7 +7,7 @@ import threading
 import time
 
 import pytest
-from fake_openai_server import FakeOpenAIServer, answer_text
+from fake_openai_server import answer_text
 
 from oncoeval.backends.api import Slots, cost_usd
 from oncoeval.backends.openai_api import Backend, request_kwargs
@@ -16,19 +16,7 @@ from oncoeval.generate import effective_params
 from oncoeval.records import Request
 
 KEY_ENV = "ONCOEVAL_TEST_OPENAI_KEY"
-
-
-@pytest.fixture
-def key(monkeypatch) -> str:
-    value = "sk-test-" + secrets.token_hex(16)
-    monkeypatch.setenv(KEY_ENV, value)
-    return value
-
-
-@pytest.fixture
-def server(key):
-    with FakeOpenAIServer(latency=0.05, api_key=key) as srv:
-        yield srv
+SERVER_LATENCY = 0.05  # the shared `server` fixture's seconds per answer
 
 
 def model_cfg(server, **overrides) -> dict:

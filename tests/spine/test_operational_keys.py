@@ -41,6 +41,15 @@ CHANGES = {
     "api_key_env": "OTHER_KEY",
     "batch_size": 3,
     "gpu_memory_utilization": 0.5,
+    # Batch mode (issue #29): the route and the price change, never an answer.
+    "batch": True,
+    "batch_max_lines": 10,
+    "batch_max_bytes": 1000,
+    "batch_enqueued_tokens": 500,
+    "batch_max_resubmits": 0,
+    "batch_wait_s": 1,
+    "batch_poll_s": 1,
+    "batch_completion_window": "48h",
 }
 
 

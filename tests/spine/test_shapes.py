@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import sys
 from pathlib import Path
 
@@ -91,13 +90,6 @@ def test_text_problem():
 
 
 # --- openai ------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def key(monkeypatch):
-    value = "sk-test-" + secrets.token_hex(8)
-    monkeypatch.setenv(KEY_ENV, value)
-    return value
 
 
 def openai_model(server) -> dict:

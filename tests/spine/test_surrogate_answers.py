@@ -8,11 +8,9 @@ cache crashed `generate` after the call was paid for, so every rerun paid again.
 from __future__ import annotations
 
 import json
-import secrets
 
 import pandas as pd
-import pytest
-from fake_openai_server import FakeOpenAIServer, answer_text
+from fake_openai_server import answer_text
 
 from oncoeval.cache import ResponseCache, cache_key
 from oncoeval.generate import run_generate
@@ -21,14 +19,6 @@ from oncoeval.records import Request, read_responses, write_requests
 
 KEY_ENV = "ONCOEVAL_TEST_SURROGATE_KEY"
 LONE = "\ud800"
-
-
-@pytest.fixture
-def server(monkeypatch):
-    key = "sk-test-" + secrets.token_hex(8)
-    monkeypatch.setenv(KEY_ENV, key)
-    with FakeOpenAIServer(api_key=key) as srv:
-        yield srv
 
 
 def generate(tmp_path, server, prompts, name):

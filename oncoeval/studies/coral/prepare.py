@@ -112,3 +112,13 @@ def prepare(notes_dir, conf_path, metadata_path, section_settings: dict):
         pd.DataFrame(report, columns=SECTION_COLUMNS),
         pd.DataFrame(gold, columns=GOLD_COLUMNS),
     )
+
+
+def first_notes(items: list[dict], sections: pd.DataFrame, gold: pd.DataFrame, limit: int | None):
+    """``prepare``'s output narrowed to its first ``limit`` notes (a capped run, ``limit=N``);
+    everything when ``limit`` is 0 or None. Every note was read and checked before."""
+    if not limit:
+        return items, sections, gold
+    items = items[:limit]
+    kept = {item["doc_id"] for item in items}
+    return items, sections[sections["doc_id"].isin(kept)], gold[gold["doc_id"].isin(kept)]

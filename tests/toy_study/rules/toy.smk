@@ -79,7 +79,7 @@ rule toy_aggregate:
         unpack(
             lambda wc: {
                 m: toy_wf.OUTPUTS_SCORE["scores"].format(model=m)
-                for m in evaluated_models("toy")
+                for m in run_wf.evaluated_models(config, "toy")
             }
         ),
     output:
@@ -98,7 +98,11 @@ rule toy_aggregate:
 rule toy_referee_agreement:
     input:
         # One input per model, named by its id, and the referee's, named "referee".
-        unpack(lambda wc: toy_wf.referee_inputs(TOY, evaluated_models("toy"))),
+        unpack(
+            lambda wc: toy_wf.referee_inputs(
+                TOY, run_wf.evaluated_models(config, "toy")
+            )
+        ),
     output:
         **toy_wf.OUTPUTS_REFEREE,
     log:
