@@ -66,8 +66,8 @@ rule stage_weights:
     conda:
         "../envs/cpu.yaml"
     params:
-        model=lambda wc: weights.staging_keys(model_cfg(wc.model)),
-        on_disk=lambda wc: weights.fingerprint(model_cfg(wc.model)),
+        model=lambda wc: weights.staging_keys(run_wf.model_cfg(config, wc.model)),
+        on_disk=lambda wc: weights.fingerprint(run_wf.model_cfg(config, wc.model)),
     script:
         "../scripts/stage_weights.py"
 
