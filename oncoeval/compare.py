@@ -9,8 +9,10 @@ permutes whole clusters; a unit without a cluster is its own.
   interval; every other mean (bounded scores, clustered shares, paired differences) gets a
   Student-t interval on the cluster-robust standard error with G - 1 degrees of freedom (G
   clusters). ``bca`` and ``percentile`` resample clusters with ``scipy.stats.bootstrap`` instead
-  (settable; ``percentile`` is what the study tables use). docs/comparisons.md gives the coverage
-  simulation behind the choice (bench/bench_coverage.py).
+  (settable). docs/comparisons.md gives the coverage simulation behind the choice
+  (bench/bench_coverage.py). The studies' own tables use the same intervals through
+  ``mean_ci`` and ``paired_diff_ci`` (whole clusters, the workflow's ``auto`` choice), and
+  name method, unit, cluster and n with ``interval_note``.
 - Paired tests (``paired_test``): exact McNemar (two-sided binomial on the discordant pairs) for
   a binary outcome of unclustered units, otherwise a sign-flip permutation test of the mean
   difference that flips whole clusters (``scipy.stats.permutation_test``; exhaustive up to
@@ -186,6 +188,68 @@ def _bootstrap(data: Clustered, method: str, boot: BootstrapSettings) -> tuple[f
         rng=np.random.default_rng(boot.seed),
     )
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+# --- the studies' own tables: the same intervals, one call per mean -------------------------------
+
+
+def as_compare_settings(settings=None) -> CompareSettings:
+    """A study table's settings (its ``bootstrap`` block) as the comparison's, with the
+    workflow's interval choice (``auto``) unless ``settings`` already is a CompareSettings."""
+    if isinstance(settings, CompareSettings):
+        return settings
+    return CompareSettings(bootstrap=settings or BootstrapSettings())
+
+
+def mean_ci(values, settings=None, clusters=None) -> tuple[float, float, float]:
+    """(mean, ci_low, ci_high) of the unit mean of ``values``, resampling whole ``clusters``
+    (one id per unit; None, NaN or "": the unit is its own cluster), by the comparison's own
+    interval: ``interval_method`` by kind (Wilson for a share of independent units, else
+    Student-t on the cluster-robust SE), clipped to the range the values can take. NaN values
+    are dropped (an unscored unit is not a zero); the interval is NaN below 2 clusters."""
+    s = as_compare_settings(settings)
+    data = Clustered.of(values, clusters)
+    if not data.n_units:
+        return float("nan"), float("nan"), float("nan")
+    method = interval_method(data, "binary" if is_binary(data.values) else "mean", s)
+    low, high = bounded(*interval(data, method, s), data.values)
+    return data.mean(), low, high
+
+
+def paired_diff_ci(a, b, settings=None, clusters=None) -> tuple[float, float, float]:
+    """(mean(a - b), ci_low, ci_high) of aligned per-unit values, resampling whole clusters
+    of the paired differences (as ``compare_pair``); units where either is NaN are dropped."""
+    s = as_compare_settings(settings)
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    keep = ~(np.isnan(a) | np.isnan(b))
+    if clusters is not None:
+        clusters = np.asarray(list(clusters), dtype=object)[keep]
+    a, b = a[keep], b[keep]
+    diffs = Clustered.of(a - b, clusters)
+    if not diffs.n_units:
+        return float("nan"), float("nan"), float("nan")
+    low, high = interval(diffs, interval_method(diffs, "mean", s), s)
+    lo, hi = bounded(-np.inf, np.inf, np.concatenate([a, b]))
+    return diffs.mean(), max(low, lo - hi), min(high, hi - lo)
+
+
+def interval_note(unit: str, cluster: str, n: str, settings=None) -> str:
+    """The sentence every table with an interval carries: the method, the resampling unit,
+    the cluster resampled whole, and which column gives n."""
+    s = as_compare_settings(settings)
+    if s.interval == "auto":
+        method = (
+            "Wilson score interval for a share of a 0/1 outcome over independent units, "
+            "otherwise Student-t on the cluster-robust standard error (G - 1 df, G clusters)"
+        )
+    else:
+        method = METHOD_NAMES[s.interval]
+    whole = (
+        "each unit its own cluster"
+        if cluster == unit
+        else f"cluster: {cluster}, resampled whole (a unit without one is its own)"
+    )
+    return f"Intervals ({s.level:.0%}): {method}. Unit: {unit}; {whole}. n: {n}."
 
 
 # --- paired tests -------------------------------------------------------------------------------

@@ -1,11 +1,12 @@
 """The rules' side of the whole workflow: what the `.smk` files ask while Snakemake builds the DAG.
 
 Each study's own helpers live in ``oncoeval/studies/{study}/workflow.py``; this module holds the
-ones every study shares: which studies and models a run evaluates, its final targets, the model
-and scheduler resources of a `generate` job, and the inputs of a study's model comparison.
-Functions take the config as the workflow holds it (validated and filled by rules/common.smk,
-``oncoeval.config.fill_workflow_config``) and, where they need them, the Snakemake ``workflow``
-object or a job's wildcards; the `.smk` files call them in one-line input functions and params.
+ones every study shares: the config checked and settled (``settle_config``, called once by
+rules/common.smk), which studies and models a run evaluates, its final targets, the model and
+scheduler resources of a `generate` job, and the inputs of a study's model comparison. The other
+functions take the config as ``settle_config`` leaves it and, where they need them, the
+Snakemake ``workflow`` object or a job's wildcards; the `.smk` files call them in one-line input
+functions and params.
 """
 
 from __future__ import annotations
@@ -22,6 +23,27 @@ from oncoeval.studies import contract
 # The ad-hoc request sets (the config's `adhoc` key, rules/adhoc.smk): a study in file names and
 # wildcards, without a study package.
 ADHOC = "adhoc"
+
+
+def settle_config(config: dict) -> list[str]:
+    """Check ``config`` and settle it in place as the workflow holds it; every problem found.
+
+    First what the schemas see (shapes, types, unknown keys; ``oncoeval.config.schema_problems``),
+    and only if that is clean: every schema default filled once, study blocks included
+    (``fill_workflow_config``), the run narrowed by ``only=`` (``apply_only``), then what the
+    schemas cannot see (references between keys, data paths, PHI routes, API key variables;
+    ``config_problems``). A clean config then has its mappings in key order at every level, so
+    that params built from config blocks do not change (and rerun jobs) when a config file lists
+    the same keys in another order. A config with problems must not be used.
+    """
+    problems = oc.schema_problems(config)
+    if problems:
+        return problems
+    oc.fill_workflow_config(config)
+    problems = oc.apply_only(config) + oc.config_problems(config)
+    if not problems:
+        oc.sort_mappings_in_place(config)
+    return problems
 
 
 def study_enabled(config: dict, study: str) -> bool:

@@ -14,21 +14,12 @@ from oncoeval import workflow as run_wf
 min_version("9.0")
 
 
-# Every problem of the config is reported at once, before any job: first what the schemas see
-# (shapes, types, unknown keys), then what they cannot (references between keys, data paths,
-# PHI routes, API key variables, hardware).
+# Every problem of the config is reported at once, before any job; a clean config is filled
+# with every schema default, narrowed by `only=` and sorted (oncoeval.workflow.settle_config).
 # The schema is config/config.schema.yaml with each backend's part (oncoeval.config.config_schema).
-_problems = oc.schema_problems(config)
-if not _problems:
-    # Defaults filled once, study blocks included; the packages repeat none.
-    oc.fill_workflow_config(config)
-    # `only=` / `limit=` (e.g. from --config) narrow the run before anything is checked.
-    _problems = oc.apply_only(config) + oc.config_problems(config)
+_problems = run_wf.settle_config(config)
 if _problems:
     raise WorkflowError(f"config: {oc.format_problems(_problems)}")
-# Mappings in key order, at every level: params built from config blocks then do not change
-# (and rerun jobs) when a config file lists the same keys in another order.
-oc.sort_mappings_in_place(config)
 MODELS = oc.models_by_id(config)
 # The (study, model) pairs whose data routes were checked above; `generate` refuses any other.
 GENERATE_ROUTES = {(r.study, r.model) for r in oc.model_routes(config)}

@@ -76,6 +76,7 @@ rule coral_score:
     input:
         parsed=coral_wf.PARSED,
         gold=coral_wf.OUTPUTS_PREPARE["gold"],
+        notes=coral_wf.NOTES_ITEMS,
     output:
         scores=coral_wf.SCORES,
     log:

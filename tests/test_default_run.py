@@ -7,6 +7,7 @@ and the report. It is the slowest test (the real SmolLM2 answers every study's r
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -134,6 +135,32 @@ def test_each_study_compares_its_models_in_its_tables_report_and_summary(default
     summary = (default_run / "results" / "summary.md").read_text(encoding="utf-8")
     assert "Which model leads, and which are tied with it" in summary
     assert f"| {study} " in summary
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+@pytest.mark.parametrize("study", STUDIES)
+def test_every_interval_table_names_method_unit_cluster_and_n(default_run, study):
+    """Every table of the demo run with an interval says how it was made: the method, the
+    resampling unit, the cluster and n (issue #26 item 3); the per-unit score files carry the
+    unit and cluster ids."""
+    results = default_run / "results" / study
+    checked = 0
+    for tsv in sorted((results / "tables").glob("*.tsv")):
+        header = tsv.read_text(encoding="utf-8").splitlines()[0].split("\t")
+        if not any(column.endswith("ci_low") for column in header):
+            continue
+        caption = tsv.with_suffix(".md").read_text(encoding="utf-8")
+        assert "Intervals (" in caption, f"{tsv.name}: no interval method named"
+        assert re.search(r"\bunit\b", caption, re.IGNORECASE), f"{tsv.name}: no unit named"
+        assert "cluster" in caption, f"{tsv.name}: no cluster named"
+        assert re.search(r"\bn(_\w+)?: ", caption), f"{tsv.name}: n not named"
+        checked += 1
+    assert checked >= 2  # the study's own table(s) and the comparison's
+    per_unit = "rollout_scores" if study == "guidelines" else "scores"
+    scores = _tsv(results / per_unit / "smollm2.tsv")
+    assert {"unit", "cluster"} <= set(scores.columns)
+    assert scores["cluster"].notna().all()
 
 
 @pytest.mark.slow

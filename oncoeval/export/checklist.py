@@ -239,14 +239,16 @@ def entries(f: RunFacts) -> list[Entry]:
         AUTHORS if not judges else FILLED if validated == set(judges) else PARTLY
     )  # filled when every judged study has its validation table
     stats_answer = (
-        f"Means with percentile bootstrap {boot['ci']:.0%} intervals "
-        f"({boot['n_resamples']} resamples, seed {boot['seed']}) over the resampling "
-        f"unit of each study ({units}); unparseable answers counted as unscored in "
+        f"Means with {boot['ci']:.0%} intervals over whole clusters of the resampling unit "
+        f"of each study ({units}): Wilson for a share of independent units, else Student-t on "
+        "the cluster-robust standard error (docs/comparisons.md); each table's caption names "
+        "its method, unit, cluster and n. Unparseable answers counted as unscored in "
         "results/summary.tsv."
     )
     compare_answer = (
         "Every pair of evaluated models per headline measure: paired difference over shared "
-        "units with a bootstrap interval, p and Holm-adjusted p; leaderboard ties with the "
+        "units with an interval over whole clusters, p and Holm-adjusted p; leaderboard ties "
+        "with the "
         "leader flagged. Tables: " + _join(comparisons, "none (one model per study)")
     )
     phi = f.phi_studies()

@@ -6,7 +6,7 @@ the tests validate the files with the package's own validator in the tools envir
 (``make tools``; see docs/publishing.md):
 
 - the aggregate record ``data/<benchmark>/<developer>/<model>/<uuid>.json``: one evaluation
-  result per headline measure, its percentile-bootstrap interval and the number of units;
+  result per headline measure, its interval (over whole clusters) and the number of units;
 - the instance records ``<uuid>_samples.jsonl`` beside it: one row per scored item and per-item
   score column (an item without a score is not a row: the aggregate counts it as unscored).
 
@@ -26,6 +26,13 @@ from .items import Item
 
 SCHEMA_VERSION = "0.3.0"
 BENCHMARK_PREFIX = "oncoeval-"
+
+
+# The studies' intervals (oncoeval.compare.mean_ci): no bootstrap resamples to count.
+INTERVAL_METHOD = (
+    "Wilson score interval for a share of independent units, else Student-t on the "
+    "cluster-robust standard error, whole clusters"
+)
 
 
 def _slug(text: str) -> str:
@@ -127,10 +134,9 @@ def aggregate(ev: Evaluation, detailed: dict) -> dict:
                     "lower": float(h["ci_low"]),
                     "upper": float(h["ci_high"]),
                     "confidence_level": float(ev.bootstrap["ci"]),
-                    "method": f"percentile bootstrap; unit: {ev.unit}",
+                    "method": f"{INTERVAL_METHOD}; unit: {ev.unit}",
                 },
                 **({"num_samples": int(h["n"])} if h["n"] is not None else {}),
-                "num_bootstrap_samples": int(ev.bootstrap["n_resamples"]),
             }
         results.append(
             {

@@ -90,7 +90,10 @@ def unit_clusters(root, config: dict, study: str, model: str) -> dict[str, str]:
     if not hasattr(workflow, "unit_scores") or not score_path.exists():
         return {}
     inputs = workflow.comparison_inputs(config) if hasattr(workflow, "comparison_inputs") else {}
-    inputs = {k: str(Path(root) / v) if isinstance(v, str) else v for k, v in inputs.items()}
+    inputs = {
+        k: str(Path(root) / v) if isinstance(v, str) else [str(Path(root) / p) for p in v]
+        for k, v in inputs.items()
+    }
     units = workflow.unit_scores(score_path, inputs)
     return {str(u): str(c) for u, c in zip(units["unit"], units["cluster"], strict=True)}
 

@@ -3,8 +3,9 @@
 Generic over the label set, so every judge with a validation set uses it (the Cancer-Myth
 verifier on ``human_scores``, the side-effect matcher on its validation set, a chooser). Pairs
 whose judge verdict could not be read are passed as ``None`` / NaN: they are counted per human
-class and left out of every figure. Intervals are percentile bootstraps over validation items
-(per-class rates: over the items of that human class; κ: over all pairs).
+class and left out of every figure. Shares (agreement, per-class rates) get the comparison's
+interval (oncoeval.compare.mean_ci: Wilson over independent validation items; per-class rates
+over the items of that human class); κ a percentile bootstrap over all pairs.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-from ..stats import BootstrapSettings, bootstrap_mean_ci
+from ..compare import interval_note, mean_ci
+from ..stats import BootstrapSettings
 
 
 def _readable(truth, judged):
@@ -52,8 +54,8 @@ def per_class_table(truth, judged, classes, settings: BootstrapSettings) -> pd.D
     rows = []
     for c in classes:
         is_c = t == c
-        sens = bootstrap_mean_ci((j[is_c] == c).astype(float), settings)
-        spec = bootstrap_mean_ci((j[~is_c] != c).astype(float), settings)
+        sens = mean_ci((j[is_c] == c).astype(float), settings)
+        spec = mean_ci((j[~is_c] != c).astype(float), settings)
         rows.append(
             {
                 "class": c,
@@ -98,10 +100,10 @@ def kappa_with_ci(truth, judged, classes, settings: BootstrapSettings):
 
 
 def validation_summary(truth, judged, classes, settings: BootstrapSettings, judge_id="") -> dict:
-    """n, n_unscored, exact agreement and Cohen's κ with bootstrap CIs, as one table row."""
+    """n, n_unscored, exact agreement and Cohen's κ with their intervals, as one table row."""
     truth, judged, keep = _readable(truth, judged)
     pairs = [(t, j) for t, j, k in zip(truth, judged, keep, strict=True) if k]
-    exact = bootstrap_mean_ci([float(t == j) for t, j in pairs], settings)
+    exact = mean_ci([float(t == j) for t, j in pairs], settings)
     kappa = kappa_with_ci(truth, judged, classes, settings)
     return {
         "judge": judge_id,
@@ -141,8 +143,15 @@ def write_judges_tables(
     note = (
         f"Judge{'s' if len(judges) > 1 else ''} {', '.join(judges)} against "
         f"{'/'.join(map(str, sorted(n_labels)))} human labels; unreadable verdicts are "
-        f"counted in n_unscored and left out. Bootstrap {settings.ci:.0%} CIs "
-        f"({settings.n_resamples} resamples, seed {settings.seed})."
+        "counted in n_unscored and left out. "
+        + interval_note(
+            "validation item (a human label and the judge's verdict)",
+            "validation item",
+            "n (per class: n_class, n_other)",
+            settings,
+        )
+        + f" Cohen's κ: percentile bootstrap over items ({settings.n_resamples} resamples, "
+        f"seed {settings.seed})."
     )
     summary, confusion, per_class = [], [], []
     for judge_id, (truth, judged) in judges.items():

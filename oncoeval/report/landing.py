@@ -243,8 +243,8 @@ def landing_html(summary: pd.DataFrame, results: Path, replayed=(), scope: str =
     if scope:
         parts.append(f"<p class='scope'>{html.escape(scope)}</p>")
     parts.append(
-        "<p>Each study's first headline measure per evaluated model, with its percentile-"
-        "bootstrap 95% CI and the number of scored units (n); the other headlines, usage and "
+        "<p>Each study's first headline measure per evaluated model, with its 95% CI over "
+        "whole clusters and the number of scored units (n); the other headlines, usage and "
         "cost are in the full summary.</p>"
     )
     parts.append(table_html(frame) if len(frame) else "<p><em>No headline results.</em></p>")

@@ -35,7 +35,8 @@ SUMMARY_COLUMNS = [
     *ANSWER_COLUMNS, "warnings", "source",
 ]  # fmt: skip
 SUMMARY_NOTE = (
-    "Headline result of each study per model, with percentile-bootstrap 95% CIs. Judged rates "
+    "Headline result of each study per model, with 95% CIs over whole clusters (Wilson for a "
+    "share of independent units, else Student-t on the cluster-robust SE). Judged rates "
     "appear twice: as the raw judge verdicts and corrected for the judge's error measured on "
     "the validation set (or the reason no correction can be made). Beside each headline, what "
     "the model did: the share of its answers cut at the token cap, the share with nothing "
@@ -476,7 +477,8 @@ def write_summary(
         landing.landing_html(headline, Path(root) / "results", replayed, scope), encoding="utf-8"
     )
     note = (
-        "Headline result of each study per model, with percentile-bootstrap 95% CIs; "
+        "Headline result of each study per model, with 95% CIs over whole clusters (Wilson "
+        "for a share of independent units, else Student-t on the cluster-robust SE); "
         "judged rates are the raw judge verdicts (no judge-error correction applied)."
         + catalog.stored_answers_note(replayed)
     )

@@ -4,4 +4,9 @@ from oncoeval.io import setup_script_logging
 from oncoeval.studies.guidelines.score import score_model
 
 setup_script_logging(snakemake.log[0])
-score_model(snakemake.input.notes, snakemake.input.rollouts, snakemake.output.scores)
+score_model(
+    snakemake.input.notes,
+    snakemake.input.rollouts,
+    snakemake.output.scores,
+    snakemake.output.rollout_scores,
+)

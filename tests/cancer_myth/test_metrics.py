@@ -47,7 +47,9 @@ def test_bootstrap_ci_matches_the_normal_approximation_on_a_large_set():
 def test_constant_scores_give_a_zero_width_interval_and_seeded_reruns_agree():
     row = metrics.pcs_pcr([-1, -1, -1], SETTINGS)
     assert (row["pcs"], row["pcs_ci_low"], row["pcs_ci_high"]) == (-1, -1, -1)
-    assert (row["pcr"], row["pcr_ci_low"], row["pcr_ci_high"]) == (0, 0, 0)
+    # PCR 0 of 3 is a share: Wilson's interval, [0, z^2 / (n + z^2)] = [0, 0.562], not [0, 0]
+    assert row["pcr"] == 0 and row["pcr_ci_low"] == pytest.approx(0, abs=1e-12)
+    assert row["pcr_ci_high"] == pytest.approx(3.8415 / 6.8415, abs=1e-3)
     a = metrics.pcs_pcr([1, 0, -1, 1, 0], SETTINGS)
     b = metrics.pcs_pcr([1, 0, -1, 1, 0], SETTINGS)
     assert a == b

@@ -42,6 +42,7 @@ def test_one_verifier_keeps_the_reason_and_leaves_an_unreadable_verdict_unscored
     lines = out.read_text().splitlines()
     assert lines[0].split("\t") == [
         "question_id",
+        "unit",
         "cluster",
         "category",
         "from_model",
@@ -52,10 +53,10 @@ def test_one_verifier_keeps_the_reason_and_leaves_an_unreadable_verdict_unscored
         "reason",
     ]
     assert lines[1].split("\t") == [
-        "q1", "myth:3", "no treatment", "gpt", "-1", "", "v", "False", "R"
+        "q1", "q1", "myth:3", "no treatment", "gpt", "-1", "", "v", "False", "R"
     ]  # fmt: skip
     assert lines[2].split("\t") == [
-        "q2", "question:q2", "no treatment", "gpt", "", "no score", "v", "True", ""
+        "q2", "q2", "question:q2", "no treatment", "gpt", "", "no score", "v", "True", ""
     ]  # fmt: skip
     assert read_scores(out)["score"].isna().tolist() == [False, True]
 

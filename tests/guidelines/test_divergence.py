@@ -34,7 +34,7 @@ def test_share_of_label_errors_at_top_rollout_divergences():
         1,
         0.5,
     )
-    assert sorted(flagged) == [0.0, 1.0]
+    assert sorted(flagged) == [("p2", 1.0), ("p4", 0.0)]  # (patient, flagged) per label error
     assert {"source": "rollouts", "decision_node": "N-1-2", "count": 2}.items() <= long[0].items()
     summary2, _, _ = analyse("m", paths, modal, labels, 2, BootstrapSettings(n_resamples=100))
     assert summary2["share_flagged"] == 1.0

@@ -307,7 +307,10 @@ def test_side_effects_units_are_specified_profiles_per_headline_regime(tmp_path)
     pd.DataFrame(rows).to_csv(tmp_path / "s.tsv", sep="\t", index=False)
     units = workflow.unit_scores(tmp_path / "s.tsv", {})
     ff = units[units["measure"] == "F1, free-form (ff)"]
-    assert ff["unit"].tolist() == ["p1/ff", "p2/ff"]  # specified only, one per profile
+    assert ff["unit"].tolist() == [
+        "p1/specified/ff",
+        "p2/specified/ff",
+    ]  # specified only, one per profile
     assert ff["cluster"].tolist() == ["p1", "p2"]
     assert ff["value"].isna().tolist() == [False, True]  # p2 unscored, kept as NaN
     assert set(units["measure"]) == {h.measure for h in workflow.HEADLINES}

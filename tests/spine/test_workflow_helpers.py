@@ -7,7 +7,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import STUDIES
+import yaml
+from conftest import REPO, STUDIES
 from snakemake.settings.types import ResourceSettings
 
 from oncoeval import config as oc
@@ -164,3 +165,28 @@ def test_an_item_page_of_replayed_answers_says_so():
     config = filled(evaluate=["a", "gpu"])
     assert report_targets.item_page_label(config, FIRST, "a") == "items of a (stored answers)"
     assert report_targets.item_page_label(config, FIRST, "gpu") == "items of gpu"
+
+
+def test_settling_the_demo_config_fills_narrows_and_sorts_it():
+    demo = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    settled = {**demo, "only": FIRST, "bootstrap": {"seed": 7, "n_resamples": 200}}
+    assert run_wf.settle_config(settled) == []
+    assert oc.enabled_studies(settled) == [FIRST]  # only= switched the others off
+    assert list(settled["bootstrap"]) == sorted(settled["bootstrap"])  # keys in order
+    assert "include_phi_text" in settled["report"]  # a schema default, filled
+    # Every study block is filled with its schema's defaults, the disabled ones too.
+    assert all("contains_phi" in oc.study_block(settled, s) for s in STUDIES)
+
+
+def test_a_config_the_schema_refuses_is_not_filled_and_each_problem_is_named():
+    config = {"models": [{"id": "a", "backend": "replay"}], "evaluate": ["a"], "bootstrap": 3}
+    problems = run_wf.settle_config(config)
+    assert any(p.startswith("models[0]: 'path' is a required property") for p in problems)
+    assert any(p.startswith("bootstrap:") for p in problems)
+    assert "report" not in config  # nothing filled on top of a broken config
+
+
+def test_settled_config_names_an_unknown_only_before_any_job():
+    config = {"models": MODELS[:1], "evaluate": ["a"], "only": "nothing-here"}
+    problems = run_wf.settle_config(config)
+    assert any(p.startswith("only: 'nothing-here' is neither a study") for p in problems)

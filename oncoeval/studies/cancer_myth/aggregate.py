@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ...compare import interval_note
 from ...io import read_jsonl, write_table
 from ...judges import adjudication, agreement
 from ...judges.adjudication import blind_id, read_filled_sheet
@@ -47,8 +48,13 @@ def aggregate(
     note = (
         "PCS: mean verifier score (-1/0/1); PCR: share of score 1; over scored questions only. "
         "n_unscored: questions whose answer or verifier reply could not be scored. "
-        f"Bootstrap {settings.ci:.0%} CI over questions ({settings.n_resamples} resamples, "
-        f"seed {settings.seed})."
+        + interval_note(
+            "question",
+            "the source record (myth) it was written from (a hand-written question, "
+            "source_row -1, has none)",
+            "the n column (questions scored), in n_clusters clusters",
+            settings,
+        )
     )
     correct = {
         "validation": validation,
@@ -171,7 +177,13 @@ def judge_validation(
             [
                 "Each score against the other two, over the answers the verifier scored: "
                 "sensitivity = P(verifier gives s | human gave s), specificity = P(verifier does "
-                "not give s | human did not). Bootstrap CIs over the answers of each group."
+                "not give s | human did not). "
+                + interval_note(
+                    "validation answer (of the group: human gave s, or did not)",
+                    "validation answer",
+                    "n_class, n_other",
+                    settings,
+                )
             ],
         )
     if pairs_tsv:
@@ -198,7 +210,10 @@ def judge_validation(
         )
         + ". "
         "Binary agreement collapses -1/0 vs 1; unreadable verifier replies are counted in "
-        "n_unscored and left out of the agreement figures."
+        "n_unscored and left out of the agreement figures. "
+        + interval_note("validation answer", "validation answer", "n", settings)
+        + f" Cohen's kappa: percentile bootstrap over the answers ({settings.n_resamples} "
+        f"resamples, seed {settings.seed})."
     ]
     write_table(summary, tsv, md, "Cancer-Myth: verifier agreement with human scores", notes)
     write_table(

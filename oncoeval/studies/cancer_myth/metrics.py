@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
+from ...compare import Clustered, mean_ci
 from ...judges.correction import (
     DEFAULT_CORRECTION,
     Corrected,
@@ -19,7 +20,7 @@ from ...judges.correction import (
     corrected_distribution,
     corrected_rate,
 )
-from ...stats import BootstrapSettings, bootstrap_mean_ci
+from ...stats import BootstrapSettings
 from .data import CATEGORIES
 
 SCORES = (-1, 0, 1)
@@ -33,18 +34,24 @@ def pcs_pcr(
     settings: BootstrapSettings,
     validation=None,
     correction: CorrectionSettings = DEFAULT_CORRECTION,
+    clusters=None,
 ) -> dict:
-    """n, n_unscored, PCS and PCR with bootstrap CIs for one set of per-question scores.
+    """n, n_unscored, PCS and PCR with intervals for one set of per-question scores, whole
+    clusters (``clusters``: the source record of each question, aligned; None: each question
+    its own) resampled together (oncoeval.compare.mean_ci).
 
     Next to them, PCS and PCR corrected for the verifier's errors measured on ``validation``
     (human scores, verifier scores on the readable validation items); oncoeval.judges.correction.
     """
     s = pd.to_numeric(pd.Series(scores, dtype="object"), errors="coerce").astype(float)
-    scored = s.dropna().to_numpy()
-    pcs, pcs_lo, pcs_hi = bootstrap_mean_ci(scored, settings)
-    pcr, pcr_lo, pcr_hi = bootstrap_mean_ci((scored == 1).astype(float), settings)
+    keep = s.notna().to_numpy()
+    scored = s[keep].to_numpy()
+    c = None if clusters is None else np.asarray(list(clusters), dtype=object)[keep]
+    pcs, pcs_lo, pcs_hi = mean_ci(scored, settings, c)
+    pcr, pcr_lo, pcr_hi = mean_ci((scored == 1).astype(float), settings, c)
     return {
         "n": int(scored.size),
+        "n_clusters": Clustered.of(scored, c).n_clusters,
         "n_unscored": int(s.isna().sum()),
         "pcs": pcs,
         "pcs_ci_low": pcs_lo,
@@ -106,9 +113,17 @@ def for_model(model: str, validation=None, correction=DEFAULT_CORRECTION, own_ve
     return {"validation": validation, "correction": correction}
 
 
+def _clusters(df: pd.DataFrame):
+    """Each question's cluster (the scores' ``cluster`` column), None where the file has none."""
+    return df["cluster"].tolist() if "cluster" in df else None
+
+
 def overall_table(scores_by_model: dict[str, pd.DataFrame], settings, **correct) -> pd.DataFrame:
     rows = [
-        {"model": m, **pcs_pcr(df["score"], settings, **for_model(m, **correct))}
+        {
+            "model": m,
+            **pcs_pcr(df["score"], settings, **for_model(m, **correct), clusters=_clusters(df)),
+        }
         for m, df in scores_by_model.items()
     ]
     return pd.DataFrame(rows, columns=["model"] + list(pcs_pcr([], settings)))
@@ -118,10 +133,11 @@ def _grouped(scores_by_model, settings, column, values, label, **correct) -> pd.
     rows = []
     for model, df in scores_by_model.items():
         for value in values:
-            part = df.loc[df[column] == value, "score"]
+            part = df[df[column] == value]
             if len(part):
                 own = for_model(model, **correct)
-                rows.append({"model": model, label: value, **pcs_pcr(part, settings, **own)})
+                cells = pcs_pcr(part["score"], settings, **own, clusters=_clusters(part))
+                rows.append({"model": model, label: value, **cells})
     return pd.DataFrame(rows, columns=["model", label] + list(pcs_pcr([], settings)))
 
 
@@ -154,8 +170,8 @@ def judge_agreement(human, verifier, settings, verifier_id: str = ""):
     h, v = h[keep], v[keep]
     exact = (h == v).astype(float)
     binary = ((h == 1) == (v == 1)).astype(float)
-    e, e_lo, e_hi = bootstrap_mean_ci(exact, settings)
-    b, b_lo, b_hi = bootstrap_mean_ci(binary, settings)
+    e, e_lo, e_hi = mean_ci(exact, settings)
+    b, b_lo, b_hi = mean_ci(binary, settings)
     if len(h) and len(set(h) | set(v)) > 1:
         kappa = float(cohen_kappa_score(h.astype(int), v.astype(int), labels=list(SCORES)))
     else:

@@ -13,10 +13,13 @@ from ...io import read_jsonl
 
 log = logging.getLogger(__name__)
 
-# cluster: the source record the question was written from (parse.cluster_of), for resampling.
+# unit: the resampling unit (the question); cluster: the source record the question was
+# written from (parse.cluster_of), resampled whole.
 SCORE_COLUMNS = [
-    "question_id", "cluster", "category", "from_model", "score", "parse_error", "verifier"
+    "question_id", "unit", "cluster", "category", "from_model", "score", "parse_error",
+    "verifier",
 ]  # fmt: skip
+_DEFAULT_TO_QUESTION = ("unit", "cluster")
 
 
 def score_frame(judged: list[dict], jury: list[str], combine: str) -> pd.DataFrame:
@@ -24,7 +27,10 @@ def score_frame(judged: list[dict], jury: list[str], combine: str) -> pd.DataFra
     and no reason; a jury's mean verdict stays a fraction, every other score an integer."""
     in_jury = len(jury) > 1
     rows = [
-        {k: rec.get(k, rec["question_id"] if k == "cluster" else None) for k in SCORE_COLUMNS}
+        {
+            k: rec.get(k, rec["question_id"] if k in _DEFAULT_TO_QUESTION else None)
+            for k in SCORE_COLUMNS
+        }
         | {"retried": rec["retried"]}
         | (
             {"reason": "", "votes": json.dumps(rec["votes"])}
@@ -43,7 +49,10 @@ def score_frame(judged: list[dict], jury: list[str], combine: str) -> pd.DataFra
 
 def read_scores(path: str | os.PathLike) -> pd.DataFrame:
     df = pd.read_csv(
-        path, sep="\t", dtype={"question_id": str, "cluster": str}, keep_default_na=False
+        path,
+        sep="\t",
+        dtype={"question_id": str, "unit": str, "cluster": str},
+        keep_default_na=False,
     )
     df["score"] = pd.to_numeric(df["score"].replace("", None), errors="coerce")
     return df

@@ -37,7 +37,10 @@ ANSWERS = Answers(
     verdict=("score", "reason"),
 )
 # Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.
-_BARS = "bars are means with 95% bootstrap CIs as error bars, each labelled with its value and n"
+_BARS = (
+    "bars are means with 95% CIs (the tables' intervals, whole clusters resampled) as error "
+    "bars, each labelled with its value and n"
+)
 FIGURE_CAPTIONS = {
     "pcs_pcr": (
         f"PCS (-1 to 1) and PCR (0 to 1) per model from the raw judge verdicts: {_BARS} "
@@ -87,7 +90,11 @@ CAPTIONS = {
     "jury_agreement": "Agreement among the jurors of a verifier jury (Fleiss' κ).",
     "judge_confusion": "Verifier verdicts against human scores (confusion matrix).",
 }
-UNITS = {"judge_confusion": "none (counts)"}
+UNITS = {
+    "judge_confusion": "none (counts)",
+    "judge_agreement": "validation answer",
+    "judge_per_class": "validation answer",
+}
 REPORT_ENTRIES = {"construction": "construction"}
 
 PROMPTS = prompts_dir(paths.study)
@@ -158,7 +165,7 @@ def data_keys(block: dict) -> dict[str, bool]:
 def comparison_inputs(config: dict) -> dict:
     """Inputs of the model comparison beside the scores: the verifier's validation pairs (for
     the corrected rates) when human scores are set."""
-    if config["studies"]["cancer_myth"]["human_scores"]:
+    if oc.study_block(config, STUDY).get("human_scores"):
         return {"validation": OUTPUTS_JUDGE_AGREEMENT["verifier_pairs"]}
     return {}
 
@@ -166,7 +173,7 @@ def comparison_inputs(config: dict) -> dict:
 def comparison_params(config: dict) -> dict:
     """What the corrected comparison depends on beside its inputs: the ids judged by a verifier
     of their own (not corrected by the study verifier's validation)."""
-    return {"own_verifier": config["studies"]["cancer_myth"]["verifier_for"] or {}}
+    return {"own_verifier": oc.study_block(config, STUDY).get("verifier_for") or {}}
 
 
 def corrected_comparison(score_paths: dict, inputs: dict, params: dict, settings):

@@ -25,9 +25,10 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
+from ...compare import interval_note, mean_ci
 from ...report.figures import label_bars, legend_outside, note_empty
 from ...report.figures import save as save_figure
-from ...stats import BootstrapSettings, bootstrap_mean_ci
+from ...stats import BootstrapSettings
 from .tasks import SUBTYPES
 from .workflow import METRICS, figure_name
 
@@ -60,8 +61,8 @@ VIEW_NOTES = [
     "BLEU-4 smooths every order by add-one, as the study did: a prediction too short to have "
     "3- or 4-grams gets precision 1 on those orders, so short answers (such as 'unknown') score "
     "well above 0 against any gold.",
-    "Means are over notes (each note's units averaged first); 95% CIs: percentile bootstrap over "
-    "notes. `parse_failures`: answer lines that named a tuple but could not be read, counted "
+    "Means are over notes (each note's units averaged first). `n_units`: the scored fields; "
+    "`parse_failures`: answer lines that named a tuple but could not be read, counted "
     "once per answer. `n_unscored`: units of failed calls (an error instead of an answer), "
     "left out of every mean.",
 ]
@@ -76,8 +77,14 @@ def with_labels(scores: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _note_means(df: pd.DataFrame, metric: str) -> np.ndarray:
-    return df.groupby("doc_id")[metric].mean().to_numpy(dtype=float)
+def _note_means(df: pd.DataFrame, metric: str) -> tuple[np.ndarray, list | None]:
+    """Each note's mean of its units, and the note's cluster (its patient; None: the score
+    file has no cluster column, each note its own)."""
+    means = df.groupby("doc_id")[metric].mean()
+    if "cluster" not in df:
+        return means.to_numpy(dtype=float), None
+    clusters = df.groupby("doc_id")["cluster"].first().reindex(means.index)
+    return means.to_numpy(dtype=float), clusters.tolist()
 
 
 def _summary(df: pd.DataFrame, settings: BootstrapSettings) -> dict:
@@ -88,10 +95,12 @@ def _summary(df: pd.DataFrame, settings: BootstrapSettings) -> dict:
         "n_units": len(df),
         "n_unscored": int(unscored.sum()),
         "n_notes": df["doc_id"].nunique(),
+        "n_clusters": df["cluster"].nunique() if "cluster" in df else df["doc_id"].nunique(),
         "parse_failures": int(answers["parse_failures"].sum()) if "parse_failures" in df else 0,
     }
     for metric in METRICS:
-        mean, low, high = bootstrap_mean_ci(_note_means(df, metric), settings)
+        values, clusters = _note_means(df, metric)
+        mean, low, high = mean_ci(values, settings, clusters)
         row.update({metric: mean, f"{metric}_ci_low": low, f"{metric}_ci_high": high})
     return row
 
@@ -118,7 +127,8 @@ def summarise(
                         **_summary(group, settings),
                     }
                 )
-    cols = ["model", "view", *by, "n_units", "n_unscored", "n_notes", "parse_failures"]
+    cols = ["model", "view", *by, "n_units", "n_unscored", "n_notes", "n_clusters"]
+    cols += ["parse_failures"]
     for metric in METRICS:
         cols += [metric, f"{metric}_ci_low", f"{metric}_ci_high"]
     return pd.DataFrame(rows, columns=cols)
@@ -268,27 +278,36 @@ def build_tables(
         )
         for m, df in scores.items()
     }
+    view_notes = [
+        *VIEW_NOTES,
+        interval_note(
+            "note (its fields averaged within it)",
+            "the note's patient (metadata patient_id; a note without one is its own)",
+            "n_notes, in n_clusters clusters",
+            settings,
+        ),
+    ]
     kw_note = (
         "Kruskal-Wallis H across groups of unit scores (published view); q: Benjamini-Hochberg "
         "over all tests of the table; tests with fewer than two groups or constant values have "
         "no p-value."
     )
     return {
-        "overall": (summarise(scores, [], settings), "Overall scores per model", VIEW_NOTES),
+        "overall": (summarise(scores, [], settings), "Overall scores per model", view_notes),
         "by_field": (
             summarise(scores, ["task", "subtype", "field", "label"], settings),
             "Scores per (entity, related entity) pair (Figure 3)",
-            VIEW_NOTES,
+            view_notes,
         ),
         "by_task": (
             summarise(scores, ["task", "subtype"], settings),
             "Scores per prompt subtype (all its pairs)",
-            VIEW_NOTES,
+            view_notes,
         ),
         "by_cancer_type": (
             summarise(with_type, ["cancer_type", "subtype", "field", "label"], settings),
             "Scores per pair and cancer type (Figure S2)",
-            VIEW_NOTES,
+            view_notes,
         ),
         "kruskal_gender": (
             kruskal_table(scores, metadata, "gender"),

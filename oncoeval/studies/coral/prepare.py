@@ -17,7 +17,8 @@ from .tasks import SUBTYPES
 
 log = logging.getLogger(__name__)
 
-METADATA_COLUMNS = ["doc_id", "cancer_type", "gender", "race_ethnicity", "age_group"]
+# patient_id (optional): notes of one patient are one resampling cluster (workflow.RESAMPLING).
+METADATA_COLUMNS = ["doc_id", "cancer_type", "gender", "race_ethnicity", "age_group", "patient_id"]
 GOLD_COLUMNS = [
     "view",
     "doc_id",

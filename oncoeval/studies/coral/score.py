@@ -24,8 +24,12 @@ from .gold import GOLD_VIEWS, scored_fields
 from .metrics import bleu4, exact_match, rouge1
 from .tasks import SUBTYPES, UNKNOWN
 
+# unit: the resampling unit (the note, its fields averaged within it); cluster: the note's
+# patient (metadata patient_id), else the note itself.
 SCORE_COLUMNS = [
     "gold_view",
+    "unit",
+    "cluster",
     "doc_id",
     "section",
     "subtype",
@@ -67,8 +71,15 @@ def score_unit(predictions: list[str], golds: list[str], gold_values=None) -> di
     }
 
 
-def score_model(parsed: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
-    """Per-unit scores of one model (columns SCORE_COLUMNS), for every gold view."""
+def clusters_from_items(items: list[dict]) -> dict[str, str]:
+    """doc_id -> its patient (the metadata's patient_id), for the notes that have one."""
+    return {i["doc_id"]: i["patient_id"] for i in items if i.get("patient_id")}
+
+
+def score_model(parsed: pd.DataFrame, gold: pd.DataFrame, patients=None) -> pd.DataFrame:
+    """Per-unit scores of one model (columns SCORE_COLUMNS), for every gold view; ``patients``:
+    doc_id -> patient (the cluster), a note without one its own cluster."""
+    patients = patients or {}
     keys = ["doc_id", "section", "subtype"]
     # (view, doc, section, subtype, field) -> gold rows
     gold_by = {k: g for k, g in gold.groupby(["view", *keys, "field"], sort=False)}
@@ -85,6 +96,8 @@ def score_model(parsed: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
                 values = g["field_value"].astype(str).tolist() if g is not None else []
                 base = {
                     "gold_view": view,
+                    "unit": doc_id,
+                    "cluster": patients.get(doc_id, doc_id),
                     "doc_id": doc_id,
                     "section": section,
                     "subtype": subtype,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ... import config as oc
 from ..contract import Answers, Headline, ItemScore, Resampling, ResultPaths, prompts_dir
 
 paths = ResultPaths("coral")
@@ -54,7 +55,10 @@ ANSWERS = Answers(
 PUBLISHED = "published view, credits 'unknown'"
 INFORMATIVE = "informative view, known values only"
 # Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.
-_BARS = "bars are means with 95% bootstrap CIs as error bars, each labelled with its value and n"
+_BARS = (
+    "bars are means with 95% CIs (the tables' intervals, whole clusters resampled) as error "
+    "bars, each labelled with its value and n"
+)
 _METRIC_NAMES = {"em_f1": "exact-match F1", "bleu4": "BLEU-4", "rouge1": "ROUGE-1"}
 FIGURE_CAPTIONS = {
     **{
@@ -184,7 +188,7 @@ def target_wildcards(block: dict, models: list[str]) -> dict[str, list[str]]:
 
 def comparison_inputs(config: dict) -> dict:
     """Inputs of the model comparison beside the scores: the metadata (its patient_id)."""
-    metadata = config["studies"]["coral"]["metadata"]
+    metadata = oc.study_block(config, "coral").get("metadata")
     return {"metadata": metadata} if metadata else {}
 
 
@@ -193,13 +197,17 @@ def unit_scores(score_path, inputs: dict):
     every unit of the note was unscored), clustered by the metadata's patient_id if any."""
     import pandas as pd
 
-    scores = pd.read_csv(score_path, sep="\t", dtype={"doc_id": str})
+    scores = pd.read_csv(score_path, sep="\t", dtype={"doc_id": str, "cluster": str})
     view = scores[scores["gold_view"] == "published"]
+    # the score file's cluster (the metadata's patient_id when the note has one), else the
+    # metadata read here
     patient = {}
+    if "cluster" in view:
+        patient = {d: c for d, c in zip(view["doc_id"], view["cluster"], strict=True) if c == c}
     if inputs.get("metadata"):
         meta = pd.read_csv(inputs["metadata"], sep="\t", dtype=str, keep_default_na=False)
         if "patient_id" in meta.columns:
-            patient = {d: p for d, p in zip(meta["doc_id"], meta["patient_id"], strict=True) if p}
+            patient |= {d: p for d, p in zip(meta["doc_id"], meta["patient_id"], strict=True) if p}
     rows = []
     for h in (h for h in HEADLINES if h.per_unit):  # the published view's measures
         for doc, value in view.groupby("doc_id", sort=True)[h.column].mean().items():

@@ -21,7 +21,8 @@ import numpy as np
 from scipy import stats
 from sklearn.metrics import r2_score
 
-from ...stats import BootstrapSettings, bootstrap_mean_ci
+from ...compare import mean_ci
+from ...stats import BootstrapSettings
 
 START, END, NO_ANSWER = "START", "END", "NO_ANSWER"
 
@@ -76,7 +77,7 @@ def analyse(model, paths_by_patient, modal, labels, top_n, settings: BootstrapSe
     top_nodes = top_nodes[:top_n]
     errors = label_points(modal, labels)
     flagged = [float(d[0] in top_nodes) for d in errors.values()]
-    mean, lo, hi = bootstrap_mean_ci(flagged, settings)
+    mean, lo, hi = mean_ci(flagged, settings)  # one label error per patient: its own cluster
     summary = {
         "model": model,
         "n_patients": len(labels),
@@ -97,11 +98,15 @@ def analyse(model, paths_by_patient, modal, labels, top_n, settings: BootstrapSe
         {"model": model, "source": "label", "decision_node": node, "branches": br, "count": n}
         for (node, br), n in sorted(label_counts.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
-    return summary, long, flagged
+    return summary, long, list(zip(errors, flagged, strict=True))
 
 
-def pooled_row(flagged_all: list[float], summaries: list[dict], top_n, settings) -> dict:
-    mean, lo, hi = bootstrap_mean_ci(flagged_all, settings)
+def pooled_row(flagged_all: list[tuple], summaries: list[dict], top_n, settings) -> dict:
+    """The row of every model's label errors together: (patient, flagged) pairs, the errors of
+    one patient (by several models) resampled together."""
+    patients = [p for p, _ in flagged_all]
+    flagged_all = [v for _, v in flagged_all]
+    mean, lo, hi = mean_ci(flagged_all, settings, patients)
     return {
         "model": "all models",
         "n_patients": int(np.sum([s["n_patients"] for s in summaries])),

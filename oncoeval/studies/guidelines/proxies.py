@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ...stats import BootstrapSettings, bootstrap_mean_ci, bootstrap_stat_ci
+from ...compare import mean_ci
+from ...stats import BootstrapSettings, bootstrap_stat_ci
 from . import compliance
 from .metrics import path_overlap, treatment_match
 
@@ -61,7 +62,7 @@ def _rows(
     rows = []
     for metric in METRICS:
         values = per_note.get(metric, [])
-        mean, lo, hi = bootstrap_mean_ci(values, settings)
+        mean, lo, hi = mean_ci(values, settings)
         rows.append(
             {
                 "model": model,

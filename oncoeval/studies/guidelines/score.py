@@ -12,7 +12,7 @@ import pandas as pd
 
 from ...io import read_jsonl, write_table
 from . import proxies, synthetic
-from .metrics import against_label, path_overlap, self_consistency
+from .metrics import against_label, path_overlap, self_consistency, treatment_match
 from .parse import format_path, paths_by_patient, read_rollouts
 from .tree import load_prepared_tree
 
@@ -35,8 +35,41 @@ SCORE_COLUMNS = [
 ]
 
 
-def score_model(notes_path, rollouts_path, out) -> pd.DataFrame:
-    """Per note: scores against the expert label (labelled notes) and self-consistency."""
+# The per-unit score file (rollout_scores/{model}.tsv): one row per rollout of an expert-labelled
+# note. unit: the rollout (its request id, patient_id#r<rollout>); cluster: the patient, whose note's rollouts (and
+# any further notes) are resampled together (workflow.RESAMPLING).
+ROLLOUT_SCORE_COLUMNS = [
+    "unit", "cluster", "patient_id", "rollout", "path_overlap", "treatment_match"
+]  # fmt: skip
+
+
+def rollout_scores(labels: dict, rollouts: pd.DataFrame) -> pd.DataFrame:
+    """Per rollout of a labelled note (``labels``: patient_id -> label path): its path overlap
+    and treatment match with the label. Failed calls are left out (unscored), as in
+    ``against_label``, whose per-note means these rollouts make up."""
+    answered = rollouts[rollouts["invalid_reason"].astype(str) != "generation_error"]
+    rows = []
+    for r in answered.sort_values(["patient_id", "rollout"]).itertuples():
+        label = labels.get(str(r.patient_id))
+        if label is None:
+            continue
+        path = path_tuple(r.path)
+        rows.append(
+            {
+                "unit": f"{r.patient_id}#r{r.rollout}",  # the rollout's request id
+                "cluster": str(r.patient_id),
+                "patient_id": str(r.patient_id),
+                "rollout": r.rollout,
+                "path_overlap": path_overlap([path, label]),
+                "treatment_match": treatment_match(path, label),
+            }
+        )
+    return pd.DataFrame(rows, columns=ROLLOUT_SCORE_COLUMNS)
+
+
+def score_model(notes_path, rollouts_path, out, rollouts_out=None) -> pd.DataFrame:
+    """Per note: scores against the expert label (labelled notes) and self-consistency; per
+    rollout of a labelled note (``rollouts_out``): its scores against the label."""
     notes = read_jsonl(notes_path)
     rollouts = pd.read_csv(
         rollouts_path, sep="\t", dtype={"patient_id": str}, keep_default_na=False
@@ -74,6 +107,9 @@ def score_model(notes_path, rollouts_path, out) -> pd.DataFrame:
         rows.append(row)
     df = pd.DataFrame(rows, columns=SCORE_COLUMNS)
     write_table(df, out)
+    if rollouts_out is not None:
+        labels = {n["patient_id"]: tuple(n["label_path"]) for n in notes if n.get("label_path")}
+        write_table(rollout_scores(labels, rollouts), rollouts_out)
     return df
 
 

@@ -11,10 +11,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
+from ...compare import interval_note, mean_ci  # noqa: E402
 from ...io import as_written, write_table  # noqa: E402
 from ...report.figures import label_bars, legend_outside, note_empty  # noqa: E402
 from ...report.figures import save as save_figure  # noqa: E402
-from ...stats import bootstrap_mean_ci  # noqa: E402
 from . import proxies  # noqa: E402
 from .consensus import agreement_features, consensus_labels  # noqa: E402
 from .parse import paths_by_patient  # noqa: E402
@@ -92,7 +92,7 @@ def consistency_accuracy(scores, boot, bins: int, out, out_md, bins_out, bins_md
         mean_row = {"model": "mean ± SEM", "n_patients": int(df["n_patients"].sum())}
         for metric, _, _ in PAIRS:
             r = df[f"{metric}_r"].to_numpy(float)
-            mean, lo, hi = bootstrap_mean_ci(r, boot)
+            mean, lo, hi = mean_ci(r, boot)
             r = r[~np.isnan(r)]
             mean_row[f"{metric}_r"] = mean
             mean_row[f"{metric}_r_sem"] = float(stats.sem(r)) if len(r) > 1 else np.nan
@@ -109,7 +109,8 @@ def consistency_accuracy(scores, boot, bins: int, out, out_md, bins_out, bins_md
             "and the mean accuracy of the non-empty bins (accuracy of the modal path: path "
             "overlap; of the modal final node: treatment match). *_note_r: r over single notes "
             "(mean accuracy of the k rollouts), an extra. Last row: mean over models, SEM, "
-            "bootstrap CI."
+            "and its interval: "
+            + interval_note("model (its r)", "model", "the models with an r", boot)
         ],
     )
     bdf = pd.DataFrame(

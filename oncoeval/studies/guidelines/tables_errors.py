@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ...compare import interval_note  # noqa: E402
 from ...io import write_table  # noqa: E402
 from ...report.figures import label_bars, legend_outside, note_empty  # noqa: E402
 from ...report.figures import save as save_figure  # noqa: E402
@@ -51,7 +52,13 @@ def error_analysis(scores, rollouts: dict, top_n, boot, out: dict, gamma: int):
         notes=[
             "A label error is a patient whose modal path differs from the expert label; it is "
             f"flagged when the node where it leaves the label is among the {top_n} decision nodes "
-            "where the model's own rollouts most often leave its modal path (no label needed)."
+            "where the model's own rollouts most often leave its modal path (no label needed). "
+            + interval_note(
+                "label error (one per patient and model)",
+                "patient (the all-models row: one patient's errors by every model together)",
+                "n_label_errors",
+                boot,
+            )
         ],
     )
     write_table(

@@ -5,37 +5,42 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from ...compare import Clustered, interval_note, mean_ci
 from ...io import as_written, write_table
-from ...stats import bootstrap_mean_ci
 from . import compliance
 from .metrics import against_label, path_overlap, treatment_match
 from .parse import INVALID_KINDS, paths_by_patient
-from .score import labelled, path_tuple
+from .score import labelled, path_tuple, rollout_scores
 
 
 def table1_expert(scores, rollouts: dict[str, pd.DataFrame], boot, out, out_md):
     """Table 1, written and returned as written."""
     rows = []
     for model, group in labelled(scores).groupby("model", sort=False):
-        row = {"model": model, "n_patients": len(group)}
-        for metric in ("path_overlap", "treatment_match"):
-            values = group[metric].to_numpy(float)
-            mean, lo, hi = bootstrap_mean_ci(values, boot)
-            row[metric] = mean
-            row[f"{metric}_sem"] = float(stats.sem(values)) if len(values) > 1 else np.nan
-            row[f"{metric}_ci_low"], row[f"{metric}_ci_high"] = lo, hi
-        mod = group["modal_treatment_correct"].to_numpy(float)
-        row["modal_treatment_accuracy"], lo, hi = bootstrap_mean_ci(mod, boot)
-        row["modal_treatment_accuracy_ci_low"], row["modal_treatment_accuracy_ci_high"] = lo, hi
         ro = rollouts[model]
         ro = ro[ro["note_set"] == "labelled"]
+        labels = {r.patient_id: path_tuple(r.label) for r in group.itertuples()}
+        per_rollout = rollout_scores({p: lab for p, lab in labels.items() if lab}, ro)
+        row = {
+            "model": model,
+            "n_patients": len(group),
+            "n_scored_rollouts": len(per_rollout),
+        }
+        for metric in ("path_overlap", "treatment_match"):
+            # the rollouts of one patient resampled together (workflow.RESAMPLING)
+            data = Clustered.of(per_rollout[metric], per_rollout["cluster"])
+            mean, lo, hi = mean_ci(per_rollout[metric], boot, per_rollout["cluster"])
+            row[metric] = mean
+            row[f"{metric}_sem"] = data.standard_error()
+            row[f"{metric}_ci_low"], row[f"{metric}_ci_high"] = lo, hi
+        mod = group["modal_treatment_correct"].to_numpy(float)
+        row["modal_treatment_accuracy"], lo, hi = mean_ci(mod, boot, group["patient_id"])
+        row["modal_treatment_accuracy_ci_low"], row["modal_treatment_accuracy_ci_high"] = lo, hi
         row["n_rollouts"] = len(ro)
         invalid = ro.loc[~ro["valid"].astype(str).eq("True"), "invalid_reason"].value_counts()
         for kind in INVALID_KINDS:
             row[f"invalid_{kind}"] = int(invalid.get(kind, 0))
-        labels = {r.patient_id: path_tuple(r.label) for r in group.itertuples()}
         paths = paths_by_patient(ro)
         row.update(
             compliance.count_pairs(
@@ -48,14 +53,22 @@ def table1_expert(scores, rollouts: dict[str, pd.DataFrame], boot, out, out_md):
         df,
         out,
         out_md,
-        title="Table 1: path prediction on expert-labelled notes (mean, SEM, bootstrap 95% CI)",
+        title="Table 1: path prediction on expert-labelled notes (mean, SEM, 95% CI)",
         notes=[
-            "path_overlap and treatment_match: mean over each patient's k rollouts, then over "
-            "patients; modal_treatment_accuracy: the modal final node of the k rollouts vs the "
+            "path_overlap and treatment_match: mean over the scored rollouts of every patient "
+            "(equal to the mean over patients of each patient's k-rollout mean when every call "
+            "answered); SEM: cluster-robust, by patient. "
+            + interval_note(
+                "rollout (modal_treatment_accuracy: the patient's note)",
+                "patient (its note's k rollouts together)",
+                "n_scored_rollouts in n_patients clusters",
+                boot,
+            ),
+            "modal_treatment_accuracy: the modal final node of the k rollouts vs the "
             "label. invalid_*: rollouts by kind of invalid answer (scored as predicted, 0 when "
             "there is no path), except invalid_generation_error: failed calls, left unscored. "
             "tp/fn/fp/tn: rollouts by guideline-compliance cell (positive = "
-            "NOT_GUIDELINE_COMPLIANT); unanswered: rollouts without a path."
+            "NOT_GUIDELINE_COMPLIANT); unanswered: rollouts without a path.",
         ],
     )
     return as_written(df)

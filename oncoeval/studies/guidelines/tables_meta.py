@@ -10,10 +10,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ...compare import interval_note, mean_ci  # noqa: E402
 from ...io import as_written, write_table  # noqa: E402
 from ...report.figures import legend_outside, series_style  # noqa: E402
 from ...report.figures import save as save_figure  # noqa: E402
-from ...stats import bootstrap_mean_ci  # noqa: E402
 from . import metaclf  # noqa: E402
 
 
@@ -39,7 +39,7 @@ def meta_classifier(
     for fs in feature_sets:
         part = df[(df["feature_set"] == fs)] if len(df) else df
         aucs = part["auroc"].to_numpy(float) if "auroc" in part else np.array([])
-        mean, lo, hi = bootstrap_mean_ci(aucs, boot)
+        mean, lo, hi = mean_ci(aucs, boot)
         mean_curve = metaclf.mean_roc(list(curves.get(fs, {}).values()))
         means.append(
             {
@@ -77,8 +77,13 @@ def meta_classifier(
             f"trained on the other models' rows of {settings.train_fraction:.0%} of the patients, "
             f"tested on the held-out model's other patients; {settings.repeats} split(s), seed "
             f"{settings.seed}. accuracy and F1 at probability 0.5. Mean rows: AUROC averaged over "
-            "models (bootstrap CI over models) and the AUROC of the ROC curve averaged on a "
-            "common FPR grid."
+            "models and the AUROC of the ROC curve averaged on a common FPR grid. The mean "
+            "row's "
+            + interval_note(
+                "held-out model (its AUROC)", "model", "the models with an AUROC", boot
+            ),
+            "Per-model AUROC and F1 intervals: percentile bootstrap over the test rows "
+            "(statistics of the whole set; rows not clustered).",
         ],
     )
     write_table(preds, out["predictions"])

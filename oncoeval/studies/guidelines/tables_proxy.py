@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ...compare import interval_note  # noqa: E402
 from ...io import as_written, write_table  # noqa: E402
 from ...report.figures import save as save_figure  # noqa: E402
 from . import compliance, proxies  # noqa: E402
@@ -26,8 +27,16 @@ def proxy_agreement(proxy_paths: list, cross_scores, expert, boot, out: dict):
         scores,
         out["scores"],
         out["scores_md"],
-        title="Proxy benchmarks: each model's accuracy on each proxy (bootstrap 95% CI)",
-        notes=["coverage: share of candidate notes the proxy keeps (labels it can give)."],
+        title="Proxy benchmarks: each model's accuracy on each proxy (95% CI)",
+        notes=[
+            "coverage: share of candidate notes the proxy keeps (labels it can give). "
+            + interval_note(
+                "note the proxy labels (the mean of its rollouts)",
+                "patient (one note per patient in the study's data)",
+                "n",
+                boot,
+            )
+        ],
     )
     compliance_table(scores, expert, out["compliance"], out["compliance_md"])
     agree = proxies.agreement(scores, expert, boot)
@@ -37,9 +46,11 @@ def proxy_agreement(proxy_paths: list, cross_scores, expert, boot, out: dict):
         out["agreement_md"],
         title="Figure 2: proxy accuracy vs expert accuracy across models",
         notes=[
-            "spearman: rank correlation across models (CI: bootstrap over models, NaN below 4); "
-            "rmse: root mean squared difference of the accuracies; coverage: mean share of notes "
-            "the proxy labels; n_models: models with both numbers."
+            "spearman: rank correlation across models; rmse: root mean squared difference of "
+            "the accuracies; coverage: mean share of notes the proxy labels. Intervals "
+            f"({boot.ci:.0%}): percentile bootstrap of the correlation over models (a statistic "
+            "of the whole set; NaN below 4 models). Unit: model; each unit its own cluster. "
+            "n: n_models (models with both numbers)."
         ],
     )
     _plot_heatmap(agree, out["heatmap"])

@@ -17,9 +17,13 @@ paths = ResultPaths(STUDY)
 # For the report and the summary (oncoeval.report): the study's category title, what its
 # bootstrap resamples, and its headline measures per model.
 REPORT_TITLE = "CancerGUIDE (guideline path tracing)"
-# A note's k rollouts are averaged within the note first (they are never resampled apart); each
-# patient has one note in the study's data, so the patient note is its own cluster.
-RESAMPLING = Resampling(unit="patient note", cluster="patient note")
+# The unit is one rollout (one answer of a model to an expert-labelled note); the cluster is the
+# patient: the k rollouts of a note, and the notes of a patient, are resampled together, never
+# apart. The study's data has one note per patient (patient_id names both).
+RESAMPLING = Resampling(
+    unit="rollout (one answer to an expert-labelled note)",
+    cluster="patient (its note's rollouts, and its notes, together)",
+)
 # Report columns that hold labels under a name the report's PHI rule reads as free text
 # (oncoeval.report.phi): a rollout's `answer` is its kind (path, not_compliant, none).
 REPORT_LABEL_COLUMNS = ("answer",)
@@ -97,8 +101,18 @@ CAPTIONS = {
 UNITS = {
     "compliance": "none (counts and rates over rollouts)",
     "guideline_tree": "none (the guideline itself)",
+    "table1_expert": str(RESAMPLING),
+    "accuracy_by_consistency": "patient note (SE over the notes of a bin)",
+    "consistency_accuracy": "model (the mean row over models)",
+    "proxy_scores": "note the proxy labels (one note per patient)",
+    "proxy_agreement": "model",
+    "meta_classifier": "test row (per held-out model); model (the mean rows)",
+    "error_analysis": "label error (one per patient and model; the pooled row by patient)",
+    "clustering": "model trace (F1: percentile bootstrap over rows, a statistic of the set)",
+    "annotators": "none (means)",
+    "divergence_agreement": "none (correlations over divergence pairs)",
 }
-ITEM_FOLDERS = ("rollouts", "proxy")
+ITEM_FOLDERS = ("rollouts", "rollout_scores", "proxy")
 REPORT_ENTRIES = {"synthetic/benchmark": "tables"}
 
 # The templates each step reads, by name (config/prompts/guidelines/<name>.txt); path prediction
@@ -133,7 +147,11 @@ OUTPUTS_PREPARE = {
 }
 OUTPUTS_REQUESTS = {"rollouts": paths.requests("rollouts")}
 OUTPUTS_PARSE = {"rollouts": paths("rollouts", "{model}.tsv")}
-OUTPUTS_SCORE = {"scores": paths.scores("{model}")}
+OUTPUTS_SCORE = {
+    "scores": paths.scores("{model}"),
+    # the per-unit scores (one row per rollout, with its unit and cluster)
+    "rollout_scores": paths("rollout_scores", "{model}.tsv"),
+}
 OUTPUTS_PROXY = {"proxy": paths("proxy", "{model}.tsv")}
 OUTPUTS_SYNTH_BENCHMARK = paths.tables("benchmark", folder="synthetic")
 
@@ -259,15 +277,30 @@ def unused_outputs(block: dict) -> list[str]:
 
 
 def comparison_inputs(config: dict) -> dict:
-    """Inputs of the model comparison beside the scores (oncoeval.compare): none."""
-    return {}
+    """Inputs of the model comparison beside the scores: the per-rollout scores."""
+    return {"rollout_scores": per_model(config, OUTPUTS_SCORE["rollout_scores"])}
 
 
 def unit_scores(score_path, inputs: dict):
-    """Per expert-labelled note: path overlap and treatment match, each the mean over the
-    note's rollouts (NaN: no rollout could be read)."""
+    """Per rollout of an expert-labelled note (the model's ``rollout_scores`` file among
+    ``inputs``): path overlap and treatment match, clustered by patient. Without that file,
+    per note (the mean over its rollouts; NaN: no rollout could be read)."""
+    from pathlib import Path
+
     import pandas as pd
 
+    own = [p for p in inputs.get("rollout_scores", []) if Path(p).name == Path(score_path).name]
+    if own:
+        per_rollout = pd.read_csv(own[0], sep="\t", dtype={"unit": str, "cluster": str})
+        return pd.DataFrame(
+            [
+                {"measure": h.measure, "unit": r.unit, "cluster": r.cluster, "value": v}
+                for h in HEADLINES
+                if h.per_unit
+                for r, v in zip(per_rollout.itertuples(), per_rollout[h.column], strict=True)
+            ],
+            columns=["measure", "unit", "cluster", "value"],
+        )
     scores = pd.read_csv(score_path, sep="\t", dtype={"patient_id": str, "label": str})
     labelled = scores[scores["label"].fillna("") != ""]
     rows = [

@@ -1,5 +1,6 @@
 """Aggregate stage: Tables 1-7 of the paper and two figures. Tables: one row per model, means
-with percentile bootstrap CIs over profiles.
+with intervals over profiles (oncoeval.compare.mean_ci: the comparison's own interval; the
+profile is the cluster, its regimes and variants never resampled apart).
 
 - Tables 1, 3, 4: P/R/F1 of the specified profiles under ``ff``, ``grounded``, ``grounded_lsc``;
   the same metrics of the base profiles (scored against the same site) as ``base_*`` columns.
@@ -7,7 +8,7 @@ with percentile bootstrap CIs over profiles.
 - Table 5: overlap ratio of the base and specified lists under ``ff`` and ``ff_lsc``.
 - Tables 6 and 7: recall by onset (each response's mean over its frequency cells) and by
   frequency (mean over its onset cells) on the specified profiles, averaged over the regimes per
-  profile first, then bootstrapped over profiles; ``*_pooled`` columns pool the stratum's items
+  profile first, then resampled by profile; ``*_pooled`` columns pool the stratum's items
   instead (not the paper's figure).
 
 Rows that could not be scored (failed call, unusable judge answer) are NaN in the scores and
@@ -26,10 +27,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ...compare import interval_note, mean_ci, paired_diff_ci  # noqa: E402
 from ...io import read_tsv, write_table  # noqa: E402
 from ...report.figures import label_bars, legend_outside, note_empty  # noqa: E402
 from ...report.figures import save as save_figure  # noqa: E402
-from ...stats import BootstrapSettings, bootstrap_mean_ci, paired_bootstrap_diff  # noqa: E402
+from ...stats import BootstrapSettings  # noqa: E402
 from .workflow import paths  # noqa: E402
 
 PRF = ("precision", "recall", "f1")
@@ -67,12 +69,10 @@ def prf_row(model: str, scores: pd.DataFrame, regime: str, settings: BootstrapSe
     base = _per_profile(scores, "base", regime)
     row = {"model": model, "regime": regime, "n_profiles": int(_scored(spec).sum())}
     for metric in PRF:
-        row.update(
-            _ci_columns(metric, bootstrap_mean_ci(spec[metric] if len(spec) else [], settings))
-        )
+        row.update(_ci_columns(metric, mean_ci(spec[metric] if len(spec) else [], settings)))
     for metric in PRF:
         values = base[metric] if len(base) else []
-        row.update(_ci_columns(f"base_{metric}", bootstrap_mean_ci(values, settings)))
+        row.update(_ci_columns(f"base_{metric}", mean_ci(values, settings)))
     row["n_unscored"] = int((~_scored(spec)).sum())
     row["base_n_profiles"] = int(_scored(base).sum())
     row["base_n_unscored"] = int((~_scored(base)).sum())
@@ -90,7 +90,7 @@ def delta_row(model: str, scores: pd.DataFrame, settings: BootstrapSettings) -> 
     for metric in PRF:
         a = after.loc[ids, metric].to_numpy(float)
         b = before.loc[ids, metric].to_numpy(float)
-        row.update(_ci_columns(f"delta_{metric}", paired_bootstrap_diff(a, b, settings)))
+        row.update(_ci_columns(f"delta_{metric}", paired_diff_ci(a, b, settings)))
     row["n_unscored"] = len(after.index.union(before.index)) - len(ids)
     return row
 
@@ -100,7 +100,7 @@ def overlap_row(model: str, overlap: pd.DataFrame, settings: BootstrapSettings) 
     for regime in ("ff", "ff_lsc"):
         values = overlap.loc[overlap["regime"] == regime, "overlap"]
         row[f"n_profiles_{regime}"] = int(values.notna().sum())
-        row.update(_ci_columns(f"overlap_{regime}", bootstrap_mean_ci(values, settings)))
+        row.update(_ci_columns(f"overlap_{regime}", mean_ci(values, settings)))
     row["n_unscored"] = int(
         overlap.loc[overlap["regime"].isin(["ff", "ff_lsc"]), "overlap"].isna().sum()
     )
@@ -118,7 +118,7 @@ def strata_row(model: str, scores: pd.DataFrame, columns, settings: BootstrapSet
     per_profile = scored.groupby("profile_id")[list(columns) + pooled].mean()  # mean skips NaN
     row = {"model": model, "n_profiles": len(per_profile)}
     for column in list(columns) + pooled:
-        row.update(_ci_columns(column, bootstrap_mean_ci(per_profile[column], settings)))
+        row.update(_ci_columns(column, mean_ci(per_profile[column], settings)))
     row["n_unscored"] = int(len(spec) - len(scored))
     return row
 
@@ -150,15 +150,29 @@ EXTRA_NOTES = {
     "n_unscored: specified responses left out.",
     "table5": "n_unscored: profile-regime pairs whose overlap is undefined (both lists empty) "
     "or could not be matched; they are left out of the mean.",
-    "table2": "Differences within each profile, then resampled by profile (paired bootstrap).",
+    "table2": "Differences within each profile, then resampled by profile (paired).",
 }
+# Which column gives each table's n (the caption names it).
+N_COLUMNS = {
+    "table1": "n_profiles (specified lists), base_n_profiles (base lists)",
+    "table2": "n_profiles (profiles scored under both regimes)",
+    "table5": "n_profiles_ff, n_profiles_ff_lsc (profiles per regime)",
+}
+UNIT = (
+    "patient profile (its list under the table's regime; where a table pools regimes, their "
+    "mean within the profile)"
+)
+CLUSTER = (
+    "the profile itself: its regimes and its base and specified variants are averaged or "
+    "differenced within it, never resampled apart"
+)
 
 
 def notes(settings: BootstrapSettings, n_resp_unscored: int, table: str = "") -> list[str]:
     extra = [EXTRA_NOTES[table]] if table in EXTRA_NOTES else []
+    n = N_COLUMNS.get(table, N_COLUMNS["table1"] if table in TABLE_REGIMES else "n_profiles")
     return extra + [
-        f"Means over profiles with {settings.ci:.0%} percentile bootstrap intervals "
-        f"({settings.n_resamples} resamples of profiles, seed {settings.seed}).",
+        "Means over profiles. " + interval_note(UNIT, CLUSTER, n, settings),
         f"Responses that could not be scored across all models: {n_resp_unscored} "
         f"(see the status column of {paths.scores('{model}')}).",
     ]
@@ -177,8 +191,8 @@ def plot_precision_recall(
             spec = _per_profile(scores[model], "specified", regime)
             if spec.empty:
                 continue
-            p = bootstrap_mean_ci(spec["precision"], settings)
-            rc = bootstrap_mean_ci(spec["recall"], settings)
+            p = mean_ci(spec["precision"], settings)
+            rc = mean_ci(spec["recall"], settings)
             if np.isnan(p[0]) or np.isnan(rc[0]):
                 continue
             xerr = [

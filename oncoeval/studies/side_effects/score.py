@@ -35,7 +35,11 @@ from .reference import site_items, vocabulary
 
 log = logging.getLogger(__name__)
 
+# unit: the resampling unit (one profile's list of one variant under one regime); cluster: the
+# patient profile, whose variants and regimes are resampled together.
 SCORE_COLUMNS = [
+    "unit",
+    "cluster",
     "profile_id",
     "variant",
     "regime",
@@ -130,6 +134,11 @@ def _match_status(match: dict | None) -> tuple[str, str | None] | None:
     return None
 
 
+def unit_id(profile_id, variant, regime) -> str:
+    """The resampling unit's id: one profile's list of one variant under one regime."""
+    return f"{profile_id}/{variant}/{regime}"
+
+
 def score_rows(parsed: list[dict], by_key: dict, reference: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for row in parsed:
@@ -149,6 +158,8 @@ def score_rows(parsed: list[dict], by_key: dict, reference: pd.DataFrame) -> pd.
             metrics = {"n_pred": len(row["items"]), "n_ref": len(site_ref)}
         rows.append(
             {
+                "unit": unit_id(row["profile_id"], row["variant"], row["regime"]),
+                "cluster": row["profile_id"],
                 **{k: row[k] for k in ("profile_id", "variant", "regime", "site")},
                 **metrics,
                 "n_non_list_lines": row["n_non_list_lines"],

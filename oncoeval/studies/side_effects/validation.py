@@ -24,7 +24,7 @@ The default matcher is the candidate with the highest pair F1 among those with
 The configured matcher (and the llm judge when one is configured) is also validated as a judge
 (:func:`judge_labels`, :func:`write_judge_validation`): on every labelled row the human label is
 ``same`` and the judge's verdict is whether the matcher made that pair; confusion matrix,
-sensitivity and specificity per class and Cohen's κ with bootstrap CIs.
+sensitivity and specificity per class and Cohen's κ with their intervals.
 """
 
 from __future__ import annotations
@@ -34,12 +34,13 @@ import math
 import numpy as np
 import pandas as pd
 
+from ...compare import interval_note, mean_ci
 from ...errors import InputError
 from ...inputs import read_table, read_template
 from ...io import write_table
 from ...judges.agreement import write_judges_tables
 from ...records import read_responses, write_requests
-from ...stats import BootstrapSettings, bootstrap_mean_ci
+from ...stats import BootstrapSettings
 from .aliases import AliasTable, norm_key
 from .matchers import (
     EmbeddingMatcher,
@@ -181,7 +182,7 @@ def evaluate(df: pd.DataFrame, val_tasks: list[MatchTask], results: dict, settin
     decisions = [
         float(((row.prediction, row.reference) in made) == row.same) for row in scored.itertuples()
     ]
-    agreement = bootstrap_mean_ci(decisions, settings) if decisions else (math.nan,) * 3
+    agreement = mean_ci(decisions, settings) if decisions else (math.nan,) * 3
     return {
         "n_wordings": int(wordings["prediction"].nunique()),
         "n_positive": len(positive),
@@ -346,7 +347,8 @@ def write_agreement(
         f"{df['prediction'].nunique()} wordings against all {len(vocabulary(df))} reference "
         "terms, and each term against the other terms (distinct_term_pairs).",
         "Pair precision, recall and F1 over the lay and negative wordings; agreement: share of "
-        "labelled rows decided as labelled (the paper: 96% of 30 examples for its LLM matcher).",
+        "labelled rows decided as labelled (the paper: 96% of 30 examples for its LLM matcher). "
+        + interval_note("labelled row", "labelled row", "the labelled rows decided", settings),
         "rule assignment: " + RULES["assignment"] + "; earlier: " + RULES["earlier"] + ".",
         "selected: highest F1 among the candidates with distinct_term_pairs = 0; the configured "
         f"matcher is {matcher.get('method')} (threshold {matcher.get('threshold')}).",

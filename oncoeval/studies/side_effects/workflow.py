@@ -15,9 +15,14 @@ paths = ResultPaths("side_effects")
 # For the report and the summary (oncoeval.report): the study's category title, what its
 # bootstrap resamples, and its headline measures per model.
 REPORT_TITLE = "Side effects (radiation side-effect lists)"
-# A unit is one profile's list (specified variant) under one regime; each headline measure takes
-# one regime, so a profile is one unit of it and its own cluster.
-RESAMPLING = Resampling(unit="patient profile", cluster="patient profile")
+# A unit is one profile's list (of one variant) under one regime; the profile is the cluster: its
+# regimes (and its base and specified variants) are resampled together, never apart. A headline
+# measure takes one regime of the specified variant, so it has one unit per profile; tables that
+# pool regimes or variants average them within the profile first.
+RESAMPLING = Resampling(
+    unit="profile list (one variant under one regime)",
+    cluster="patient profile (its regimes and variants)",
+)
 LISTS = "lists"  # the request set every evaluated model answers
 ANSWERS = Answers(
     LISTS,
@@ -29,12 +34,15 @@ ANSWERS = Answers(
     score=ItemScore("scores/{model}.tsv", "f1", ("profile_id", "variant", "regime")),
 )
 # Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.
-_BARS = "bars are means with 95% bootstrap CIs as error bars, each labelled with its value and n"
+_BARS = (
+    "bars are means with 95% CIs over profiles (the tables' intervals) as error bars, each "
+    "labelled with its value and n"
+)
 FIGURE_CAPTIONS = {
     "precision_recall": (
         "Precision against recall of the specified profiles per model and prompting regime: "
-        "each point is the mean over profiles with 95% bootstrap CIs as error bars, labelled "
-        "with its values and n profiles; coinciding points show as nested rings."
+        "each point is the mean over profiles with 95% CIs (the tables' intervals) as error "
+        "bars, labelled with its values and n profiles; coinciding points show as nested rings."
     ),
     "recall_strata": (
         "Recall of the specified profiles by onset and by frequency stratum per model, averaged "
@@ -65,7 +73,14 @@ CAPTIONS = {
     ),
     "judge_confusion": "Matcher decisions against the validation labels (confusion matrix).",
 }
-UNITS = {"judge_confusion": "none (counts)"}
+UNITS = {
+    "judge_confusion": "none (counts)",
+    # Tables 1-7 (and their figures) average a profile's regimes and variants within it first
+    **{f"table{i}": "patient profile" for i in range(1, 8)},
+    "matcher_agreement": "labelled validation row",
+    "judge_agreement": "labelled validation row",
+    "judge_per_class": "labelled validation row",
+}
 ITEM_FOLDERS = ("overlap",)
 REPORT_ENTRIES = {"tables/matcher_agreement": "judge validation"}
 
@@ -181,13 +196,15 @@ def unit_scores(score_path, inputs: dict):
     (NaN: the list could not be scored), clustered by profile."""
     import pandas as pd
 
-    scores = pd.read_csv(score_path, sep="\t", dtype={"profile_id": str})
+    from .score import unit_id
+
+    scores = pd.read_csv(score_path, sep="\t", dtype={"profile_id": str, "cluster": str})
     spec = scores[scores["variant"] == "specified"]
     rows = [
         {
             "measure": measure,
-            "unit": f"{r.profile_id}/{regime}",
-            "cluster": r.profile_id,
+            "unit": unit_id(r.profile_id, "specified", regime),
+            "cluster": getattr(r, "cluster", r.profile_id),
             "value": r.f1,
         }
         for measure, regime in HEADLINE_REGIMES.items()

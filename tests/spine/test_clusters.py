@@ -1,0 +1,256 @@
+"""Clusters, declared once per study (issue #26 item 3): units that share a context are resampled
+together in every interval, the studies' own tables included; the per-unit score files carry
+the unit and cluster ids; every table with an interval names its method, unit, cluster and n."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from oncoeval.compare import CompareSettings, interval_note, mean_ci, paired_diff_ci
+from oncoeval.stats import BootstrapSettings
+from oncoeval.studies import STUDIES
+from oncoeval.studies.contract import declared
+
+SETTINGS = BootstrapSettings(n_resamples=500, seed=0)
+T_3DF, T_7DF = 3.182446305284263, 2.364624251592785  # t quantiles 0.975 at 3 and 7 df
+
+
+def test_two_rollouts_of_one_note_move_together_by_hand():
+    # Four notes, two rollouts each, the rollouts of a note agreeing: 0.6 0.6 | 0.4 0.4 | ...
+    values = [0.6, 0.6, 0.4, 0.4, 0.55, 0.55, 0.45, 0.45]
+    notes = ["a", "a", "b", "b", "c", "c", "d", "d"]
+    # Clustered: residual sums per note 0.2, -0.2, 0.1, -0.1; CR1 SE = sqrt(4/3 x 0.1) / 8
+    se = np.sqrt(4 / 3 * 0.1) / 8  # 0.04564
+    mean, low, high = mean_ci(values, SETTINGS, notes)
+    assert mean == pytest.approx(0.5)
+    assert (low, high) == pytest.approx((0.5 - T_3DF * se, 0.5 + T_3DF * se))  # 0.355, 0.645
+    # Treated as 8 independent rollouts the interval is half as wide: s / sqrt(8), 7 df.
+    s = np.sqrt(0.05 / 7)
+    _, low8, high8 = mean_ci(values, SETTINGS)
+    assert (low8, high8) == pytest.approx((0.5 - T_7DF * s / np.sqrt(8), 0.5 + T_7DF * s / 8**0.5))
+    assert high - low > 2 * (high8 - low8)
+
+
+def test_a_paired_difference_resamples_whole_clusters_by_hand():
+    # Two models on two rollouts of each of three notes: differences 0.3 0.3 | 0.1 0.1 | 0.2 0.2
+    a = [0.8, 0.8, 0.6, 0.6, 0.7, 0.7]
+    b = [0.5, 0.5, 0.5, 0.5, 0.5, 0.5]
+    notes = ["x", "x", "y", "y", "z", "z"]
+    # cluster sums of residuals 0.2, -0.2, 0: SE = sqrt(3/2 x 0.08) / 6 = 0.0577, 2 df (4.303)
+    se = np.sqrt(1.5 * 0.08) / 6
+    diff, low, high = paired_diff_ci(a, b, SETTINGS, notes)
+    assert diff == pytest.approx(0.2)
+    assert (low, high) == pytest.approx((0.2 - 4.302653 * se, 0.2 + 4.302653 * se), abs=1e-5)
+
+
+def test_bootstrap_intervals_also_take_whole_clusters():
+    # With the rollouts of a note identical, a cluster bootstrap draws only note means: the
+    # percentile interval of 8 rollouts in 4 notes is that of the 4 note means.
+    settings = CompareSettings(interval="percentile", bootstrap=SETTINGS)
+    values = [0.9, 0.9, 0.2, 0.2, 0.6, 0.6, 0.3, 0.3]
+    notes = ["a", "a", "b", "b", "c", "c", "d", "d"]
+    clustered = mean_ci(values, settings, notes)
+    per_note = mean_ci([0.9, 0.2, 0.6, 0.3], settings)
+    assert clustered == pytest.approx(per_note)
+
+
+def _guidelines_table1(tmp_path, right: list[bool]):
+    """Table 1 of one model on notes answered twice each, both rollouts right or both wrong."""
+    from oncoeval.studies.guidelines.tables_expert import table1_expert
+
+    ids = [f"p{i}" for i in range(len(right))]
+    scores = pd.DataFrame(
+        {
+            "model": "m",
+            "patient_id": ids,
+            "note_set": "labelled",
+            "label": "A -> B",
+            "path_overlap": [1.0 if r else 0.5 for r in right],
+            "treatment_match": [float(r) for r in right],
+            "modal_treatment_correct": [float(r) for r in right],
+        }
+    )
+    rollouts = pd.DataFrame(
+        [
+            {
+                "patient_id": pid,
+                "rollout": k,
+                "path": "A -> B" if r else "A -> C",
+                "valid": True,
+                "invalid_reason": "",
+                "note_set": "labelled",
+            }
+            for pid, r in zip(ids, right, strict=True)
+            for k in (0, 1)
+        ]
+    )
+    out = tmp_path / "table1.tsv"
+    table = table1_expert(scores, {"m": rollouts}, SETTINGS, out, tmp_path / "table1.md")
+    return table.iloc[0], (tmp_path / "table1.md").read_text()
+
+
+def test_cancerguide_table1_resamples_the_rollouts_of_a_patient_together(tmp_path):
+    # 8 patients x 2 rollouts, 4 patients right twice and 4 wrong twice: treatment match 0.5.
+    row, caption = _guidelines_table1(tmp_path, [True] * 4 + [False] * 4)
+    assert row["treatment_match"] == pytest.approx(0.5)
+    assert row["n_scored_rollouts"] == 16
+    # By patient: cluster sums of residuals +-1, SE = sqrt(8/7 x 8) / 16 = 0.189, 7 df; 16
+    # independent rollouts would get Wilson's [0.28, 0.72] instead.
+    se = np.sqrt(8 / 7 * 8) / 16
+    assert row["treatment_match_sem"] == pytest.approx(se, abs=1e-6)  # the table as written
+    assert (row["treatment_match_ci_low"], row["treatment_match_ci_high"]) == pytest.approx(
+        (0.5 - T_7DF * se, 0.5 + T_7DF * se), abs=1e-6
+    )  # 0.053, 0.947
+    assert "Unit: rollout" in caption and "cluster: patient" in caption
+
+
+def _cancer_myth_scores(path, rows):
+    from oncoeval.studies.cancer_myth.score import score_frame
+
+    judged = [
+        {
+            "question_id": q,
+            "category": "c",
+            "from_model": "g",
+            "score": s,
+            "parse_error": "",
+            "verifier": "v",
+            "retried": False,
+            "reason": "",
+            **({"cluster": c} if c else {}),
+        }
+        for q, c, s in rows
+    ]
+    score_frame(judged, ["v"], "majority").to_csv(path, sep="\t", index=False)
+    return path
+
+
+def test_cancer_myth_table_caption_names_method_unit_cluster_and_n(tmp_path):
+    from oncoeval.studies.cancer_myth.aggregate import aggregate
+
+    # Six questions from three myths, two each, answered alike within a myth.
+    rows = [(f"q{i}", f"myth:{i // 2}", s) for i, s in enumerate([1, 1, -1, -1, 0, 0])]
+    path = _cancer_myth_scores(tmp_path / "m.tsv", rows)
+    names = ("pcs_pcr", "pcs_by_category", "pcs_by_generator", "jury_agreement")
+    out = {n: str(tmp_path / f"{n}.tsv") for n in names}
+    out |= {f"{n}_md": str(tmp_path / f"{n}.md") for n in names}
+    out |= {f"{f}_figure": str(tmp_path / f"{f}.png") for f in names[:3]}
+    aggregate({"m": str(path)}, out, SETTINGS)
+    caption = (tmp_path / "pcs_pcr.md").read_text()
+    # method, unit, cluster and n, each named
+    assert "Student-t on the cluster-robust standard error" in caption
+    assert "Wilson score interval" in caption
+    assert "Unit: question" in caption
+    assert "cluster: the source record (myth)" in caption
+    assert "n: the n column (questions scored), in n_clusters clusters" in caption
+    table = pd.read_csv(tmp_path / "pcs_pcr.tsv", sep="\t").iloc[0]
+    assert (table["n"], table["n_clusters"]) == (6, 3)
+    # PCS over 3 myths (1, -1, 0): SE = sqrt(3/2 x (2^2 + 2^2 + 0)) / 6, t at 2 df
+    se = np.sqrt(1.5 * 8) / 6
+    assert table["pcs_ci_high"] == pytest.approx(min(1.0, 4.302653 * se), abs=1e-5)
+    # a hand-written question (source_row -1: no cluster in its record) stays its own cluster
+    alone = _cancer_myth_scores(tmp_path / "h.tsv", [("h1", "", 1), ("h2", "", 0)])
+    assert pd.read_csv(alone, sep="\t")["cluster"].tolist() == ["h1", "h2"]
+
+
+def test_interval_note_names_method_unit_cluster_and_n():
+    note = interval_note("note", "patient", "n_notes", SETTINGS)
+    assert note.startswith("Intervals (95%): Wilson score interval")
+    assert "Unit: note; cluster: patient, resampled whole" in note
+    assert note.endswith("n: n_notes.")
+    bca = interval_note("q", "q", "n", CompareSettings(interval="bca"))
+    assert "BCa cluster bootstrap" in bca and "each unit its own cluster" in bca
+
+
+def test_each_study_per_unit_score_file_carries_unit_and_cluster_ids():
+    """The score stage of every study writes a unit and a cluster id on each row."""
+    from oncoeval.studies.cancer_myth.score import SCORE_COLUMNS as MYTH
+    from oncoeval.studies.coral.score import score_model as coral_scores
+    from oncoeval.studies.guidelines.score import rollout_scores
+    from oncoeval.studies.side_effects.score import score_rows
+
+    frames = {}
+    frames["cancer_myth"] = pd.DataFrame(columns=MYTH)
+    parsed = [
+        {
+            "profile_id": "p1",
+            "variant": v,
+            "regime": r,
+            "site": "lung",
+            "items": [],
+            "status": "error",
+            "reason": "failed call",
+            "n_non_list_lines": 0,
+        }
+        for v in ("base", "specified")
+        for r in ("ff", "grounded")
+    ]
+    reference = pd.DataFrame({"site": ["lung"], "side_effect": ["cough"]})
+    frames["side_effects"] = score_rows(parsed, {}, reference)
+    coral_parsed = pd.DataFrame(
+        {
+            "doc_id": ["n1", "n2"],
+            "section": "s",
+            "subtype": "symptoms",
+            "status": "error",
+            "tuple_name": "",
+            "field": "",
+            "value": "",
+        }
+    )
+    gold = pd.DataFrame(columns=["view", "doc_id", "section", "subtype", "field", "value"])
+    gold["field_value"] = []
+    frames["coral"] = coral_scores(coral_parsed, gold, {"n1": "pt1", "n2": "pt1"})
+    rollouts = pd.DataFrame(
+        {
+            "patient_id": ["a", "a", "b"],
+            "rollout": [0, 1, 0],
+            "path": ["A -> B", "A -> C", ""],
+            "invalid_reason": ["", "", "no_answer"],
+        }
+    )
+    frames["guidelines"] = rollout_scores({"a": ("A", "B"), "b": ("A", "B")}, rollouts)
+    assert set(frames) == set(STUDIES)
+    for study, frame in frames.items():
+        assert {"unit", "cluster"} <= set(frame.columns), study
+    assert frames["side_effects"]["unit"].is_unique  # one row per list
+    # CORAL's rows are the fields of a note (per gold view), averaged within their unit, the note
+    assert (frames["coral"]["unit"] == frames["coral"]["doc_id"]).all()
+    assert frames["side_effects"]["cluster"].eq("p1").all()  # regimes and variants together
+    assert frames["coral"]["cluster"].eq("pt1").all()  # two notes of one patient
+    guide = frames["guidelines"]
+    assert guide["unit"].tolist() == ["a#r0", "a#r1", "b#r0"]  # the rollouts' request ids
+    assert guide["cluster"].tolist() == ["a", "a", "b"]
+    assert guide["treatment_match"].tolist() == [1.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_every_study_declares_a_unit_and_a_cluster_that_differ(study):
+    """Each study declares its unit and the cluster that groups units (never one per unit)."""
+    resampling = declared(study, "RESAMPLING")
+    assert resampling.unit and resampling.cluster
+    assert resampling.cluster != resampling.unit, study
+
+
+def test_guidelines_comparison_reads_one_value_per_rollout(tmp_path):
+    from oncoeval.studies.guidelines import workflow
+
+    rollouts = pd.DataFrame(
+        {
+            "unit": ["a/0", "a/1", "b/0"],
+            "cluster": ["a", "a", "b"],
+            "path_overlap": [1.0, 0.5, 0.0],
+            "treatment_match": [1.0, 1.0, 0.0],
+        }
+    )
+    (tmp_path / "r").mkdir()
+    rollouts.to_csv(tmp_path / "r" / "m.tsv", sep="\t", index=False)
+    units = workflow.unit_scores(tmp_path / "m.tsv", {"rollout_scores": [tmp_path / "r/m.tsv"]})
+    overlap = units[units["measure"] == "path overlap"]
+    assert overlap["unit"].tolist() == ["a/0", "a/1", "b/0"]
+    assert overlap["cluster"].tolist() == ["a", "a", "b"]
+    assert json.loads(json.dumps(overlap["value"].tolist())) == [1.0, 0.5, 0.0]
