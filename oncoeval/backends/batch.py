@@ -239,10 +239,8 @@ class BatchJob:
     # -- submit -----------------------------------------------------------------------------
 
     def _line(self, key: str, request: Request) -> bytes:
-        from .openai_api import request_kwargs
-
-        body = request_kwargs(request, self.cfg)
-        body.update(body.pop("extra_body", {}))
+        # The transport builds the body (batch is imported by it, not the other way round).
+        body = self.backend.batch_body(request)
         row = {"custom_id": key, "method": "POST", "url": ENDPOINT, "body": body}
         return (json_line(row) + "\n").encode("utf-8", "surrogatepass")
 

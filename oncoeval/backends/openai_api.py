@@ -180,6 +180,13 @@ class Backend(ApiBackend):
         price = batch.batch_price(cfg.get("price"))
         return cost_usd(price, prompt_tokens, 0), cost_usd(price, prompt_tokens, max_new_tokens)
 
+    def batch_body(self, request: Request) -> dict:
+        """The body of one batch line: the synchronous call's arguments, with the fields the
+        SDK would send in ``extra_body`` at the top level, where a batch line carries them."""
+        body = request_kwargs(request, self.cfg)
+        body.update(body.pop("extra_body", {}))
+        return body
+
     # The client retries by itself, and its HTTP client takes a slot per exchange.
     transport_retries = True
     client_max_retry_after_s = CLIENT_MAX_RETRY_AFTER_S
