@@ -1,8 +1,11 @@
-"""Bootstrap confidence intervals shared by every study (percentile method, seeded).
+"""Percentile bootstrap intervals (seeded), through ``scipy.stats.bootstrap``, and the
+``bootstrap`` settings block.
 
-All resampling goes through ``scipy.stats.bootstrap``. Values are one number per resampling unit
-(patient, question, note): a study that scores several rows per unit averages them per unit
-first, then bootstraps over units.
+The studies' means and paired differences take their intervals from ``oncoeval.compare``
+(``mean_ci``, ``paired_diff_ci``: whole clusters, Wilson or Student-t on the cluster-robust SE,
+chosen by the coverage simulation of docs/comparisons.md). What stays here: statistics of a
+whole set (``bootstrap_stat_ci``: an AUROC, a rank correlation), the settings, and the matrix
+bootstrap the benchmarks compare against scipy.
 """
 
 from __future__ import annotations

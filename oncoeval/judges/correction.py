@@ -156,17 +156,39 @@ def _percentiles(values: np.ndarray, settings: BootstrapSettings):
     return float(low), float(high)
 
 
-def _resample(observed_counts, validation_counts, settings: BootstrapSettings):
+def _missing(cluster) -> bool:
+    return cluster is None or cluster == "" or (isinstance(cluster, float) and np.isnan(cluster))
+
+
+def _cluster_counts(class_index, clusters, k: int):
+    """(clusters x classes) counts of the evaluated items' classes, or None without clusters
+    (an item without a cluster id is its own)."""
+    if clusters is None:
+        return None
+    ids = [f"unit:{i}" if _missing(c) else f"id:{c}" for i, c in enumerate(clusters)]
+    _, codes = np.unique(np.asarray(ids), return_inverse=True)
+    counts = np.zeros((codes.max() + 1 if len(codes) else 0, k))
+    np.add.at(counts, (codes, np.asarray(class_index, dtype=int)), 1)
+    return counts
+
+
+def _resample(observed_counts, validation_counts, settings: BootstrapSettings, by_cluster=None):
     """Resampled class shares of the evaluated items and resampled validation tables.
 
     Resampling items with replacement is a multinomial draw over their classes (or, for the
-    validation set, over the cells of its table), which is what is drawn here.
+    validation set, over the cells of its table), which is what is drawn here. With
+    ``by_cluster`` (the class counts of each cluster of items) whole clusters are drawn instead.
     """
     rng = np.random.default_rng(settings.seed)
     n_obs = int(observed_counts.sum())
     n_val = int(validation_counts.sum())
     k = validation_counts.shape[0]
-    q = rng.multinomial(n_obs, observed_counts / n_obs, size=settings.n_resamples) / n_obs
+    if by_cluster is None:
+        q = rng.multinomial(n_obs, observed_counts / n_obs, size=settings.n_resamples) / n_obs
+    else:
+        draws = rng.integers(0, len(by_cluster), size=(settings.n_resamples, len(by_cluster)))
+        drawn = by_cluster[draws].sum(axis=1)
+        q = drawn / drawn.sum(axis=1, keepdims=True)
     cells = rng.multinomial(
         n_val, validation_counts.ravel() / n_val, size=settings.n_resamples
     ).reshape(-1, k, k)
@@ -179,11 +201,13 @@ def corrected_rate(
     validation_judged,
     settings: BootstrapSettings = DEFAULT_BOOTSTRAP,
     correction: CorrectionSettings = DEFAULT_CORRECTION,
+    clusters=None,
 ) -> Corrected:
     """Rogan-Gladen corrected share of positives among the evaluated items.
 
     ``judged_positive``: the judge's binary verdict per evaluated item (bool / 0-1);
-    ``validation_truth`` / ``validation_judged``: human label and judge verdict per validation item.
+    ``validation_truth`` / ``validation_judged``: human label and judge verdict per validation item;
+    ``clusters``: each evaluated item's cluster, resampled whole (None: items independent).
     """
     judged = np.asarray(judged_positive, dtype=bool)
     if judged.size == 0:
@@ -199,7 +223,8 @@ def corrected_rate(
     m = _row_stochastic(counts)
     value = rogan_gladen(judged.mean(), m[1, 1], m[0, 0])
     observed = np.array([np.sum(~judged), np.sum(judged)], dtype=float)
-    q, cells = _resample(observed, counts, settings)
+    by_cluster = _cluster_counts(judged.astype(int), clusters, 2)
+    q, cells = _resample(observed, counts, settings, by_cluster)
     with np.errstate(invalid="ignore", divide="ignore"):
         mb = _row_stochastic(cells.astype(float))
         sens, spec = mb[:, 1, 1], mb[:, 0, 0]
@@ -217,11 +242,13 @@ def corrected_distribution(
     settings: BootstrapSettings = DEFAULT_BOOTSTRAP,
     correction: CorrectionSettings = DEFAULT_CORRECTION,
     functional=None,
+    clusters=None,
 ) -> tuple[np.ndarray | None, Corrected]:
     """Corrected class shares of the evaluated items and a functional of them with its CI.
 
     ``functional`` maps a share vector to the number reported (default: identity is not a
-    number, so it must be given, e.g. the mean score ``pi @ classes`` for PCS).
+    number, so it must be given, e.g. the mean score ``pi @ classes`` for PCS); ``clusters``:
+    each evaluated item's cluster, resampled whole (None: items independent).
     Returns (corrected shares or None, Corrected for the functional).
     """
     judged = list(judged_classes)
@@ -233,7 +260,9 @@ def corrected_distribution(
         return None, Corrected(None, None, None, problem)
     observed = confusion_counts(judged, judged, classes).diagonal().astype(float)
     pi = invert_confusion(observed / observed.sum(), _row_stochastic(counts))
-    q, cells = _resample(observed, counts, settings)
+    index = {c: i for i, c in enumerate(classes)}
+    by_cluster = _cluster_counts([index[x] for x in judged], clusters, len(classes))
+    q, cells = _resample(observed, counts, settings, by_cluster)
     mb = _row_stochastic(cells.astype(float))
     boot = np.full(settings.n_resamples, np.nan)
     with np.errstate(invalid="ignore"):

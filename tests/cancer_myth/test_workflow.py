@@ -142,8 +142,9 @@ def test_replay_evaluation_reproduces_hand_computed_tables(workdir):
     run_snakemake(workdir, configfile=cfg)
 
     scores_a = pd.read_csv(workdir / R / "scores/resp_a.tsv", sep="\t", keep_default_na=False)
-    assert list(scores_a.columns[:7]) == [
+    assert list(scores_a.columns[:8]) == [
         "question_id",
+        "unit",
         "cluster",
         "category",
         "from_model",
@@ -154,6 +155,7 @@ def test_replay_evaluation_reproduces_hand_computed_tables(workdir):
     assert scores_a["score"].astype(str).tolist() == ["-1", "1", "0", "", "1", "-1"]
     # each question was written from its own myth row (source_row i): its resampling cluster
     assert scores_a["cluster"].tolist() == [f"myth:{i}" for i in range(6)]
+    assert scores_a["unit"].tolist() == scores_a["question_id"].tolist()
     assert (
         scores_a["parse_error"].tolist()[3]
         == "no score in verifier output; after retry: no score in verifier output"

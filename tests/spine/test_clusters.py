@@ -254,3 +254,24 @@ def test_guidelines_comparison_reads_one_value_per_rollout(tmp_path):
     assert overlap["unit"].tolist() == ["a/0", "a/1", "b/0"]
     assert overlap["cluster"].tolist() == ["a", "a", "b"]
     assert json.loads(json.dumps(overlap["value"].tolist())) == [1.0, 0.5, 0.0]
+
+
+def test_judge_corrected_rates_resample_whole_clusters_too():
+    """A corrected PCR's interval draws whole source records: ten myths with two questions each,
+    answered alike, give the interval of the ten myths alone, wider than twenty independent
+    questions would."""
+    from oncoeval.judges.correction import corrected_rate
+
+    truth = [True] * 20 + [False] * 20
+    judged_validation = [True] * 18 + [False] * 2 + [False] * 18 + [True] * 2
+    one_per_myth = np.array([True] * 6 + [False] * 4)
+    two_per_myth = np.repeat(one_per_myth, 2)
+    myths = np.repeat(np.arange(10), 2)
+    args = (truth, judged_validation, SETTINGS)
+    clustered = corrected_rate(two_per_myth, *args, clusters=myths)
+    alone = corrected_rate(one_per_myth, *args, clusters=np.arange(10))
+    independent = corrected_rate(two_per_myth, *args)
+    # Rogan-Gladen: (0.6 + specificity 0.9 - 1) / (sensitivity 0.9 + 0.9 - 1) = 0.625
+    assert clustered.value == pytest.approx(alone.value) == pytest.approx((0.6 + 0.9 - 1) / 0.8)
+    assert (clustered.ci_low, clustered.ci_high) == pytest.approx((alone.ci_low, alone.ci_high))
+    assert clustered.ci_high - clustered.ci_low > independent.ci_high - independent.ci_low

@@ -101,8 +101,9 @@ def correction_note(validation, judge_correction: CorrectionSettings) -> str:
     return (
         "*_corrected: the same rate corrected for the verifier's errors on "
         f"{len(validation[0])} human-scored answers (PCR: Rogan-Gladen on score 1 vs not; PCS: "
-        "the 3x3 confusion matrix inverted, constrained to valid shares). Their CIs resample "
-        "both the questions and the validation answers. A correction needs at least "
+        "the 3x3 confusion matrix inverted, constrained to valid shares). Their CIs: percentile "
+        "joint bootstrap, each draw resampling the questions in whole clusters (source records) "
+        "and the validation answers. A correction needs at least "
         f"{judge_correction.min_labels_per_class} human labels per score and a verifier better "
         "than chance; otherwise the cell gives the reason. It assumes the verifier errs on these "
         "questions as it does on the validation answers."
@@ -253,7 +254,7 @@ def _answer(row):
 
 
 CORRECTED_TEST = "joint bootstrap (clusters of questions and validation answers resampled together)"
-CORRECTED_INTERVAL = "percentile joint bootstrap (questions and validation answers)"
+CORRECTED_INTERVAL = "percentile joint bootstrap (question clusters and validation answers)"
 
 
 def corrected_rows(score_paths: dict, validation_path, params: dict, settings, measures: dict):
@@ -278,9 +279,10 @@ def corrected_rows(score_paths: dict, validation_path, params: dict, settings, m
     values = []
     for model, df in scores.items():
         scored = df["score"].dropna().to_numpy()
+        clusters = df.loc[df["score"].notna(), "cluster"].tolist() if "cluster" in df else None
         args = metrics.for_model(model, validation, correction, own)
         cells = metrics.corrected_pcs_pcr(
-            scored, args["validation"], settings.bootstrap, correction
+            scored, args["validation"], settings.bootstrap, correction, clusters
         )
         for column, measure in measures.items():
             cell = cells[column]

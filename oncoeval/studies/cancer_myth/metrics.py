@@ -59,15 +59,16 @@ def pcs_pcr(
         "pcr": pcr,
         "pcr_ci_low": pcr_lo,
         "pcr_ci_high": pcr_hi,
-        **corrected_pcs_pcr(scored, validation, settings, correction),
+        **corrected_pcs_pcr(scored, validation, settings, correction, c),
     }
 
 
-def corrected_pcs_pcr(scored, validation, settings, correction) -> dict:
+def corrected_pcs_pcr(scored, validation, settings, correction, clusters=None) -> dict:
     """PCR by Rogan-Gladen (score 1 vs not), PCS by inverting the 3x3 confusion matrix.
 
     A cell holds the reason instead of a number where the validation set cannot support the
-    correction; the CI cells are then empty.
+    correction; the CI cells are then empty. ``clusters``: each scored question's cluster,
+    resampled whole with the validation answers in each draw.
     """
     if isinstance(validation, str):  # why this row is not corrected
         pcs = pcr = Corrected(None, None, None, validation)
@@ -79,7 +80,9 @@ def corrected_pcs_pcr(scored, validation, settings, correction) -> dict:
         pcs = pcr = Corrected(None, None, None, "verdicts are not -1/0/1 (a jury's mean)")
     else:
         human, verifier = (np.asarray(v, dtype=int) for v in validation)
-        pcr = corrected_rate(scored == 1, human == 1, verifier == 1, settings, correction)
+        pcr = corrected_rate(
+            scored == 1, human == 1, verifier == 1, settings, correction, clusters=clusters
+        )
         _, pcs = corrected_distribution(
             scored.astype(int),
             human,
@@ -88,6 +91,7 @@ def corrected_pcs_pcr(scored, validation, settings, correction) -> dict:
             settings,
             correction,
             functional=lambda shares: float(shares @ np.array(SCORES)),
+            clusters=clusters,
         )
     return _corrected_cells(pcs, pcr)
 

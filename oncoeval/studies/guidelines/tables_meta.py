@@ -149,7 +149,10 @@ def clustering(rows, seed, boot, out, out_md):
         title="Unsupervised: k-means (2 clusters) on consistency features (Appendix F)",
         notes=[
             "Clusters are mapped to correct/incorrect by the better of the two assignments "
-            "(accuracy); rows per model reuse the pooled clustering. F1 CI: bootstrap over rows."
+            "(accuracy); rows per model reuse the pooled clustering. Intervals "
+            f"({boot.ci:.0%}) of F1: percentile bootstrap over rows (a statistic of the whole "
+            "set). Unit: row (one model's answer to one note); each unit its own cluster (the "
+            "rows of one patient across models are not resampled together). n: n.",
         ],
     )
     return df
