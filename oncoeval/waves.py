@@ -229,6 +229,12 @@ def group_by_wave(workflow, depths: dict, model_cfg, rule: str = "generate") -> 
     settings = workflow.group_settings
     settings.group_components = {**dict(settings.group_components), **sizes}
     dag.update_groups()
+    # Jobs ready when the run starts (a rerun's) were listed as ready on their own before this
+    # hook: list them again, so that they go as their group.
+    stale = [job for job in groups if job in dag.ready_jobs]
+    if stale:
+        dag.ready_jobs.difference_update(stale)
+        dag.update_ready(stale)
     for job, gid in groups.items():
         group = dag.get_job_group(job)
         if group is not None and group.groupid == gid:

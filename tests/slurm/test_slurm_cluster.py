@@ -300,5 +300,11 @@ def test_a_local_model_is_one_gpu_submission_per_wave_and_a_cancelled_one_loses_
     assert proc.returncode == 0, f"rerun failed ({proc.returncode}):\n{proc.stderr[-6000:]}"
     _, counts = loads_and_counts(workdir, "long")
     assert counts[-1] == (kept, n - kept), counts
+    # The rerun's job, ready as the run starts, still went as its wave's submission.
+    resubmitted = [
+        log.stem for log in logs.glob("*.log") if log.stem not in {*jobs.values(), *job_id}
+    ]
+    assert len(resubmitted) == 1, sorted(logs.glob("*.log"))
+    assert not (workdir / ".snakemake" / "slurm_logs" / "rule_generate").exists()
     rows = comparable(workdir / "results/adhoc/responses/smollm2/long.jsonl")
     assert len(rows) == n and all(r["error"] is None for r in rows)
