@@ -208,10 +208,7 @@ def group_by_wave(workflow, depths: dict, model_cfg, rule: str = "generate") -> 
     groups: dict = {}
     for (model, depth), jobs in sorted(waves.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         jobs.sort(key=lambda j: str(j.output[0]))
-        counted = {
-            job: estimate.count(job.wildcards.study, model, job.wildcards.requestset)
-            for job in jobs
-        }
+        counted = {job: _estimate(estimate, job, model) for job in jobs}
         machine = cfgs[model].get("resources") or {}
         shards = shard_wave(
             {job: (c or {}).get("max_new_tokens") for job, c in counted.items()},
@@ -241,6 +238,16 @@ def group_by_wave(workflow, depths: dict, model_cfg, rule: str = "generate") -> 
             # What one job of the model asks for (the layered sum would ask for a GPU per set).
             group._resources = {k: v for k, v in job.resources.items()}
     return groups
+
+
+def _estimate(estimate, job, model) -> dict | None:
+    """A set's token counts for the sharding decision; None (counted as empty) when its file
+    cannot be read: the set's own job reports a bad file, an estimate never stops the run."""
+    try:
+        return estimate.count(job.wildcards.study, model, job.wildcards.requestset)
+    except Exception as exc:  # noqa: BLE001
+        log.warning("no token estimate for %s: %s", job.output[0], exc)
+        return None
 
 
 def write_plan(dag, path: str | os.PathLike = PLAN_PATH) -> dict:
