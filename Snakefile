@@ -1,3 +1,4 @@
+import functools
 import time
 
 from snakemake.utils import min_version
@@ -52,7 +53,9 @@ rule all:
 onstart:
     if RUN_SCOPE:
         print(f"OncoEval: {RUN_SCOPE}")
-    waves.order_by_wave(workflow.dag)
+    depths = waves.order_by_wave(workflow.dag)
+    # On a cluster, one submission per local model and wave (split only to fit its runtime).
+    waves.group_by_wave(workflow, depths, functools.partial(run_wf.model_cfg, config))
     waves.write_plan(workflow.dag)
 
 

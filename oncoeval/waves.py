@@ -20,9 +20,10 @@ import dataclasses
 import fcntl
 import json
 import logging
+import math
 import os
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,11 @@ log = logging.getLogger(__name__)
 # of a later run takes it for its own.
 PLAN_PATH = Path(".snakemake") / "oncoeval-generate-plan.json"
 LAST_PLAN_PATH = Path(".snakemake") / "oncoeval-generate-plan.last.json"
+# Group ids of the cluster submissions that run one local model's wave (group_by_wave).
+GROUP_PREFIX = "engine-"
+# The share of a model's `runtime` a shard may fill with generation; the rest is left for
+# loading the engine, the queue's clock and the estimate's error.
+RUNTIME_FILL = 0.8
 
 
 def generate_plan(dag, rule: str = "generate") -> dict:
@@ -68,6 +74,7 @@ def generate_plan(dag, rule: str = "generate") -> dict:
         entry = models.setdefault(wc.model, {"waves": 0, "sets": []})
         wave = above(job)[wc.model] + 1
         entry["waves"] = max(entry["waves"], wave)
+        group = job.group if isinstance(job.group, str) else None
         entry["sets"].append(
             {
                 "study": wc.study,
@@ -75,6 +82,8 @@ def generate_plan(dag, rule: str = "generate") -> dict:
                 "requests": requests,
                 "wave": wave,
                 "requests_rebuilt": any(p in needrun for p in producers),
+                # On a cluster: the submission (one per model, wave and shard) it runs in.
+                "group": group if group and group.startswith(GROUP_PREFIX) else None,
             }
         )
     return {"created": time.time(), "models": models}
@@ -123,6 +132,124 @@ class _Priority:
         return self.table.get(tuple(sorted((k, str(v)) for k, v in wildcards.items())), 0)
 
 
+def shard_wave(
+    tokens: dict, runtime_min: float, tokens_per_s: float | None, fill: float = RUNTIME_FILL
+) -> list[list]:
+    """Split one model's wave into shards, each one cluster submission that should finish
+    within the model's ``runtime``.
+
+    ``tokens``: set -> the new tokens it may ask for (None when unknown). Without a throughput
+    (``tokens_per_s`` None) the wave is one shard, as when it fits: ``fill`` of ``runtime_min``
+    at ``tokens_per_s`` generated tokens per second. Otherwise the fewest shards by first fit,
+    largest set first (a set is never split: its job is one `generate` job; a set that alone
+    does not fit gets a shard of its own). A set of unknown size counts as empty. Shards and
+    the sets in them come in the order of ``tokens``.
+    """
+    order = list(tokens)
+    if not order:
+        return []
+    size = {k: max(0, int(tokens[k] or 0)) for k in order}
+    capacity = math.inf if not tokens_per_s else max(0.0, fill * runtime_min * 60 * tokens_per_s)
+    if sum(size.values()) <= capacity:
+        return [order]
+    shards: list[dict] = []  # {"sets": [...], "left": tokens}
+    for key in sorted(order, key=lambda k: (-size[k], order.index(k))):
+        home = next((sh for sh in shards if size[key] <= sh["left"]), None)
+        if home is None:
+            home = {"sets": [], "left": capacity}
+            shards.append(home)
+        home["sets"].append(key)
+        home["left"] -= size[key]
+    out = [sorted(sh["sets"], key=order.index) for sh in shards]
+    return sorted(out, key=lambda sets: order.index(sets[0]))
+
+
+def group_by_wave(workflow, depths: dict, model_cfg, rule: str = "generate") -> dict:
+    """On a cluster: one submission per local model and wave (shard), not one per request set.
+
+    Every `generate` job of a local model (hf, vllm) that the run makes goes into the group
+    ``engine-{model}-w{depth}`` (``-{n}`` per shard), where ``depth`` is the job's number of
+    `generate` jobs of any model on the longest chain above it, itself included (from
+    :func:`order_by_wave`): a group never depends on itself, even when two local models judge
+    each other's answers. Snakemake submits each group as one job; inside it, the first job to
+    run loads the engine and answers the group's other sets (:func:`siblings`), whose jobs then
+    find their answers cached. The group asks the scheduler for what one job of the model asks
+    (its ``resources:``; runtime the model's ``runtime``), not the sum of its jobs. A wave is
+    split (:func:`shard_wave`) only when its estimated new tokens at the model's
+    ``resources.tokens_per_s`` would not fit its ``runtime``. Local runs (no submission)
+    change nothing. Returns the group id per job."""
+    from .backends import get_backend
+    from .backends.base import LocalModelBackend
+    from .config import generate_resources
+    from .report.estimate import RequestSets
+
+    if workflow.local_exec:
+        return {}
+    dag = workflow.dag
+    needrun = set(dag.needrun_jobs())
+    waves: dict = defaultdict(list)  # (model, depth) -> jobs
+    cfgs: dict = {}
+    for job in needrun:
+        if job.rule.name != rule:
+            continue
+        model = job.wildcards.model
+        cfgs.setdefault(model, model_cfg(model))
+        if issubclass(get_backend(cfgs[model]["backend"]), LocalModelBackend):
+            waves[(model, depths[job])].append(job)
+    if not waves:
+        return {}
+    builders = {}  # a requests file this run rebuilds -> the job that builds it
+    for jobs in waves.values():
+        for job in jobs:
+            for dep, files in dag.dependencies[job].items():
+                if dep in needrun and str(job.input.requests) in map(str, files):
+                    builders[str(job.input.requests)] = {"input": [str(f) for f in dep.input]}
+    estimate = RequestSets(cfgs, ".", builders)
+    groups: dict = {}
+    for (model, depth), jobs in sorted(waves.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        jobs.sort(key=lambda j: str(j.output[0]))
+        counted = {job: _estimate(estimate, job, model) for job in jobs}
+        machine = cfgs[model].get("resources") or {}
+        shards = shard_wave(
+            {job: (c or {}).get("max_new_tokens") for job, c in counted.items()},
+            generate_resources(cfgs[model])["runtime"],
+            machine.get("tokens_per_s"),
+        )
+        for n, shard in enumerate(shards, 1):
+            gid = f"{GROUP_PREFIX}{model}-w{depth}" + (f"-{n}" if len(shards) > 1 else "")
+            for job in shard:
+                job.group = gid
+                groups[job] = gid
+        if len(shards) > 1:
+            log.info("%s: wave %d split into %d submissions", model, depth, len(shards))
+    sizes = Counter(groups.values())
+    settings = workflow.group_settings
+    settings.group_components = {**dict(settings.group_components), **sizes}
+    dag.update_groups()
+    # Jobs ready when the run starts (a rerun's) were listed as ready on their own before this
+    # hook: list them again, so that they go as their group.
+    stale = [job for job in groups if job in dag.ready_jobs]
+    if stale:
+        dag.ready_jobs.difference_update(stale)
+        dag.update_ready(stale)
+    for job, gid in groups.items():
+        group = dag.get_job_group(job)
+        if group is not None and group.groupid == gid:
+            # What one job of the model asks for (the layered sum would ask for a GPU per set).
+            group._resources = {k: v for k, v in job.resources.items()}
+    return groups
+
+
+def _estimate(estimate, job, model) -> dict | None:
+    """A set's token counts for the sharding decision; None (counted as empty) when its file
+    cannot be read: the set's own job reports a bad file, an estimate never stops the run."""
+    try:
+        return estimate.count(job.wildcards.study, model, job.wildcards.requestset)
+    except Exception as exc:  # noqa: BLE001
+        log.warning("no token estimate for %s: %s", job.output[0], exc)
+        return None
+
+
 def write_plan(dag, path: str | os.PathLike = PLAN_PATH) -> dict:
     plan = generate_plan(dag)
     path = Path(path)
@@ -167,8 +294,11 @@ def siblings(
     except (OSError, json.JSONDecodeError):
         return []
     sets = (plan.get("models") or {}).get(model, {}).get("sets", [])
-    if not any(s["study"] == study and s["requestset"] == requestset for s in sets):
+    own = [s for s in sets if s["study"] == study and s["requestset"] == requestset]
+    if not own:
         return []
+    if own[0].get("group"):  # on a cluster: only the sets of this job's own submission
+        sets = [s for s in sets if s.get("group") == own[0]["group"]]
     return [
         Sibling(
             s["study"],

@@ -6,7 +6,7 @@
 import functools
 import re
 
-from oncoeval import backends
+from oncoeval import backends, weights
 
 # One scheduler resource of a `generate` job (oncoeval.workflow.generate_resource) for this run.
 generate_resource = functools.partial(run_wf.generate_resource, config, workflow)
@@ -50,6 +50,26 @@ rule generate:
         ),
     script:
         "../scripts/generate.py"
+
+
+# Each local model's weights (hf, vllm), resolved and checked once where Snakemake runs (a
+# cluster's login node: compute nodes are often offline) before any of its jobs: path, hub
+# revision, sha256 of the weights, tokenizer and chat template, which results/provenance.json
+# carries. A missing file or one that differs from the pinned revision fails the run here,
+# before any GPU job (oncoeval.weights). `on_disk` (a stat per file) reruns it when a file changes.
+rule stage_weights:
+    output:
+        "results/models/weights/{model}.json",
+    log:
+        "logs/stage_weights/{model}.log",
+    localrule: True
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        model=lambda wc: weights.staging_keys(run_wf.model_cfg(config, wc.model)),
+        on_disk=lambda wc: weights.fingerprint(run_wf.model_cfg(config, wc.model)),
+    script:
+        "../scripts/stage_weights.py"
 
 
 # One-time conversions the backends ask for (oncoeval.backends.conversions). GGUF weights (the

@@ -213,6 +213,13 @@ class LocalModelBackend(BaseBackend):
         return int(cls.filled(cfg)["threads"])
 
     @classmethod
+    def extra_inputs(cls, cfg: dict) -> list[str]:
+        # The weights, staged and checked once on the submitting host (oncoeval.weights).
+        from ..weights import record_path
+
+        return [record_path(cfg["id"])]
+
+    @classmethod
     def provenance(cls, cfg: dict, root) -> dict:
         # A hub id names its weights by the pinned revision; a subclass adds file hashes.
         return {**super().provenance(cfg, root), "revision": cfg.get("revision")}

@@ -260,7 +260,7 @@ class Backend(LocalModelBackend):
 
     @classmethod
     def extra_inputs(cls, cfg: dict) -> list[str]:
-        return conversion_manifests(cfg)
+        return super().extra_inputs(cfg) + conversion_manifests(cfg)
 
     @classmethod
     def conversions(cls, cfg: dict) -> dict[str, str]:

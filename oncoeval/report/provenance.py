@@ -93,7 +93,18 @@ def model_record(cfg: dict, root: Path) -> dict:
         "identity": backend.identity(cfg),
         "decoding": {k: cfg[k] for k in backend.decoding_keys if cfg.get(k) not in (None, {}, "")},
         **backend.provenance(cfg, root),
+        **_staged(cfg, root),
     }
+
+
+def _staged(cfg: dict, root: Path) -> dict:
+    """A local model's weights as `stage_weights` resolved them (oncoeval.weights), if staged."""
+    from ..weights import record_path
+
+    path = root / record_path(cfg["id"])
+    if not path.is_file():
+        return {}
+    return {"staged_weights": json.loads(path.read_text(encoding="utf-8"))}
 
 
 def provenance(config: dict, models: dict[str, dict], root=".") -> dict:

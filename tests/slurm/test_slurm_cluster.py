@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -130,6 +131,10 @@ def small_config(tmp_path: Path) -> dict:
     }
 
 
+# The SLURM log folder of the submission that runs one local model's wave (oncoeval.waves).
+GROUP = "group_engine-{model}-w{wave}_generate"
+
+
 def comparable(path: Path) -> list[dict]:
     keep = ("request_id", "model", "text", "finish_reason", "completion_tokens", "error")
     return [{k: row.get(k) for k in keep} for row in map(json.loads, path.read_text().splitlines())]
@@ -165,14 +170,15 @@ def test_workflow_runs_through_the_slurm_executor_and_matches_a_local_run(
     jobs = slurm_jobs(workdir)
     conversions = {f for f in jobs if f.startswith("SmolLM2-135M-Instruct")}
     assert len(conversions) == 1, jobs
-    assert set(jobs) - conversions == {"adhoc_smollm2_try", "adhoc_rep_try"}, jobs
+    # A local model's generate jobs go as one group per wave (here one set, one wave).
+    assert set(jobs) - conversions == {GROUP.format(model="smollm2", wave=1), "adhoc_rep_try"}, jobs
     for folder, job_id in jobs.items():
         assert f"submitted with SLURM jobid {job_id}" in proc.stderr
         info = scontrol(job_id)
         assert info["JobState"] == "COMPLETED", (folder, info)
         assert info["Partition"] == "cpu"
         gpu_request = info.get("TresPerJob", "")
-        if folder == "adhoc_smollm2_try":  # the GPU-tagged job asked SLURM for a GPU
+        if folder.startswith("group_engine-smollm2"):  # the GPU-tagged job asked for a GPU
             assert gpu_request == "gres:gpu:1", info
             assert info["MinMemoryNode"] == "3000M"
         else:
@@ -196,3 +202,109 @@ def test_workflow_runs_through_the_slurm_executor_and_matches_a_local_run(
     rep = comparable(workdir / "results/adhoc/responses/rep/try.jsonl")
     assert [r["error"] is not None for r in rep] == [False, False, True]
     assert all(r["text"] for r in comparable(workdir / "results/adhoc/responses/smollm2/try.jsonl"))
+
+
+def questions_file(path: Path, n: int, tokens: int) -> Path:
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "request_id": f"q{i}",
+                    "messages": [{"role": "user", "content": f"Give {path.stem} fact {i} on CT."}],
+                    "params": {"max_new_tokens": tokens},
+                }
+            )
+            + "\n"
+            for i in range(n)
+        )
+    )
+    return path
+
+
+def cached_keys(cache: Path) -> set[str]:
+    keys = set()
+    for line in cache.read_text().splitlines():
+        try:
+            keys.add(json.loads(line)["key"])
+        except json.JSONDecodeError:  # torn by the cancel: asked again
+            pass
+    return keys
+
+
+def loads_and_counts(workdir: Path, requestset: str) -> tuple[int, list[tuple[int, int]]]:
+    """Engine loads and the (from cache, to generate) lines in a set's generate log."""
+    text = (workdir / "logs/adhoc/generate/smollm2" / f"{requestset}.log").read_text()
+    counts = re.findall(r"(\d+) from cache, (\d+) to generate", text)
+    return text.count("loaded smollm2 in"), [(int(a), int(b)) for a, b in counts]
+
+
+def test_a_local_model_is_one_gpu_submission_per_wave_and_a_cancelled_one_loses_no_answer(
+    slurm_cluster, tmp_path, workdir
+):
+    sets = {name: str(questions_file(tmp_path / f"{name}.jsonl", 3, 6)) for name in "abc"}
+    config = small_config(tmp_path)
+    config["models"] = config["models"][:1]
+    config.update(evaluate=["smollm2"], adhoc=sets)
+    cmd = [
+        sys.executable, "-m", "snakemake",
+        "--workflow-profile", "profiles/slurm-noaccounting",
+        "--configfile", str(write_config(workdir, config)),
+    ]  # fmt: skip
+    proc = sh(cmd, RUN_TIMEOUT_S, cwd=workdir, env=workflow_env())
+    assert proc.returncode == 0, f"SLURM run failed ({proc.returncode}):\n{proc.stderr[-6000:]}"
+    plan = json.loads((workdir / ".snakemake/oncoeval-generate-plan.last.json").read_text())
+    assert plan["models"]["smollm2"]["waves"] == 1
+    # Three request sets, one wave: one GPU submission, with the model's resources (not three).
+    jobs = {f: j for f, j in slurm_jobs(workdir).items() if not f.startswith("SmolLM2")}
+    assert list(jobs) == [GROUP.format(model="smollm2", wave=1)], jobs
+    info = scontrol(jobs[GROUP.format(model="smollm2", wave=1)])
+    assert info["JobState"] == "COMPLETED", info
+    assert info.get("TresPerJob") == "gres:gpu:1", info
+    assert info["MinMemoryNode"] == "3000M", info
+    assert info["TimeLimit"] == "00:20:00", info
+    # One engine load answered the three sets; each set kept its own responses file.
+    loaded = [loads_and_counts(workdir, name)[0] for name in "abc"]
+    assert sum(loaded) == 1, loaded
+    for name in "abc":
+        rows = comparable(workdir / "results/adhoc/responses/smollm2" / f"{name}.jsonl")
+        assert len(rows) == 3 and all(r["text"] and r["error"] is None for r in rows), name
+
+    # A submission cancelled mid-way (preempted, or out of walltime) keeps every answer it made;
+    # the rerun asks only the rest.
+    n = 120
+    config["adhoc"] = {"long": str(questions_file(tmp_path / "long.jsonl", n, 8))}
+    cmd[-1] = str(write_config(workdir, config))
+    cache = workdir / "cache/responses/smollm2/adhoc--long.jsonl"
+    run = subprocess.Popen(cmd, cwd=workdir, env=workflow_env(), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + RUN_TIMEOUT_S
+        while not (cache.exists() and len(cache.read_text().splitlines()) >= 5):
+            assert run.poll() is None, run.communicate()[1][-6000:]
+            assert time.monotonic() < deadline, "no answer cached in time"
+            time.sleep(0.5)
+        group = GROUP.format(model="smollm2", wave=1)
+        logs = workdir / ".snakemake" / "slurm_logs" / group
+        job_id = [log.stem for log in logs.glob("*.log") if log.stem not in jobs.values()]
+        assert len(job_id) == 1, sorted(logs.glob("*.log"))
+        assert sh(["scancel", job_id[0]], 30).returncode == 0
+        _, err = run.communicate(timeout=RUN_TIMEOUT_S)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode != 0, err[-3000:]
+    kept = len(cached_keys(cache))
+    assert 5 <= kept < n, kept
+    assert not (workdir / "results/adhoc/responses/smollm2/long.jsonl").exists()
+    proc = sh(cmd, RUN_TIMEOUT_S, cwd=workdir, env=workflow_env())
+    assert proc.returncode == 0, f"rerun failed ({proc.returncode}):\n{proc.stderr[-6000:]}"
+    _, counts = loads_and_counts(workdir, "long")
+    assert counts[-1] == (kept, n - kept), counts
+    # The rerun's job, ready as the run starts, still went as its wave's submission.
+    resubmitted = [
+        log.stem for log in logs.glob("*.log") if log.stem not in {*jobs.values(), *job_id}
+    ]
+    assert len(resubmitted) == 1, sorted(logs.glob("*.log"))
+    assert not (workdir / ".snakemake" / "slurm_logs" / "rule_generate").exists()
+    rows = comparable(workdir / "results/adhoc/responses/smollm2/long.jsonl")
+    assert len(rows) == n and all(r["error"] is None for r in rows)

@@ -275,3 +275,29 @@ def test_judge_corrected_rates_resample_whole_clusters_too():
     assert clustered.value == pytest.approx(alone.value) == pytest.approx((0.6 + 0.9 - 1) / 0.8)
     assert (clustered.ci_low, clustered.ci_high) == pytest.approx((alone.ci_low, alone.ci_high))
     assert clustered.ci_high - clustered.ci_low > independent.ci_high - independent.ci_low
+
+
+def test_coral_notes_of_one_patient_are_resampled_together():
+    from oncoeval.studies.coral.aggregate import _summary
+
+    # six notes of three patients, the notes of a patient alike: 0.6 0.6 | 0.4 0.4 | 0.5 0.5
+    notes = [f"n{i}" for i in range(6)]
+    values = [0.6, 0.6, 0.4, 0.4, 0.5, 0.5]
+    df = pd.DataFrame(
+        {
+            "doc_id": notes,
+            "cluster": ["A", "A", "B", "B", "C", "C"],
+            "section": "s",
+            "subtype": "symptoms",
+            "unscored": False,
+            "parse_failures": 0,
+            **{m: values for m in ("bleu4", "rouge1", "em_f1")},
+        }
+    )
+    row = _summary(df, SETTINGS)
+    assert (row["n_notes"], row["n_clusters"]) == (6, 3)
+    # patient residual sums 0.2, -0.2, 0: SE = sqrt(3/2 x 0.08) / 6, t at 2 df
+    half = 4.302653 * np.sqrt(1.5 * 0.08) / 6
+    assert (row["em_f1_ci_low"], row["em_f1_ci_high"]) == pytest.approx(
+        (0.5 - half, 0.5 + half), abs=1e-5
+    )

@@ -10,6 +10,8 @@ import pytest
 import yaml
 from conftest import REPO, STUDIES, run_snakemake, write_config
 
+from oncoeval import waves
+
 STANDIN = REPO / "tests" / "vllm_standin"
 LAST_PLAN = Path(".snakemake") / "oncoeval-generate-plan.last.json"
 
@@ -39,7 +41,10 @@ def engine_loads(log: Path) -> int:
 
 @pytest.mark.slow
 def test_vllm_model_loads_its_engine_once_per_wave_across_the_four_studies(workdir):
-    model = {"id": "standin", "backend": "vllm", "path": "/models/standin-8b"}
+    weights = workdir / "standin-8b"  # staged before any job (oncoeval.weights)
+    weights.mkdir()
+    (weights / "model.safetensors").write_bytes(b"stand-in")
+    model = {"id": "standin", "backend": "vllm", "path": str(weights)}
     config = write_config(workdir, one_local_model_everywhere(model), demo=False)
     log = workdir / "engine.jsonl"
     env = {
@@ -192,3 +197,51 @@ def test_a_call_that_failed_for_a_sibling_is_asked_again_by_the_siblings_own_job
     ]
     assert asked == ["q3"]  # only the failed request, as a plain rerun does
     assert [a[3] is None for a in answers] == [True, True, True, False]
+
+
+# --- On a cluster: one submission per local model and wave, split only to fit its runtime ---
+
+
+def test_a_wave_that_fits_the_models_runtime_or_has_no_throughput_is_one_submission():
+    tokens = {"a": 40_000, "b": 30_000, "c": None}
+    # 60 min at 20 tok/s, 80% of it: 57 600 tokens; 70 000 do not fit, without a rate it is one.
+    assert waves.shard_wave(tokens, 60, None) == [["a", "b", "c"]]
+    assert waves.shard_wave(tokens, 60, 100) == [["a", "b", "c"]]
+    assert waves.shard_wave({}, 60, 20) == []
+
+
+def test_a_wave_too_long_for_the_runtime_is_split_into_the_fewest_submissions_that_fit():
+    tokens = {"a": 30_000, "b": 40_000, "c": 20_000, "d": 10_000, "e": 70_000}
+    shards = waves.shard_wave(tokens, 60, 20)  # 57 600 tokens per submission
+    assert sorted(map(sorted, shards)) == [["a", "c"], ["b", "d"], ["e"]]
+    # The last set is never split: alone it needs more than a submission and gets one of its own.
+    for shard in shards:
+        assert sum(tokens[k] for k in shard) <= 57_600 or len(shard) == 1
+    # Every set in exactly one shard, in the order given.
+    assert sorted(k for shard in shards for k in shard) == sorted(tokens)
+    assert shards == [["a", "c"], ["b", "d"], ["e"]]
+    # The share of the runtime left for the load and the clock is the caller's to set.
+    assert len(waves.shard_wave(tokens, 60, 20, fill=1.0)) == 3
+    assert waves.shard_wave(tokens, 600, 20) == [list(tokens)]
+
+
+def test_on_a_cluster_a_job_answers_only_the_sets_of_its_own_submission(tmp_path):
+    def entry(name, group):
+        return {
+            "study": "s",
+            "requestset": name,
+            "requests": str(tmp_path / f"{name}.jsonl"),
+            "wave": 1,
+            "requests_rebuilt": False,
+            "group": group,
+        }
+
+    plan = tmp_path / "plan.json"
+    sets = [entry("a", "engine-m-w1-1"), entry("b", "engine-m-w1-1"), entry("c", "engine-m-w1-2")]
+    plan.write_text(json.dumps({"created": 0, "models": {"m": {"waves": 1, "sets": sets}}}))
+    assert [s.requestset for s in waves.siblings("m", "s", "a", plan)] == ["b"]
+    assert [s.requestset for s in waves.siblings("m", "s", "c", plan)] == []
+    for s in sets:  # a local run (no groups): every other set of the model
+        s["group"] = None
+    plan.write_text(json.dumps({"created": 0, "models": {"m": {"waves": 1, "sets": sets}}}))
+    assert [s.requestset for s in waves.siblings("m", "s", "a", plan)] == ["b", "c"]

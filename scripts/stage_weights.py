@@ -1,0 +1,15 @@
+"""Entry point of the `stage_weights` rule: one local model's weights, resolved and checked
+on the submitting host (logic: oncoeval.weights)."""
+
+import json
+
+from oncoeval.io import atomic_write, setup_script_logging
+from oncoeval.weights import stage
+
+log = setup_script_logging(snakemake.log[0])
+record = stage(dict(snakemake.params.model))
+log.info(
+    "staged %s: %d weights file(s) in %s", record["model"], len(record["weights"]), record["folder"]
+)
+with atomic_write(snakemake.output[0]) as handle:
+    handle.write(json.dumps(record, indent=1, sort_keys=True) + "\n")
