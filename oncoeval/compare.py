@@ -167,7 +167,9 @@ def interval(data: Clustered, method: str, settings: CompareSettings) -> tuple[f
     if method == "wilson":
         count = int(round(data.values.sum()))
         low, high = proportion_confint(count, data.n_units, alpha=1 - level, method="wilson")
-        return float(low), float(high)
+        # Wilson's interval holds the observed share; at 0 of n its computed low is ~3e-17, not
+        # 0, which put a share of 0 outside its own interval (and a figure's error bar below 0).
+        return min(float(low), mean), max(float(high), mean)
     if method == "t":
         half = stats.t.ppf(0.5 + level / 2, data.n_clusters - 1) * data.standard_error()
         return mean - half, mean + half

@@ -14,6 +14,7 @@ from oncoeval.compare import CompareSettings, interval_note, mean_ci, paired_dif
 from oncoeval.stats import BootstrapSettings
 from oncoeval.studies import STUDIES
 from oncoeval.studies.contract import declared
+from oncoeval.studies.side_effects.aggregate import error_bar
 
 SETTINGS = BootstrapSettings(n_resamples=500, seed=0)
 T_3DF, T_7DF = 3.182446305284263, 2.364624251592785  # t quantiles 0.975 at 3 and 7 df
@@ -301,3 +302,16 @@ def test_coral_notes_of_one_patient_are_resampled_together():
     assert (row["em_f1_ci_low"], row["em_f1_ci_high"]) == pytest.approx(
         (0.5 - half, 0.5 + half), abs=1e-5
     )
+
+
+def test_a_share_of_zero_or_all_sits_inside_its_own_wilson_interval():
+    # 0 of 6: Wilson's computed lower bound is ~3e-17; the interval must still hold the 0.
+    mean, low, high = mean_ci([0] * 6)
+    assert (mean, low) == (0.0, 0.0) and high == pytest.approx(0.390, abs=1e-3)
+    mean, low, high = mean_ci([1] * 6)
+    assert (mean, high) == (1.0, 1.0) and low == pytest.approx(0.610, abs=1e-3)
+
+
+def test_a_figure_error_bar_is_never_negative_nor_drawn_for_an_unknown_bound():
+    assert error_bar((0.0, 1e-17, 0.39)) == [[0.0], [0.39]]
+    assert error_bar((0.5, float("nan"), 0.7)) == [[0.0], [pytest.approx(0.2)]]

@@ -178,6 +178,16 @@ def notes(settings: BootstrapSettings, n_resp_unscored: int, table: str = "") ->
     ]
 
 
+def error_bar(estimate: tuple[float, float, float]) -> list[list[float]]:
+    """matplotlib's [[below], [above]] for (mean, low, high): no bar where the interval is
+    unknown, and never a negative length (matplotlib refuses one; an interval from a bootstrap
+    may fall beside its mean)."""
+    mean, low, high = estimate
+    below = 0.0 if np.isnan(low) else max(mean - low, 0.0)
+    above = 0.0 if np.isnan(high) else max(high - mean, 0.0)
+    return [[below], [above]]
+
+
 def plot_precision_recall(
     scores: dict[str, pd.DataFrame], settings: BootstrapSettings, path
 ) -> None:
@@ -195,14 +205,7 @@ def plot_precision_recall(
             rc = mean_ci(spec["recall"], settings)
             if np.isnan(p[0]) or np.isnan(rc[0]):
                 continue
-            xerr = [
-                [p[0] - p[1] if not np.isnan(p[1]) else 0],
-                [p[2] - p[0] if not np.isnan(p[2]) else 0],
-            ]
-            yerr = [
-                [rc[0] - rc[1] if not np.isnan(rc[1]) else 0],
-                [rc[2] - rc[0] if not np.isnan(rc[2]) else 0],
-            ]
+            xerr, yerr = error_bar(p), error_bar(rc)
             ax.errorbar(
                 p[0],
                 rc[0],
@@ -248,7 +251,7 @@ def plot_recall_strata(tables: dict[str, pd.DataFrame], path) -> None:
             means = np.array([row[c] for c in columns], dtype=float)
             low = np.array([row[f"{c}_ci_low"] for c in columns], dtype=float)
             high = np.array([row[f"{c}_ci_high"] for c in columns], dtype=float)
-            err = np.nan_to_num(np.vstack([means - low, high - means]), nan=0.0)
+            err = np.clip(np.nan_to_num(np.vstack([means - low, high - means]), nan=0.0), 0, None)
             bars = ax.bar(
                 x + k * width, np.nan_to_num(means), width, yerr=err, capsize=3, label=row["model"]
             )
