@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import secrets
 from pathlib import Path
 
 import pytest
@@ -16,14 +15,8 @@ from oncoeval.backends.batch import BatchesInFlight, batch_price
 from oncoeval.calls import failed_calls_report
 from oncoeval.generate import run_generate
 
+# The shared `key` fixture (tests/conftest.py) sets this variable.
 KEY_ENV = "ONCOEVAL_TEST_BATCH_KEY"
-
-
-@pytest.fixture
-def key(monkeypatch) -> str:
-    value = "sk-test-" + secrets.token_hex(16)
-    monkeypatch.setenv(KEY_ENV, value)
-    return value
 
 
 @pytest.fixture

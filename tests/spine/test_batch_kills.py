@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import functools
 import os
-import secrets
 import signal
 
 import openai.resources
-import pytest
 from fake_batch_server import FakeBatchServer
-from test_batch_api import KEY_ENV, generate, model, prompts, write_requests
+from test_batch_api import (
+    KEY_ENV,  # noqa: F401 (the shared `key` fixture sets it)
+    generate,
+    model,
+    prompts,
+    write_requests,
+)
 
 from oncoeval.backends import batch
 from oncoeval.cache import ResponseCache
@@ -31,13 +35,6 @@ STEPS = [
     (batch.Manifest, ("save",)),
     (ResponseCache, ("append",)),
 ]
-
-
-@pytest.fixture
-def key(monkeypatch) -> str:
-    value = "sk-test-" + secrets.token_hex(16)
-    monkeypatch.setenv(KEY_ENV, value)
-    return value
 
 
 def kill_after(n: int, tell) -> None:
