@@ -55,7 +55,9 @@ onstart:
         print(f"OncoEval: {RUN_SCOPE}")
     depths = waves.order_by_wave(workflow.dag)
     # On a cluster, one submission per local model and wave (split only to fit its runtime).
-    waves.group_by_wave(workflow, depths, functools.partial(run_wf.model_cfg, config))
+    waves.group_by_wave(
+        workflow, depths, functools.partial(run_wf.model_cfg, config)
+    )
     waves.write_plan(workflow.dag)
 
 
