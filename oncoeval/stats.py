@@ -71,34 +71,67 @@ def bootstrap_mean_ci(values, settings: BootstrapSettings = BootstrapSettings())
     return mean, float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
-def bootstrap_stat_ci(statistic, n_units: int, settings: BootstrapSettings, min_units: int = 4):
+def bootstrap_stat_ci(
+    statistic, n_units: int, settings: BootstrapSettings, min_units: int = 4, clusters=None
+):
     """(ci_low, ci_high): percentile CI of any statistic of resampled units.
 
     ``statistic(indices)`` gets a (resamples x units) matrix of resampled unit indices and returns
     one value per resample, NaN where the resample leaves it undefined (an AUROC of one class, a
     rank correlation of constant values): those resamples are skipped. NaN with fewer than
     ``min_units`` units, or when fewer than half the resamples give a value.
+
+    ``clusters`` (one id per unit) resamples whole clusters instead (see ``_cluster_draws``).
     """
     if n_units < min_units:
         return float("nan"), float("nan")
-    with warnings.catch_warnings():
-        # scipy's own interval is NaN when a resample is undefined; the skipping is done below.
-        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
-        res = stats.bootstrap(
-            (np.arange(n_units),),
-            lambda indices, axis=-1: statistic(indices),
-            n_resamples=settings.n_resamples,
-            confidence_level=settings.ci,
-            method="percentile",
-            vectorized=True,
-            rng=np.random.default_rng(settings.seed),
-        )
-    values = np.asarray(res.bootstrap_distribution, dtype=float)
+    if clusters is not None and len(set(clusters)) < n_units:
+        values = _cluster_draws(statistic, clusters, settings)
+    else:
+        values = _unit_draws(statistic, n_units, settings)
     values = values[~np.isnan(values)]
     if len(values) < settings.n_resamples // 2:
         return float("nan"), float("nan")
     alpha = (1 - settings.ci) / 2
     return float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))
+
+
+def _cluster_draws(statistic, clusters, settings: BootstrapSettings) -> np.ndarray:
+    """The statistic of each resample of whole clusters: scipy's bootstrap draws cluster
+    indices, and every unit of a drawn cluster is taken. Resamples then differ in length, so the
+    statistic sees one resample (a 1 x units matrix) at a time."""
+    _, cluster_of = np.unique(np.asarray(list(clusters), dtype=str), return_inverse=True)
+    members = [np.flatnonzero(cluster_of == g) for g in range(cluster_of.max() + 1)]
+    if len(members) < 2:
+        return np.array([])
+
+    def of_clusters(drawn) -> float:
+        return statistic(np.concatenate([members[int(g)] for g in drawn])[None, :])[0]
+
+    return _draws(of_clusters, len(members), settings, vectorized=False)
+
+
+def _unit_draws(statistic, n_units: int, settings: BootstrapSettings) -> np.ndarray:
+    """The statistic of each resample of units (vectorised: all resamples in one call)."""
+    return _draws(lambda indices, axis=-1: statistic(indices), n_units, settings, vectorized=True)
+
+
+def _draws(statistic, n: int, settings: BootstrapSettings, vectorized: bool) -> np.ndarray:
+    """scipy's bootstrap distribution of ``statistic`` over resampled indices 0..n-1."""
+    with warnings.catch_warnings():
+        # scipy's own interval is NaN when a resample is undefined; the skipping is done by
+        # bootstrap_stat_ci.
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        res = stats.bootstrap(
+            (np.arange(n),),
+            statistic,
+            n_resamples=settings.n_resamples,
+            confidence_level=settings.ci,
+            method="percentile",
+            vectorized=vectorized,
+            rng=np.random.default_rng(settings.seed),
+        )
+    return np.asarray(res.bootstrap_distribution, dtype=float)
 
 
 def _mean_diff(a, b, axis=-1):

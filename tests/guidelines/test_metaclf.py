@@ -145,3 +145,37 @@ def test_clustering_reports_macro_f1_ari_and_nmi_by_hand():
     mutual = ln(2) / 3 + ln(1 / 2) / 6 + ln(3 / 2) / 2
     h_classes = -(ln(1 / 3) / 3 + 2 / 3 * ln(2 / 3))
     assert row["nmi"] == pytest.approx(2 * mutual / (ln(2) + h_classes))
+
+
+def test_the_auroc_interval_draws_a_patients_rows_together():
+    # 12 patients, each tested in two splits with the same label and score. Drawn by patient,
+    # the 24 rows give the interval of the 12 patients' own rows: a resample of patients holds
+    # each drawn patient's two copies, and doubling every row leaves an AUROC unchanged. Drawn
+    # by row, the copies pass for twice the evidence and the interval narrows.
+    from oncoeval.studies.guidelines.metaclf import auroc_bootstrap_ci
+
+    y = np.array([0, 1] * 6)
+    p = np.round(np.random.default_rng(7).uniform(size=12), 2)
+    boot = BootstrapSettings(n_resamples=400, seed=11)
+    patients = [f"p{i:02d}" for i in range(12)]
+    once = auroc_bootstrap_ci(y, p, boot)
+    by_patient = auroc_bootstrap_ci(np.tile(y, 2), np.tile(p, 2), boot, patients=patients * 2)
+    by_row = auroc_bootstrap_ci(np.tile(y, 2), np.tile(p, 2), boot)
+    assert by_patient == pytest.approx(once)
+    assert by_row[1] - by_row[0] < 0.8 * (once[1] - once[0])
+
+
+def test_held_out_predictions_name_the_patient_of_each_test_row():
+    rows = pd.DataFrame(
+        {
+            "model": ["m1", "m2"] * 8,
+            "patient_id": [f"p{i // 2}" for i in range(16)],
+            "correct": [1, 0, 0, 1] * 4,
+            "self_path_overlap": np.linspace(0, 1, 16),
+        }
+    )
+    settings = metaclf.Settings(C=1.0, max_iter=200, train_fraction=0.5, seed=0, repeats=3)
+    y, p, patients, reason = metaclf.predict_held_out(rows, ["self_path_overlap"], "m1", settings)
+    assert reason is None and len(patients) == len(y) == len(p)
+    m1 = rows[rows["model"] == "m1"].set_index("patient_id")["correct"]
+    assert [m1[pid] for pid in patients] == list(y)  # each row's label is its patient's

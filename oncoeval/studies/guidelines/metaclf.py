@@ -130,8 +130,9 @@ def make_classifier(settings: Settings):
 
 
 def predict_held_out(rows: pd.DataFrame, features: list[str], model: str, settings: Settings):
-    """Pooled test (y, p) of a held-out model over the repeats, or a reason it cannot be done."""
-    ys, ps = [], []
+    """Pooled test (y, p, patients) of a held-out model over the repeats, or a reason it cannot
+    be done. A patient is in the test set of several repeats: its rows are one cluster."""
+    ys, ps, patients = [], [], []
     reason = None
     for r in range(settings.repeats):
         train_p, test_p = split_patients(
@@ -148,9 +149,10 @@ def predict_held_out(rows: pd.DataFrame, features: list[str], model: str, settin
         clf = make_classifier(settings).fit(rows.loc[train, features].to_numpy(float), y_train)
         ys.append(rows.loc[test, "correct"].to_numpy())
         ps.append(clf.predict_proba(rows.loc[test, features].to_numpy(float))[:, 1])
+        patients.append(rows.loc[test, "patient_id"].astype(str).to_numpy())
     if not ys:
-        return None, None, reason
-    return np.concatenate(ys), np.concatenate(ps), None
+        return None, None, None, reason
+    return np.concatenate(ys), np.concatenate(ps), np.concatenate(patients), None
 
 
 def auroc(y, p) -> float:
@@ -178,24 +180,30 @@ def _f1_rows(y, pred, indices) -> np.ndarray:
     return np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0).astype(float)
 
 
-def auroc_bootstrap_ci(y, p, settings: BootstrapSettings, min_units: int = 4):
-    """Percentile CI of the AUROC over resampled rows (resamples of one class are skipped)."""
+def auroc_bootstrap_ci(y, p, settings: BootstrapSettings, min_units: int = 4, patients=None):
+    """Percentile CI of the AUROC over resampled rows, a patient's rows drawn together when
+    ``patients`` names them (resamples of one class are skipped)."""
     y, p = np.asarray(y, int), np.asarray(p, float)
     if len(set(y.tolist())) < 2:
         return float("nan"), float("nan")
-    return bootstrap_stat_ci(lambda idx: _auroc_rows(y, p, idx), len(y), settings, min_units)
+    return bootstrap_stat_ci(
+        lambda idx: _auroc_rows(y, p, idx), len(y), settings, min_units, clusters=patients
+    )
 
 
-def f1_bootstrap_ci(y, pred, settings: BootstrapSettings, min_units: int = 4):
-    """Percentile CI of F1 over resampled rows (F1 is 0 when undefined)."""
+def f1_bootstrap_ci(y, pred, settings: BootstrapSettings, min_units: int = 4, patients=None):
+    """Percentile CI of F1 over resampled rows, a patient's rows drawn together when
+    ``patients`` names them (F1 is 0 when undefined)."""
     y, pred = np.asarray(y, int), np.asarray(pred, int)
-    return bootstrap_stat_ci(lambda idx: _f1_rows(y, pred, idx), len(y), settings, min_units)
+    return bootstrap_stat_ci(
+        lambda idx: _f1_rows(y, pred, idx), len(y), settings, min_units, clusters=patients
+    )
 
 
-def classification_metrics(y, p, settings: BootstrapSettings) -> dict:
+def classification_metrics(y, p, settings: BootstrapSettings, patients=None) -> dict:
     y, p = np.asarray(y), np.asarray(p)
     pred = (p >= 0.5).astype(int)
-    lo, hi = auroc_bootstrap_ci(y, p, settings)
+    lo, hi = auroc_bootstrap_ci(y, p, settings, patients=patients)
     return {
         "auroc": auroc(y, p),
         "auroc_ci_low": lo,
@@ -241,11 +249,11 @@ def run_grid(rows: pd.DataFrame, feature_sets: list[str], settings: Settings, bo
             if not features:
                 table.append({**base, "status": "no usable features (needs >= 2 models)"})
                 continue
-            y, p, reason = predict_held_out(rows, features, model, settings)
+            y, p, patients, reason = predict_held_out(rows, features, model, settings)
             if y is None:
                 table.append({**base, "status": reason})
                 continue
-            metrics = classification_metrics(y, p, boot)
+            metrics = classification_metrics(y, p, boot, patients)
             status = "ok" if metrics["auroc"] == metrics["auroc"] else "test rows of one class"
             table.append({**base, **metrics, "status": status})
             curves[fs][model] = interpolated_roc(y, p)
@@ -274,13 +282,15 @@ def clustering_rows(rows: pd.DataFrame, seed: int, boot: BootstrapSettings) -> l
     if len(rows) < 2 or not features:
         return [{"scope": "all", "status": "not enough rows or features"}]
     pred, mapping = cluster(rows, features, seed)
+    # The rollouts (and models) of one patient are resampled together.
+    patients = rows["patient_id"].astype(str).to_numpy()
     out = []
     scopes = [("all", np.ones(len(rows), bool))] + [
         (m, (rows["model"] == m).to_numpy()) for m in sorted(rows["model"].unique())
     ]
     for scope, mask in scopes:
         y, p = rows["correct"].to_numpy()[mask], pred[mask]
-        lo, hi = f1_bootstrap_ci(y, p, boot)
+        lo, hi = f1_bootstrap_ci(y, p, boot, patients=patients[mask])
         out.append(
             {
                 "scope": scope,

@@ -82,8 +82,9 @@ def meta_classifier(
             + interval_note(
                 "held-out model (its AUROC)", "model", "the models with an AUROC", boot
             ),
-            "Per-model AUROC and F1 intervals: percentile bootstrap over the test rows "
-            "(statistics of the whole set; rows not clustered).",
+            "Per-model AUROC intervals: percentile bootstrap of the AUROC of the pooled test "
+            "rows, drawing whole patients (a patient tested in several splits is one cluster; "
+            "a statistic of the whole set). n: n_test rows.",
         ],
     )
     write_table(preds, out["predictions"])
@@ -150,9 +151,9 @@ def clustering(rows, seed, boot, out, out_md):
         notes=[
             "Clusters are mapped to correct/incorrect by the better of the two assignments "
             "(accuracy); rows per model reuse the pooled clustering. Intervals "
-            f"({boot.ci:.0%}) of F1: percentile bootstrap over rows (a statistic of the whole "
-            "set). Unit: row (one model's answer to one note); each unit its own cluster (the "
-            "rows of one patient across models are not resampled together). n: n.",
+            f"({boot.ci:.0%}) of F1: percentile bootstrap of the statistic of the whole set. "
+            "Unit: row (one model's answer to one note); cluster: patient, resampled whole "
+            "(its rows across models together). n: n.",
         ],
     )
     return df

@@ -130,7 +130,7 @@ UNITS = {
     "proxy_agreement": "model",
     "meta_classifier": "test row (per held-out model); model (the mean rows)",
     "error_analysis": "label error (one per patient and model; the pooled row by patient)",
-    "clustering": "model trace (F1: percentile bootstrap over rows, a statistic of the set)",
+    "clustering": "model trace (F1: percentile bootstrap drawing whole patients, a statistic of the set)",
     "annotators": "none (means)",
     "divergence_agreement": "none (correlations over divergence pairs)",
 }
