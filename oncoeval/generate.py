@@ -25,28 +25,11 @@ from .cache import RequestClaims, ResponseCache, cache_key
 from .errors import InputError
 from .failures import cures
 from .io import text_without_lone_surrogates
-from .records import Request, Response, read_requests, write_responses
+from .records import Request, Response, effective_params, read_requests, write_responses
 from .schema import top_level_default
 from .waves import Sibling, engine_lock
 
 log = logging.getLogger(__name__)
-
-
-def effective_params(request: Request, cfg: dict) -> dict:
-    """Generation parameters as the model will see them (and as the cache key records them)."""
-    params = dict(request.params)
-    params.setdefault("temperature", 0.0)
-    cap = cfg.get("max_new_tokens")
-    if cap:
-        params["max_new_tokens"] = min(int(params.get("max_new_tokens", cap)), int(cap))
-    if float(params["temperature"]) == 0:
-        # Greedy decoding ignores the seed and nucleus settings: keep them out of the key so
-        # greedy requests that differ only there share one answer.
-        for key in ("seed", "top_p", "top_k"):
-            params.pop(key, None)
-    for key, value in (cfg.get("generation") or {}).items():
-        params.setdefault(key, value)
-    return params
 
 
 def spent_usd(rows) -> float:

@@ -189,3 +189,20 @@ def read_responses(path: str | os.PathLike) -> list[Response]:
 
 def write_responses(path: str | os.PathLike, responses) -> None:
     write_jsonl(path, [r.to_dict() for r in responses])
+
+
+def effective_params(request: Request, cfg: dict) -> dict:
+    """Generation parameters as the model will see them (and as the cache key records them)."""
+    params = dict(request.params)
+    params.setdefault("temperature", 0.0)
+    cap = cfg.get("max_new_tokens")
+    if cap:
+        params["max_new_tokens"] = min(int(params.get("max_new_tokens", cap)), int(cap))
+    if float(params["temperature"]) == 0:
+        # Greedy decoding ignores the seed and nucleus settings: keep them out of the key so
+        # greedy requests that differ only there share one answer.
+        for key in ("seed", "top_p", "top_k"):
+            params.pop(key, None)
+    for key, value in (cfg.get("generation") or {}).items():
+        params.setdefault(key, value)
+    return params

@@ -28,6 +28,7 @@ import os
 import re
 from pathlib import Path
 
+from .backends.base import weights_record_path
 from .errors import ConfigError
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
@@ -57,7 +58,7 @@ STAGING_KEYS = ("id", "backend", "path", "revision", "gguf_file")
 
 
 def record_path(model_id: str) -> str:
-    return f"results/models/weights/{model_id}.json"
+    return weights_record_path(model_id)
 
 
 def staging_keys(cfg: dict) -> dict:

@@ -26,6 +26,12 @@ def chat_template_hash(folder) -> str | None:
     return None
 
 
+def weights_record_path(model_id: str) -> str:
+    """Where the `stage_weights` rule (oncoeval.weights) records a local model's weights; here,
+    below the backends that name it as their jobs' input, so that neither imports the other."""
+    return f"results/models/weights/{model_id}.json"
+
+
 class BaseBackend:
     name = "base"
 
@@ -215,9 +221,7 @@ class LocalModelBackend(BaseBackend):
     @classmethod
     def extra_inputs(cls, cfg: dict) -> list[str]:
         # The weights, staged and checked once on the submitting host (oncoeval.weights).
-        from ..weights import record_path
-
-        return [record_path(cfg["id"])]
+        return [weights_record_path(cfg["id"])]
 
     @classmethod
     def provenance(cls, cfg: dict, root) -> dict:

@@ -46,7 +46,7 @@ CLIENT_MAX_RETRY_AFTER_S = 120.0
 def request_kwargs(request: Request, cfg: dict) -> dict:
     """Keyword arguments of ``chat.completions.create`` for one request.
 
-    ``request.params`` are the effective parameters (see oncoeval.generate.effective_params): the
+    ``request.params`` are the effective parameters (see oncoeval.records.effective_params): the
     request's own plus the model's ``generation`` block. Parameters the Chat Completions API has
     no field for (``top_k``, a server's own sampling knobs) travel in ``extra_body``, which
     OpenAI-compatible servers such as vLLM read.

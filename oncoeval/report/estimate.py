@@ -32,8 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..backends import get_backend
-from ..generate import effective_params
-from ..records import read_requests
+from ..records import effective_params, read_requests
 from . import tables
 
 MODELS_JSON = "results/estimate/models.json"
