@@ -202,7 +202,8 @@ def test_the_toy_study_is_in_the_summary_and_the_report(toy_run):
     assert "How often each model gives the referee model&#x27;s number." in html or (
         "How often each model gives the referee model's number." in html
     )
-    assert "none (counts of equal answers)" in html
+    # Its unit "none (counts of equal answers)" becomes the caption's interval sentence.
+    assert "No intervals (counts of equal answers)." in html
 
 
 def failed_dry_run(workdir: Path, config: dict) -> str:
