@@ -16,7 +16,7 @@ request per answer, each quoting its template(s) (the ``.txt`` inputs of the job
 and the answer at its token cap; such rows are marked ``estimated from answers``.
 
     python -m oncoeval.report.estimate [--cores N] [snakemake arguments, e.g. --configfile=X
-        --config only=coral limit=5]
+        --config only=STUDY limit=5]
 """
 
 from __future__ import annotations
