@@ -208,8 +208,17 @@ class FakeOpenAIServer:
             def log_message(self, *args):  # quiet
                 pass
 
+            def _leave(self):
+                """The request is out of flight once its answer starts: the client may send its
+                next one as soon as it has read this answer, before this thread returns."""
+                if getattr(self, "_in_flight", False):
+                    self._in_flight = False
+                    with server._lock:
+                        server.in_flight -= 1
+
             def _send(self, status: int, payload: dict, headers: dict | None = None) -> bool:
                 body = json.dumps(payload).encode()
+                self._leave()
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -256,11 +265,11 @@ class FakeOpenAIServer:
                     server.bodies[prompt].append(body)
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                self._in_flight = True
                 try:
                     self._serve(prompt, body)
                 finally:
-                    with server._lock:
-                        server.in_flight -= 1
+                    self._leave()
 
             def _serve(self, prompt: str, body: dict):
                 step = server._next_step(prompt)
@@ -340,6 +349,7 @@ class FakeOpenAIServer:
             def _send_torn(self, payload: dict, promise_all: bool):
                 body = json.dumps(payload).encode()
                 half = body[: len(body) // 2]
+                self._leave()
                 with server._lock:
                     server.statuses[200] += 1
                 self.send_response(200)
@@ -356,6 +366,7 @@ class FakeOpenAIServer:
 
             def _send_html(self):
                 body = b"<html><body><h1>Sign in to continue</h1></body></html>"
+                self._leave()
                 with server._lock:
                     server.statuses[200] += 1
                 self.send_response(200)
