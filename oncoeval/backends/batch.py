@@ -31,14 +31,13 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 import secrets
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..failures import CAP_REACHED, no_text_problem
-from ..io import json_line
+from ..io import atomic_write, json_line
 from ..records import Request, Response
 from .api import cost_usd
 
@@ -145,13 +144,8 @@ class Manifest:
             self.parts, self.tries = data["parts"], data["tries"]
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(f".tmp{os.getpid()}")
-        with open(tmp, "w", encoding="utf-8") as handle:
+        with atomic_write(self.path) as handle:
             json.dump({"parts": self.parts, "tries": self.tries}, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, self.path)
 
     def unfinished(self) -> list[dict]:
         return [p for p in self.parts if p["state"] != "collected"]

@@ -77,10 +77,8 @@ def test_a_hub_file_changed_since_its_revision_fails_naming_the_model_and_the_fi
     assert f"differs from revision {COMMIT}" in str(err.value)
 
 
-def test_a_shard_listed_in_the_index_but_missing_fails_naming_it(tmp_path, monkeypatch):
-    monkeypatch.setenv("ONCOEVAL_MODEL_STORE", str(tmp_path / "store"))
-    folder = tmp_path / "llama"
-    folder.mkdir()
+def half_sharded(folder: Path) -> None:
+    """Weights in two shards by their index, of which only the first is there."""
     (folder / "model-00001-of-00002.safetensors").write_bytes(b"one")
     index = {
         "weight_map": {
@@ -89,6 +87,13 @@ def test_a_shard_listed_in_the_index_but_missing_fails_naming_it(tmp_path, monke
         }
     }
     (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+
+
+def test_a_shard_listed_in_the_index_but_missing_fails_naming_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("ONCOEVAL_MODEL_STORE", str(tmp_path / "store"))
+    folder = tmp_path / "llama"
+    folder.mkdir()
+    half_sharded(folder)
     cfg = {"id": "llama", "backend": "hf", "path": str(folder)}
     with pytest.raises(
         weights.WeightsError, match=r"model 'llama': .*model-00002-of-00002\.safetensors: missing"
@@ -114,14 +119,7 @@ def test_the_staged_record_goes_into_the_models_provenance(hub, tmp_path):
 def test_a_missing_weights_file_fails_the_run_before_any_generate_job(workdir, tmp_path):
     folder = tmp_path / "local-model"
     folder.mkdir()
-    (folder / "model-00001-of-00002.safetensors").write_bytes(b"one")
-    index = {
-        "weight_map": {
-            "a": "model-00001-of-00002.safetensors",
-            "b": "model-00002-of-00002.safetensors",
-        }
-    }
-    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+    half_sharded(folder)
     requests = tmp_path / "q.jsonl"
     requests.write_text(
         json.dumps({"request_id": "q0", "messages": [{"role": "user", "content": "hi"}]}) + "\n"
