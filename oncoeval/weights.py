@@ -30,6 +30,7 @@ from pathlib import Path
 
 from .backends.base import weights_record_path
 from .errors import ConfigError
+from .store import remembered_sha256
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
 INDEX_FILES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
@@ -131,12 +132,6 @@ def fingerprint(cfg: dict) -> str:
     return "|".join(parts)
 
 
-def _sha256(path: Path) -> str:
-    from .backends.hf import gguf_sha256  # remembered by (name, size, mtime) in the store
-
-    return gguf_sha256(path)
-
-
 def _weights_files(mid: str, folder: Path, files: list[str] | None) -> list[str]:
     if files is None:
         files = sorted(
@@ -181,14 +176,14 @@ def stage(cfg: dict) -> dict:
     folder, files, commit = locate(cfg)
     weights = {}
     for name in _weights_files(mid, folder, files):
-        digest = _sha256(folder / name)
+        digest = remembered_sha256(folder / name)
         if commit:
             _check_blob(mid, folder / name, digest, commit)
         weights[name] = {"size": (folder / name).stat().st_size, "sha256": digest}
     tokenizer = {}
     for name in TOKENIZER_FILES:
         if (folder / name).is_file():
-            tokenizer[name] = _sha256(folder / name)
+            tokenizer[name] = remembered_sha256(folder / name)
             if commit:
                 _check_blob(mid, folder / name, tokenizer[name], commit)
     template = chat_template_hash(folder)

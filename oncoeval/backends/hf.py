@@ -33,39 +33,11 @@ from .. import embedded
 from ..errors import ConfigError
 from ..io import encodable_messages, sha256_file, text_sha256
 from ..records import Request, Response
-from ..schema import fill_schema_defaults, top_level_default
+from ..schema import fill_schema_defaults
+from ..store import model_store, remembered_sha256
 from .base import BaseBackend, LocalModelBackend, chat_template_hash, local_model_schema
 
 log = logging.getLogger(__name__)
-
-
-def model_store() -> Path:
-    """Where GGUF conversions live: $ONCOEVAL_MODEL_STORE (the workflow sets it from the
-    config's ``model_store``), else that key's default."""
-    return Path(os.environ.get("ONCOEVAL_MODEL_STORE") or top_level_default("model_store"))
-
-
-def gguf_sha256(path: Path, store: Path | None = None) -> str:
-    """sha256 of a GGUF file, remembered in the store by (name, size, mtime).
-
-    The workflow asks for it whenever it builds the DAG; hashing a multi-GB GGUF every time
-    would make a dry run slow.
-    """
-    stat = path.stat()
-    memo = (store or model_store()) / ".sha256" / f"{path.name}-{stat.st_size}-{stat.st_mtime_ns}"
-    try:
-        return memo.read_text().strip()
-    except OSError:
-        pass
-    digest = sha256_file(path)
-    try:
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        tmp = memo.with_name(f".{memo.name}.{os.getpid()}")
-        tmp.write_text(digest)
-        os.replace(tmp, memo)
-    except OSError:  # a read-only store still works, only slower
-        pass
-    return digest
 
 
 def resolve_weights(cfg: dict) -> tuple[str, str | None]:
@@ -89,7 +61,7 @@ def checkpoint_path(folder: str, gguf_file: str, store: Path | None = None) -> P
     gguf_path = Path(folder) / gguf_file
     store = store or model_store()
     version = importlib.metadata.version("transformers")
-    return store / f"{gguf_path.stem}-{gguf_sha256(gguf_path, store)[:16]}-tf{version}"
+    return store / f"{gguf_path.stem}-{remembered_sha256(gguf_path, store)[:16]}-tf{version}"
 
 
 def conversion_source(cfg: dict) -> tuple[str, str] | None:
@@ -160,7 +132,7 @@ def convert_and_describe(gguf: str, manifest: str, expected_name: str | None = N
         )
     info = {
         "gguf": str(gguf_path),
-        "gguf_sha256": gguf_sha256(gguf_path),
+        "gguf_sha256": remembered_sha256(gguf_path),
         "transformers": importlib.metadata.version("transformers"),
         "checkpoint": str(target.resolve()),
         "reused": existed,
