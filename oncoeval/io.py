@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import io
 import json
@@ -10,6 +11,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +20,8 @@ import pandas as pd
 
 from .errors import InputError, OncoEvalError
 from .inputs import loads_json
+
+log = logging.getLogger(__name__)
 
 # Surrogate code points: valid in JSON and in a Python str, but they have no UTF-8 form.
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -48,6 +52,27 @@ def files_sha256(name: str, root: str | os.PathLike = ".") -> dict[str, str]:
             for file in sorted(p for p in path.rglob("*") if p.is_file())
         }
     return {}
+
+
+@contextmanager
+def held_lock(path: str | os.PathLike, holder: str) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the file ``path`` (created if missing) while the block runs;
+    when another process or thread holds it, log that ``holder`` holds it and wait. The lock goes
+    with the open file, so a holder that is killed releases it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.info("waiting for another job of this model that holds %s", holder)
+            started = time.perf_counter()
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            log.info("got %s after %.1f s", holder, time.perf_counter() - started)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @contextmanager

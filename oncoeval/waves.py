@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import fcntl
 import json
 import logging
 import math
@@ -25,6 +24,8 @@ import os
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+
+from .io import held_lock
 
 log = logging.getLogger(__name__)
 
@@ -312,21 +313,7 @@ def siblings(
     ]
 
 
-@contextlib.contextmanager
 def engine_lock(folder: str | os.PathLike):
     """Hold the model's engine lock (``.engine.lock`` in its cache folder): one job of a model
     loads its engine at a time; the others wait and then find their answers cached."""
-    path = Path(folder) / ".engine.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log.info("waiting for another job of this model that holds its engine")
-            started = time.perf_counter()
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            log.info("got the engine lock after %.1f s", time.perf_counter() - started)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return held_lock(Path(folder) / ".engine.lock", "its engine")
