@@ -22,6 +22,12 @@ id) -> ``collected``. The uploaded file is named after the tag and the batch car
 its ``metadata``, so a job killed between an upload or a ``create`` and the manifest's next write
 finds the file or batch again on its rerun (by listing them) instead of paying for it twice.
 
+Two jobs of one model may share requests (same cache key). A job submits no key that is in an
+unfinished part of any manifest of the model (another job's included): it waits for that job to
+collect it and takes the answer from the cache. Deciding what to submit and recording the new
+parts (``uploading``) happen under the model's submit lock (``.batches/.submit.lock``), so two
+jobs never both decide to submit one key; the lock is not held while uploading or polling.
+
 A job polls for ``batch_wait_s`` seconds; batches still running then are left at the provider and
 the job ends with :class:`BatchesInFlight`, saying how to collect them: run the workflow again.
 """
@@ -37,7 +43,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..failures import CAP_REACHED, no_text_problem
-from ..io import atomic_write, json_line
+from ..io import atomic_write, held_lock, json_line
 from ..records import Request, Response
 from .api import cost_usd
 
@@ -155,6 +161,41 @@ class Manifest:
         if all(p["state"] == "collected" and not p["files"] for p in self.parts):
             self.path.unlink(missing_ok=True)
 
+    def others_busy(self) -> dict[str, str]:
+        """Keys in unfinished parts of the model's other manifests (other jobs'), each with the
+        name of the job whose manifest holds it.
+
+        A manifest that cannot be read is logged and its keys are taken as not busy. That is
+        safe: manifests are written only by ``atomic_write`` (whole or not at all), so such a
+        file was damaged from outside, and its own job cannot read it either (it stops on it):
+        nobody would ever collect the batches it records, so waiting on its keys would only keep
+        this job waiting to the end of ``batch_wait_s`` on every run. Submitting them again
+        loses nothing; at worst the provider answers a request that is already in one of that
+        file's batches a second time."""
+        busy: dict[str, str] = {}
+        for path in sorted(self.path.parent.glob("*.json")):
+            if path == self.path:
+                continue
+            try:
+                parts = json.loads(path.read_text(encoding="utf-8"))["parts"]
+                unfinished = [p["keys"] for p in parts if p["state"] != "collected"]
+                if not all(isinstance(k, str) for keys in unfinished for k in keys):
+                    raise TypeError("a key is not a string")
+            except FileNotFoundError:  # its job collected everything and removed it
+                continue
+            except (OSError, ValueError, LookupError, TypeError, AttributeError) as exc:
+                log.warning(
+                    "unreadable batch manifest %s (%s: %s): its requests are not taken as "
+                    "running; any of them this job needs may be submitted again",
+                    path,
+                    type(exc).__name__,
+                    exc,
+                )
+                continue
+            for keys in unfinished:
+                busy.update(dict.fromkeys(keys, path.stem))
+        return busy
+
 
 class BatchJob:
     """The batch route of one `generate` job (see the module docstring).
@@ -173,6 +214,7 @@ class BatchJob:
         self.spent = spent
         self.in_flight: list[str] = []  # batch ids still running when the job ended
         self.left: list[str] = []  # keys not answered yet (in flight, or waiting for room)
+        self.elsewhere: dict[str, str] = {}  # key -> the other job whose batch holds it
         self.calls = 0  # lines answered by the provider in this job
 
     # -- the job ----------------------------------------------------------------------------
@@ -192,12 +234,13 @@ class BatchJob:
                 status = yield from self._advance(part, waiting)
                 if status is not None:  # ended: room at the provider, unless it was refused
                     refused = status == TOKEN_LIMIT
-            yield from self._answered_elsewhere(waiting)
             busy = {k for p in self.manifest.unfinished() for k in p["keys"]}
             pending = [key for key in waiting if key not in busy]
             # After a refusal, the lines wait until another running batch ends.
             if pending and not (refused and busy):
-                yield from self._submit(pending, waiting)
+                yield from self._submit(pending, waiting)  # reads the cache too
+            else:
+                yield from self._answered_elsewhere(waiting)
             if not waiting:
                 break
             if time.monotonic() >= deadline:
@@ -210,10 +253,22 @@ class BatchJob:
     def in_flight_message(self, answered: int) -> str:
         """What a job that ends with requests in batches tells the user."""
         mid = self.cfg["id"]
-        running = ", ".join(self.in_flight) or "none (waiting for the enqueued-token budget)"
+        jobs: dict[str, int] = {}
+        for key in self.left:
+            if key in self.elsewhere:
+                jobs[self.elsewhere[key]] = jobs.get(self.elsewhere[key], 0) + 1
+        idle = "none of its own" if jobs else "none (waiting for the enqueued-token budget)"
+        running = ", ".join(self.in_flight) or idle
+        shared = "".join(
+            f" {n} of them are in a batch of another job of this model, {job} (manifest "
+            f"{self.manifest.path.parent / (job + '.json')}): that job collects them and this "
+            "one then takes them from the cache."
+            for job, n in jobs.items()
+        )
         return (
             f"model {mid!r}, {self.manifest.path.stem}: {len(self.left)} requests are not "
-            f"answered yet; batches still running at the provider: {running}. Nothing is lost or "
+            f"answered yet; batches still running at the provider: {running}.{shared} "
+            "Nothing is lost or "
             f"paid twice: {answered} answers are in the cache, and the batches are recorded in "
             f"{self.manifest.path}. Run the workflow again (`make run`, or the same snakemake "
             "command) once they have ended (a batch may take up to "
@@ -243,8 +298,32 @@ class BatchJob:
         return prompt + new, cost_usd(self.price, prompt, new) or 0.0
 
     def _submit(self, pending: list[str], waiting: dict) -> Iterator[tuple[str, Response]]:
-        """Split ``pending`` into parts within the limits, the token budget and the spend cap;
-        create each. Requests the cap refuses are failed calls."""
+        """Submit the keys of ``pending`` that no job of the model has in a running batch and
+        no job has answered, split into parts within the limits, the token budget and the spend
+        cap. Requests the cap refuses are failed calls.
+
+        Under the model's submit lock: read the other jobs' manifests, then the cache, plan the
+        parts and record them (``uploading``) in this job's manifest. Another job deciding at
+        the same time waits for the lock and then sees these keys as running. The cache is read
+        after the manifests because a job appends its answers to the cache before it marks
+        their part collected (or removes its manifest): a key no manifest holds any more is in
+        the cache by then. Uploads and creates happen after the lock is released."""
+        with held_lock(self.manifest.path.parent / ".submit.lock", "its batch submit lock"):
+            self.elsewhere = self.manifest.others_busy()
+            done = list(self._answered_elsewhere(waiting))
+            free = [k for k in pending if k in waiting and k not in self.elsewhere]
+            capped: list[tuple[str, Response]] = []
+            drafts = self._plan(free, waiting, capped) if free else []
+            parts = self._record(drafts)
+        yield from done
+        yield from capped
+        for part, draft in zip(parts, drafts, strict=True):
+            self._upload(part, b"".join(draft["lines"]), recover=False)
+            self._start(part, recover=False)
+
+    def _plan(self, pending: list[str], waiting: dict, capped: list) -> list[dict]:
+        """The parts to submit for ``pending`` (see :meth:`_submit`); appends the keys the spend
+        cap refuses, as failed calls, to ``capped``."""
         budget = self.cfg.get("batch_enqueued_tokens")
         queued = sum(p["tokens"] for p in self.manifest.unfinished())
         committed = self.spent + sum(p["estimate_usd"] for p in self.manifest.unfinished())
@@ -257,7 +336,7 @@ class BatchJob:
                     f"{CAP_REACHED}: ${committed:.4f} spent or submitted on this model of its "
                     f"${float(self.cap):.4f} cap (batch price); not submitted"
                 )
-                yield key, self._failed(key, reason, waiting)
+                capped.append((key, self._failed(key, reason, waiting)))
                 continue
             if budget is not None and queued > 0 and queued + tokens > budget:
                 break  # the rest waits until running batches end
@@ -277,24 +356,27 @@ class BatchJob:
             part["estimate_usd"] += usd
             queued += tokens
             committed += usd
-        for part in parts:
-            self._create(part)
+        return parts
 
-    def _create(self, draft: dict) -> None:
-        tag = f"oncoeval-{secrets.token_hex(8)}"
-        part = {
-            "tag": tag,
-            "state": "uploading",
-            "keys": draft["keys"],
-            "tokens": draft["tokens"],
-            "estimate_usd": round(draft["estimate_usd"], 8),
-            "files": [],
-            "since": int(time.time()),
-        }
-        self.manifest.parts.append(part)
-        self.manifest.save()
-        self._upload(part, b"".join(draft["lines"]), recover=False)
-        self._start(part, recover=False)
+    def _record(self, drafts: list[dict]) -> list[dict]:
+        """Add a part (``uploading``, with its keys and a tag) to the manifest for each draft;
+        one manifest write for all of them."""
+        parts = [
+            {
+                "tag": f"oncoeval-{secrets.token_hex(8)}",
+                "state": "uploading",
+                "keys": draft["keys"],
+                "tokens": draft["tokens"],
+                "estimate_usd": round(draft["estimate_usd"], 8),
+                "files": [],
+                "since": int(time.time()),
+            }
+            for draft in drafts
+        ]
+        if parts:
+            self.manifest.parts += parts
+            self.manifest.save()
+        return parts
 
     def _uploaded(self, part: dict) -> list[str]:
         """Ids of the files uploaded for ``part`` (found by name: a job killed after the upload
