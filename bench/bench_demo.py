@@ -42,8 +42,14 @@ def export_tree(rev: str, dest: Path) -> str:
     return commit
 
 
+def demo_env(tree: Path) -> dict:
+    """The environment a tree's run gets: its own package first (the editable install of this
+    checkout would otherwise answer every ``import oncoeval``), offline."""
+    return dict(os.environ, PYTHONPATH=str(tree), HF_HUB_OFFLINE="1")
+
+
 def run_demo(tree: Path) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(tree), HF_HUB_OFFLINE="1")
+    env = demo_env(tree)
     cmd = [sys.executable, "-m", "snakemake", "--cores", "2"]
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
