@@ -65,8 +65,13 @@ def dry_run(root: Path, configfile: Path) -> tuple[dict[str, int], float]:
     seconds = time.perf_counter() - started
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-4000:])
+    return job_counts(proc.stdout + proc.stderr), seconds
+
+
+def job_counts(log: str) -> dict[str, int]:
+    """Snakemake's "job count" table in a run's output, as {rule: n} with "total"."""
     counts, in_table = {}, False
-    for line in (proc.stdout + proc.stderr).splitlines():
+    for line in log.splitlines():
         parts = line.split()
         if parts[:2] == ["job", "count"]:
             in_table = True
@@ -74,7 +79,7 @@ def dry_run(root: Path, configfile: Path) -> tuple[dict[str, int], float]:
             counts[parts[0]] = int(parts[1])
         elif in_table and parts and not set(parts[0]) <= {"-"}:
             in_table = False
-    return counts, seconds
+    return counts
 
 
 def run(out_dir: Path) -> dict:

@@ -84,8 +84,10 @@ def build_requests(n: int):
     requests = []
     for i in range(n):
         lines = [DETAILS[(i + k) % len(DETAILS)] for k in range(3 + i % 4)]
+        # The case number keeps every prompt distinct: the rule asks identical requests once,
+        # so repeated prompts would count one answer's tokens several times.
         text = (
-            f"A patient is about to start {TOPICS[i % len(TOPICS)]}. "
+            f"Case {i + 1}: a patient is about to start {TOPICS[i % len(TOPICS)]}. "
             + " ".join(lines)
             + " Write a numbered list of the side effects they may notice in the first weeks,"
             " and say for each one when they should call the clinic."
@@ -309,6 +311,8 @@ def run(out_dir: Path) -> dict:
             )
             lines = (Path(tmp) / "out.jsonl").read_text().splitlines()
             tokens = sum(json.loads(line)["completion_tokens"] for line in lines)
+            # Every request was decoded (none answered as a copy of another).
+            assert counts["generated"] == len(lines) == N_REQUESTS, counts
             return tokens, {"errors": counts["errors"]}
 
         rows.append(measure("rule", rule, batch_size=default_batch, requests=N_REQUESTS))

@@ -47,6 +47,15 @@ ENGINE_BATCHES = [
 ]
 DTYPES = [d for d in os.environ.get("ONCOEVAL_GPU_DTYPES", "bf16,nf4").split(",") if d]
 ENGINES = ("loop", "static", "continuous", "auto")
+#: Rounds of the engine rows, each in another order of a balanced Latin square (for an even
+#: number of engines, n rounds put every engine once in every place and once after every other):
+#: one pass in a fixed order cannot tell an engine from its place in the run.
+ROUNDS = int(os.environ.get("ONCOEVAL_GPU_ROUNDS", "1"))
+#: Also run ``static`` after emptying the CUDA allocator's cache (``static_fresh``): whether an
+#: engine's speed depends on what ran before it on the same model.
+FRESH = os.environ.get("ONCOEVAL_GPU_FRESH", "0") == "1"
+#: Caps to run: equal, mixed or both.
+CAPS = [c for c in os.environ.get("ONCOEVAL_GPU_CAPS", "equal,mixed").split(",") if c]
 N_IDENTITY = 8
 NEW = int(os.environ.get("ONCOEVAL_GPU_NEW", "128"))
 LAYERS = int(os.environ.get("ONCOEVAL_GPU_LAYERS", "32"))
@@ -198,22 +207,52 @@ def hf_generate(model, batch_size: int, ps: list[list[int]], caps=None, outputs=
     return tokens
 
 
+def balanced_order(items: list, round_: int) -> list:
+    """Row ``round_`` of a Williams design: 0, 1, n-1, 2, n-2, ... shifted by the round."""
+    n = len(items)
+    first, low, high = [0], 1, n - 1
+    while len(first) < n:
+        first.append(low)
+        low += 1
+        if len(first) < n:
+            first.append(high)
+            high -= 1
+    return [items[(i + round_) % n] for i in first]
+
+
 def engine_rows(model, label: str, reference: dict) -> list[dict]:
-    """Every engine at every ENGINE_BATCHES size, equal and mixed caps, side by side."""
+    """Every engine at every ENGINE_BATCHES size, equal and mixed caps, side by side; with
+    ROUNDS > 1, again in rotated orders (each row says its round and what ran before it)."""
+    import gc
+
+    import torch
+
+    engines = [*ENGINES, "static_fresh"] if FRESH else list(ENGINES)
     rows = []
     for batch_size in ENGINE_BATCHES:
         n = n_requests(batch_size)
         ps = POOL[:n]
-        for lengths, caps in (("equal", None), ("mixed", mixed_caps(n))):
-            for engine in ENGINES:
-                outputs: dict = {}
-                result = timed(decode_engine, engine, model, batch_size, ps, caps, outputs)
-                suffix = "" if lengths == "equal" else "_mixed"
-                r = row(f"engine_{engine}{suffix}", batch_size, n, result, dtype=label)
-                if lengths == "equal":
-                    same = sum(outputs.get(i) == reference[i] for i in reference)
-                    r["identical"] = round(same / len(reference), 3)
-                rows.append(r)
+        for lengths in CAPS:
+            caps = None if lengths == "equal" else mixed_caps(n)
+            before = None
+            for round_ in range(ROUNDS):
+                for engine in balanced_order(engines, round_):
+                    if engine == "static_fresh":
+                        gc.collect()
+                        if ON_CUDA:
+                            torch.cuda.empty_cache()
+                    outputs: dict = {}
+                    name = engine.removesuffix("_fresh")
+                    result = timed(decode_engine, name, model, batch_size, ps, caps, outputs)
+                    suffix = "" if lengths == "equal" else "_mixed"
+                    r = row(f"engine_{engine}{suffix}", batch_size, n, result, dtype=label)
+                    if lengths == "equal":
+                        same = sum(outputs.get(i) == reference[i] for i in reference)
+                        r["identical"] = round(same / len(reference), 3)
+                    if ROUNDS > 1:
+                        r["round"], r["after"] = round_, before
+                    before = engine
+                    rows.append(r)
     return rows
 
 
@@ -438,6 +477,8 @@ def summarise(rows: list[dict], device: str, notes: list[str]) -> list[str]:
         for r in rows
     ]
     lines.append("")
+    if ROUNDS > 1:
+        lines += rounds_summary(rows)
     by_key = {(r["mode"], r["dtype"], r["batch_size"]): r for r in rows}
     for (mode, dtype, batch_size), r in by_key.items():
         if not mode.startswith("engine_auto"):
@@ -461,3 +502,22 @@ def summarise(rows: list[dict], device: str, notes: list[str]) -> list[str]:
     if wrapped and engine:
         lines.append(f"vllm backend / vLLM engine: {wrapped['tok_s'] / engine['tok_s']:.2f}")
     return lines + [f"- {n}" for n in notes]
+
+
+def rounds_summary(rows: list[dict]) -> list[str]:
+    """Each engine's median tok/s over the rounds, and its tok/s by the engine that ran before."""
+    import statistics
+
+    groups: dict = {}
+    for r in rows:
+        if "round" in r:
+            groups.setdefault((r["mode"], r["dtype"], r["batch_size"]), []).append(r)
+    lines = [
+        "| mode | dtype | batch | median tok/s | tok/s by the engine run before |",
+        "|---|---|---|---|---|",
+    ]
+    for (mode, dtype, batch_size), group in groups.items():
+        median = statistics.median(r["tok_s"] for r in group)
+        after = ", ".join(f"{r['after'] or 'none'}: {r['tok_s']}" for r in group)
+        lines.append(f"| {mode} | {dtype} | {batch_size} | {median} | {after} |")
+    return lines + [""]

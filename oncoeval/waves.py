@@ -25,7 +25,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from .io import held_lock
+from .io import atomic_write, held_lock
 
 log = logging.getLogger(__name__)
 
@@ -253,11 +253,8 @@ def _estimate(estimate, job, model) -> dict | None:
 
 def write_plan(dag, path: str | os.PathLike = PLAN_PATH) -> dict:
     plan = generate_plan(dag)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(plan, indent=1) + "\n")
-    tmp.replace(path)
+    with atomic_write(path) as handle:
+        handle.write(json.dumps(plan, indent=1) + "\n")
     return plan
 
 

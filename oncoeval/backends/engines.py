@@ -46,11 +46,10 @@ ENGINES = ("auto", "loop", "static", "continuous")
 
 #: What ``auto`` runs greedy requests on, by device type. CPU (2 cores, SmolLM2 fp32, batch 32,
 #: 64 requests, one run): the loop 139-151 tok/s, static ``generate`` 127.5, continuous batching
-#: 69.6. CUDA (one H100, Llama-3-8B shape, bf16, before the loop's one-read-per-step change):
-#: static ``generate`` 1407 / 2369 tok/s at batch 32 / 64 against the loop's 679 / 1215;
-#: continuous batching without flash attention (none is installed there) not yet measured.
-#: Re-measure with ``python -m bench gpu``, which runs every engine and ``auto`` side by side.
-AUTO = {"cpu": "loop", "cuda": "static"}
+#: 69.6. CUDA (one H200, Llama-3-8B shape, bf16, batch 64, medians of four balanced-order rounds):
+#: the loop 2024 / 1492 tok/s with equal / mixed answer lengths, static ``generate`` 2183 / 1054,
+#: continuous batching 733 / 481 (docs/performance.md). Re-measure with ``python -m bench gpu``.
+AUTO = {"cpu": "loop", "cuda": "loop"}
 
 
 def choose(setting: str | None, device_type: str) -> str:

@@ -52,3 +52,16 @@ def test_gpu_bench_runs_every_engine_and_the_rule_on_the_cpu(tmp_path):
     assert rows[("rule", 64)]["new_tokens"] == 128 * 4
     assert "auto picks loop here" in result["notes"]
     assert any("auto / faster library engine" in line for line in result["summary"])
+
+
+def test_balanced_rounds_put_every_engine_in_every_place_and_after_every_other():
+    sys.path.insert(0, str(REPO))
+    from bench.bench_gpu import ENGINES, balanced_order
+
+    rounds = [balanced_order(list(ENGINES), r) for r in range(len(ENGINES))]
+    # Every engine once in every place (a Latin square)...
+    for place in range(len(ENGINES)):
+        assert sorted(r[place] for r in rounds) == sorted(ENGINES)
+    # ...and, within the rounds, once right after every other engine (4 x 3 ordered pairs).
+    pairs = [(r[i], r[i + 1]) for r in rounds for i in range(len(ENGINES) - 1)]
+    assert len(pairs) == len(set(pairs)) == len(ENGINES) * (len(ENGINES) - 1)
