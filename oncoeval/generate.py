@@ -25,16 +25,18 @@ from .cache import RequestClaims, ResponseCache, cache_key
 from .errors import InputError
 from .failures import cures
 from .io import text_without_lone_surrogates
-from .records import Request, Response, effective_params, read_requests, write_responses
+from .records import (
+    Request,
+    Response,
+    effective_params,
+    read_requests,
+    spent_usd,
+    write_responses,
+)
 from .schema import top_level_default
 from .waves import Sibling, engine_lock
 
 log = logging.getLogger(__name__)
-
-
-def spent_usd(rows) -> float:
-    """USD recorded in response rows (dicts); rows without a price count as 0."""
-    return float(sum(row.get("cost_usd") or 0.0 for row in rows))
 
 
 def cap_reason(spent: float, cap: float) -> str:

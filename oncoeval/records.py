@@ -206,3 +206,8 @@ def effective_params(request: Request, cfg: dict) -> dict:
     for key, value in (cfg.get("generation") or {}).items():
         params.setdefault(key, value)
     return params
+
+
+def spent_usd(rows) -> float:
+    """USD recorded in response rows (dicts); rows without a price count as 0."""
+    return float(sum(row.get("cost_usd") or 0.0 for row in rows))

@@ -44,7 +44,7 @@ from pathlib import Path
 
 from ..failures import CAP_REACHED, no_text_problem
 from ..io import atomic_write, held_lock, json_line
-from ..records import Request, Response
+from ..records import Request, Response, spent_usd
 from .api import cost_usd
 
 log = logging.getLogger(__name__)
@@ -161,26 +161,29 @@ class Manifest:
         if all(p["state"] == "collected" and not p["files"] for p in self.parts):
             self.path.unlink(missing_ok=True)
 
-    def others_busy(self) -> dict[str, str]:
-        """Keys in unfinished parts of the model's other manifests (other jobs'), each with the
-        name of the job whose manifest holds it.
+    def others_unfinished(self) -> list[tuple[str, dict]]:
+        """Unfinished parts of the model's other manifests (other jobs'), each with the name of
+        the job whose manifest holds it.
 
-        A manifest that cannot be read is logged and its keys are taken as not busy. That is
-        safe: manifests are written only by ``atomic_write`` (whole or not at all), so such a
-        file was damaged from outside, and its own job cannot read it either (it stops on it):
-        nobody would ever collect the batches it records, so waiting on its keys would only keep
-        this job waiting to the end of ``batch_wait_s`` on every run. Submitting them again
-        loses nothing; at worst the provider answers a request that is already in one of that
-        file's batches a second time."""
-        busy: dict[str, str] = {}
+        A manifest that cannot be read is logged and its parts are left out. That is safe:
+        manifests are written only by ``atomic_write`` (whole or not at all), so such a file was
+        damaged from outside, and its own job cannot read it either (it stops on it): nobody
+        would ever collect the batches it records, so waiting on its keys would only keep this
+        job waiting to the end of ``batch_wait_s`` on every run. Submitting them again loses
+        nothing; at worst the provider answers a request that is already in one of that file's
+        batches a second time."""
+        found: list[tuple[str, dict]] = []
         for path in sorted(self.path.parent.glob("*.json")):
             if path == self.path:
                 continue
             try:
                 parts = json.loads(path.read_text(encoding="utf-8"))["parts"]
-                unfinished = [p["keys"] for p in parts if p["state"] != "collected"]
-                if not all(isinstance(k, str) for keys in unfinished for k in keys):
-                    raise TypeError("a key is not a string")
+                unfinished = [p for p in parts if p["state"] != "collected"]
+                for part in unfinished:
+                    if not all(isinstance(k, str) for k in part["keys"]):
+                        raise TypeError("a key is not a string")
+                    # Their tokens and cost count against this model's budget and cap.
+                    float(part["tokens"]), float(part["estimate_usd"])
             except FileNotFoundError:  # its job collected everything and removed it
                 continue
             except (OSError, ValueError, LookupError, TypeError, AttributeError) as exc:
@@ -192,9 +195,8 @@ class Manifest:
                     exc,
                 )
                 continue
-            for keys in unfinished:
-                busy.update(dict.fromkeys(keys, path.stem))
-        return busy
+            found += [(path.stem, part) for part in unfinished]
+        return found
 
 
 class BatchJob:
@@ -276,9 +278,12 @@ class BatchJob:
             f"models[{mid}].batch_wait_s sets how long a job waits for them."
         )
 
-    def _answered_elsewhere(self, waiting: dict) -> Iterator[tuple[str, Response]]:
-        """Keys another job answered meanwhile (a shared request), read from the cache."""
-        stored = self.cache.load()
+    def _answered_elsewhere(
+        self, waiting: dict, stored: dict | None = None
+    ) -> Iterator[tuple[str, Response]]:
+        """Keys another job answered meanwhile (a shared request), read from the cache (or
+        ``stored``, the cache as just read)."""
+        stored = self.cache.load() if stored is None else stored
         for key in [k for k in waiting if k in stored]:
             del waiting[key]
             resp = Response.from_dict(stored[key])
@@ -309,11 +314,15 @@ class BatchJob:
         their part collected (or removes its manifest): a key no manifest holds any more is in
         the cache by then. Uploads and creates happen after the lock is released."""
         with held_lock(self.manifest.path.parent / ".submit.lock", "its batch submit lock"):
-            self.elsewhere = self.manifest.others_busy()
-            done = list(self._answered_elsewhere(waiting))
+            others = self.manifest.others_unfinished()
+            self.elsewhere = {key: job for job, part in others for key in part["keys"]}
+            stored = self.cache.load()
+            done = list(self._answered_elsewhere(waiting, stored))
+            # What the model has paid for by now, other jobs' answers included.
+            self.spent = max(self.spent, spent_usd(stored.values()))
             free = [k for k in pending if k in waiting and k not in self.elsewhere]
             capped: list[tuple[str, Response]] = []
-            drafts = self._plan(free, waiting, capped) if free else []
+            drafts = self._plan(free, waiting, capped, [p for _, p in others]) if free else []
             parts = self._record(drafts)
         yield from done
         yield from capped
@@ -321,12 +330,17 @@ class BatchJob:
             self._upload(part, b"".join(draft["lines"]), recover=False)
             self._start(part, recover=False)
 
-    def _plan(self, pending: list[str], waiting: dict, capped: list) -> list[dict]:
+    def _plan(
+        self, pending: list[str], waiting: dict, capped: list, others: list[dict]
+    ) -> list[dict]:
         """The parts to submit for ``pending`` (see :meth:`_submit`); appends the keys the spend
-        cap refuses, as failed calls, to ``capped``."""
+        cap refuses, as failed calls, to ``capped``. ``others`` are the model's running parts
+        in other jobs' manifests: their tokens count against the enqueued-token budget and
+        their cost bound against the spend cap, as this job's own running parts do."""
+        running = self.manifest.unfinished() + others
         budget = self.cfg.get("batch_enqueued_tokens")
-        queued = sum(p["tokens"] for p in self.manifest.unfinished())
-        committed = self.spent + sum(p["estimate_usd"] for p in self.manifest.unfinished())
+        queued = sum(float(p["tokens"]) for p in running)
+        committed = self.spent + sum(float(p["estimate_usd"]) for p in running)
         parts: list[dict] = []
         part = None
         for key in pending:

@@ -130,3 +130,36 @@ def test_an_unreadable_manifest_of_another_job_is_logged_not_a_crash(tmp_path, s
         "unreadable batch manifest" in r.getMessage() and str(garbage) in r.getMessage()
         for r in caplog.records
     )
+
+
+def test_another_jobs_running_batch_counts_against_the_spend_cap(tmp_path, server):
+    # Each line is bounded by $18.5 at the batch price (see test_batch_api's cap test). Job c's
+    # two lines ($37) run on at the provider; job d asks two other questions under the same
+    # $60 cap: $37 + $18.5 fits, a second $18.5 does not, so d submits one line and refuses one.
+    price = {"prompt_per_1k": 1000, "completion_per_1k": 1000}
+    server.plans = ["hold", "complete"]
+    questions = prompts(4)
+
+    def run(job: str, texts: list[str], **extra) -> list[dict]:
+        requests = write_requests(tmp_path / f"requests-{job}.jsonl", texts)
+        out = tmp_path / f"responses-{job}.jsonl"
+        cfg = model(server, price=price, max_cost_usd=60, **extra)
+        run_generate(
+            requests,
+            out,
+            cfg,
+            tmp_path / "cache",
+            "adhoc",
+            job,
+            progress=False,
+            max_failed_share=1,
+        )
+        return [json.loads(line) for line in out.open()]
+
+    with pytest.raises(BatchesInFlight):
+        run("c", questions[:2], batch_wait_s=0.1)
+    rows = run("d", questions[2:])
+    assert submitted(server) == Counter(questions[:3])  # d's second question never went
+    answered, refused = rows
+    assert answered["error"] is None
+    assert refused["error"].startswith("max_cost_usd reached: $55.5000 spent or submitted")
