@@ -61,6 +61,42 @@ def cache_line_problem(row) -> str | None:
     return None
 
 
+class SpendLedger:
+    """What the model's other jobs have paid for since this job started: the ``cost_usd`` of the
+    answers appended to the model's other cache files, read a new tail at a time.
+
+    Jobs of one model may run at once (``api_calls`` slots); each checks ``max_cost_usd`` between
+    its rounds, and without this it would count only its own calls, so two jobs could together
+    spend past the cap. Only whole lines are read (a line being written is read next time)."""
+
+    def __init__(self, folder: Path, own: Path):
+        self.folder, self.own = folder, own
+        self.offsets = {f: f.stat().st_size for f in self._others()}
+
+    def _others(self) -> list[Path]:
+        return [f for f in sorted(self.folder.glob("*.jsonl")) if f != self.own]
+
+    def new_spend(self) -> float:
+        total = 0.0
+        for file in self._others():
+            start = self.offsets.get(file, 0)
+            try:
+                with open(file, "rb") as handle:
+                    handle.seek(start)
+                    tail = handle.read()
+            except FileNotFoundError:
+                continue
+            whole = tail.rfind(b"\n") + 1
+            self.offsets[file] = start + whole
+            for line in tail[:whole].splitlines():
+                try:
+                    response = json.loads(line.decode("utf-8"))["response"]
+                    total += float(response.get("cost_usd") or 0.0)
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    continue  # torn or foreign: load() reports it to the job that reads it
+        return total
+
+
 class ResponseCache:
     def __init__(self, cache_dir: str | os.PathLike, model_id: str, job_name: str):
         self.folder = Path(cache_dir) / model_id
@@ -68,6 +104,10 @@ class ResponseCache:
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in job_name)
         self.path = self.folder / f"{safe}.jsonl"
         self._handle = None
+
+    def ledger(self) -> SpendLedger:
+        """The other jobs' spend from now on (see :class:`SpendLedger`)."""
+        return SpendLedger(self.folder, self.path)
 
     def load(self) -> dict[str, dict]:
         """Every cached response of this model, by key. Torn lines are skipped; a line that is

@@ -73,15 +73,20 @@ class SpendCap:
 
     Under a cap, calls go out a round at a time (the backend's ``spend_round``: an API's
     ``concurrency``) and the spend is checked between rounds, so no call is sent once the cap is
-    reached; a round in flight is paid for, so its answers are kept. Without a cap (or for a
+    reached; a round in flight is paid for, so its answers are kept. The spend counts what other
+    jobs of the model running at the same time have paid meanwhile (``ledger``), so jobs running
+    at once overshoot the cap by at most their rounds in flight. Without a cap (or for a
     backend whose calls cost nothing) a batch goes out whole.
     """
 
-    def __init__(self, model_cfg: dict, backend_cls, spent: float):
+    def __init__(self, model_cfg: dict, backend_cls, spent: float, ledger=None):
         self.model_id = model_cfg["id"]
         self.cap = model_cfg.get("max_cost_usd")
         self.round = backend_cls.spend_round(model_cfg) if self.cap is not None else None
         self.spent = spent
+        # Other jobs of the model paying meanwhile (oncoeval.cache.SpendLedger); None: only
+        # this job's calls are counted.
+        self.ledger = ledger if self.cap is not None else None
         self.not_sent = 0  # requests refused by the cap
 
     def send(self, batch: list[Request], call) -> Iterator[Response]:
@@ -89,6 +94,8 @@ class SpendCap:
         row for each request the cap refuses."""
         step = max(self.round or len(batch), 1)
         for start in range(0, len(batch), step):
+            if self.ledger is not None:
+                self.spent += self.ledger.new_spend()
             if self.cap is not None and self.spent >= self.cap:
                 reason = cap_reason(self.spent, self.cap)
                 log.warning("%s: %s; %d calls not made", self.model_id, reason, len(batch) - start)
@@ -197,10 +204,13 @@ def run_generate(
         max_failed_share = top_level_default("max_failed_share")
     backend_cls = get_backend(model_cfg["backend"])
     job = JobRequests.read(requests_path, model_cfg, backend_cls)
-    cache = None
+    cache = ledger = None
     stored: dict[str, dict] = {}
     if backend_cls.cacheable:
         cache = ResponseCache(cache_dir, model_cfg["id"], f"{study}--{requestset}")
+        # Other jobs' spend from here on; taken before the load, so an answer written between
+        # the two counts twice against the cap rather than not at all.
+        ledger = cache.ledger()
         stored = cache.load()  # every job of this model: its spend counts against the cap
     answers = _from_cache(stored, job.distinct)  # by key
     todo = [r for key, r in job.distinct.items() if key not in answers]
@@ -215,7 +225,7 @@ def run_generate(
         len(todo),
     )
     started = time.perf_counter()
-    spend = SpendCap(model_cfg, backend_cls, spent_usd(stored.values()))
+    spend = SpendCap(model_cfg, backend_cls, spent_usd(stored.values()), ledger)
     generated = 0
     # A local model's engine is loaded by one job at a time (oncoeval.waves): a job that waited
     # for it finds what the holder answered in the cache.
