@@ -12,10 +12,9 @@ import threading
 from pathlib import Path
 
 from fake_openai_server import FakeOpenAIServer
+from test_operational_keys import KEY_ENV, priced
 
 from oncoeval.generate import run_generate
-
-KEY_ENV = "ONCOEVAL_TEST_SHAREDCAP_" + secrets.token_hex(4).upper()
 
 
 def write_set(path: Path, numbers: range) -> Path:
@@ -34,21 +33,10 @@ def write_set(path: Path, numbers: range) -> Path:
 def test_two_jobs_at_once_stop_at_the_models_cap_together(tmp_path, monkeypatch):
     key = "sk-" + secrets.token_urlsafe(16)
     monkeypatch.setenv(KEY_ENV, key)
-    # $1 a token each way: 3 tokens in and 6 out, so each call costs $9. Under a $40 cap the
-    # model may make 5 calls ($45: the fifth starts at $36); each job alone would make 5 too.
+    # Each call costs $9: under a $40 cap the model may make 5 calls ($45: the fifth starts at
+    # $36); each job alone would make 5 too.
     with FakeOpenAIServer(api_key=key, latency=0.05) as server:
-        cfg = {
-            "id": "gpt",
-            "backend": "openai",
-            "model": "gpt-x",
-            "base_url": server.url,
-            "api_key_env": KEY_ENV,
-            "concurrency": 1,
-            "timeout_s": 5,
-            "max_retries": 0,
-            "price": {"prompt_per_1k": 1000, "completion_per_1k": 1000},
-            "max_cost_usd": 40.0,
-        }
+        cfg = priced(server.url, max_cost_usd=40.0)  # $9 a call (see priced)
         rows, errors = {}, []
 
         def job(name: str, numbers: range) -> None:
