@@ -51,9 +51,6 @@ ENGINES = ("loop", "static", "continuous", "auto")
 #: number of engines, n rounds put every engine once in every place and once after every other):
 #: one pass in a fixed order cannot tell an engine from its place in the run.
 ROUNDS = int(os.environ.get("ONCOEVAL_GPU_ROUNDS", "1"))
-#: Also run ``static`` after emptying the CUDA allocator's cache (``static_fresh``): whether an
-#: engine's speed depends on what ran before it on the same model.
-FRESH = os.environ.get("ONCOEVAL_GPU_FRESH", "0") == "1"
 #: Caps to run: equal, mixed or both.
 CAPS = [c for c in os.environ.get("ONCOEVAL_GPU_CAPS", "equal,mixed").split(",") if c]
 N_IDENTITY = 8
@@ -222,12 +219,7 @@ def balanced_order(items: list, round_: int) -> list:
 
 def engine_rows(model, label: str, reference: dict) -> list[dict]:
     """Every engine at every ENGINE_BATCHES size, equal and mixed caps, side by side; with
-    ROUNDS > 1, again in rotated orders (each row says its round and what ran before it)."""
-    import gc
-
-    import torch
-
-    engines = [*ENGINES, "static_fresh"] if FRESH else list(ENGINES)
+    ROUNDS > 1, again in balanced orders (each row says its round and what ran before it)."""
     rows = []
     for batch_size in ENGINE_BATCHES:
         n = n_requests(batch_size)
@@ -236,14 +228,9 @@ def engine_rows(model, label: str, reference: dict) -> list[dict]:
             caps = None if lengths == "equal" else mixed_caps(n)
             before = None
             for round_ in range(ROUNDS):
-                for engine in balanced_order(engines, round_):
-                    if engine == "static_fresh":
-                        gc.collect()
-                        if ON_CUDA:
-                            torch.cuda.empty_cache()
+                for engine in balanced_order(list(ENGINES), round_):
                     outputs: dict = {}
-                    name = engine.removesuffix("_fresh")
-                    result = timed(decode_engine, name, model, batch_size, ps, caps, outputs)
+                    result = timed(decode_engine, engine, model, batch_size, ps, caps, outputs)
                     suffix = "" if lengths == "equal" else "_mixed"
                     r = row(f"engine_{engine}{suffix}", batch_size, n, result, dtype=label)
                     if lengths == "equal":

@@ -86,7 +86,7 @@ class SpendCap:
         self.spent = spent
         # Other jobs of the model paying meanwhile (oncoeval.cache.SpendLedger); None: only
         # this job's calls are counted.
-        self.ledger = ledger if self.cap is not None else None
+        self.ledger = ledger
         self.not_sent = 0  # requests refused by the cap
 
     def send(self, batch: list[Request], call) -> Iterator[Response]:
@@ -208,9 +208,10 @@ def run_generate(
     stored: dict[str, dict] = {}
     if backend_cls.cacheable:
         cache = ResponseCache(cache_dir, model_cfg["id"], f"{study}--{requestset}")
-        # Other jobs' spend from here on; taken before the load, so an answer written between
-        # the two counts twice against the cap rather than not at all.
-        ledger = cache.ledger()
+        if model_cfg.get("max_cost_usd") is not None:
+            # Other jobs' spend from here on; taken before the load, so an answer written
+            # between the two counts twice against the cap rather than not at all.
+            ledger = cache.ledger()
         stored = cache.load()  # every job of this model: its spend counts against the cap
     answers = _from_cache(stored, job.distinct)  # by key
     todo = [r for key, r in job.distinct.items() if key not in answers]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import subprocess
@@ -175,3 +176,13 @@ def without_report(jobs: dict[str, int]) -> dict[str, int]:
     """A dry run's job counts less the report's rules (report_*), which rebuild the pages of any
     changed table and of a new model; tests/report checks those."""
     return {rule: n for rule, n in jobs.items() if not rule.startswith("report_")}
+
+
+def generate_rows(tmp_path: Path, requests: Path, cfg: dict, requestset: str, **kw) -> list[dict]:
+    """``run_generate`` of ad-hoc request set ``requestset`` into ``tmp_path``'s shared cache,
+    as a `generate` job would; the rows of its responses file."""
+    from oncoeval.generate import run_generate
+
+    out = tmp_path / f"responses-{requestset}.jsonl"
+    run_generate(requests, out, cfg, tmp_path / "cache", "adhoc", requestset, progress=False, **kw)
+    return [json.loads(line) for line in out.open()]

@@ -39,6 +39,7 @@ import logging
 import math
 import secrets
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -255,10 +256,7 @@ class BatchJob:
     def in_flight_message(self, answered: int) -> str:
         """What a job that ends with requests in batches tells the user."""
         mid = self.cfg["id"]
-        jobs: dict[str, int] = {}
-        for key in self.left:
-            if key in self.elsewhere:
-                jobs[self.elsewhere[key]] = jobs.get(self.elsewhere[key], 0) + 1
+        jobs = Counter(self.elsewhere[key] for key in self.left if key in self.elsewhere)
         idle = "none of its own" if jobs else "none (waiting for the enqueued-token budget)"
         running = ", ".join(self.in_flight) or idle
         shared = "".join(
@@ -269,10 +267,9 @@ class BatchJob:
         )
         return (
             f"model {mid!r}, {self.manifest.path.stem}: {len(self.left)} requests are not "
-            f"answered yet; batches still running at the provider: {running}.{shared} "
-            "Nothing is lost or "
-            f"paid twice: {answered} answers are in the cache, and the batches are recorded in "
-            f"{self.manifest.path}. Run the workflow again (`make run`, or the same snakemake "
+            f"answered yet; batches still running at the provider: {running}.{shared} Nothing is "
+            f"lost or paid twice: {answered} answers are in the cache, and the batches are "
+            f"recorded in {self.manifest.path}. Run the workflow again (`make run`, or the same snakemake "
             "command) once they have ended (a batch may take up to "
             f"{self.cfg['batch_completion_window']}); that run collects them. "
             f"models[{mid}].batch_wait_s sets how long a job waits for them."

@@ -6,7 +6,6 @@ one cache key in both jobs."""
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -14,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import generate_rows
 from fake_batch_server import FakeBatchServer
 from test_batch_api import (
     KEY_ENV,  # noqa: F401 (the shared `key` fixture sets it)
@@ -24,7 +24,6 @@ from test_batch_api import (
 )
 
 from oncoeval.backends.batch import BatchesInFlight
-from oncoeval.generate import run_generate
 
 QUESTIONS = {"a": prompts(12)[:8], "b": prompts(12)[4:]}
 SHARED = set(QUESTIONS["a"]) & set(QUESTIONS["b"])
@@ -39,9 +38,7 @@ def server(key):
 def generate(tmp_path: Path, job: str, cfg: dict) -> list[dict]:
     """Run job ``job`` (request set ``probe-{job}``) of the model into the shared cache."""
     requests = write_requests(tmp_path / f"requests-{job}.jsonl", QUESTIONS[job])
-    out = tmp_path / f"responses-{job}.jsonl"
-    run_generate(requests, out, cfg, tmp_path / "cache", "adhoc", f"probe-{job}", progress=False)
-    return [json.loads(line) for line in out.open()]
+    return generate_rows(tmp_path, requests, cfg, f"probe-{job}")
 
 
 def submitted(server) -> Counter:
@@ -142,19 +139,8 @@ def test_another_jobs_running_batch_counts_against_the_spend_cap(tmp_path, serve
 
     def run(job: str, texts: list[str], **extra) -> list[dict]:
         requests = write_requests(tmp_path / f"requests-{job}.jsonl", texts)
-        out = tmp_path / f"responses-{job}.jsonl"
         cfg = model(server, price=price, max_cost_usd=60, **extra)
-        run_generate(
-            requests,
-            out,
-            cfg,
-            tmp_path / "cache",
-            "adhoc",
-            job,
-            progress=False,
-            max_failed_share=1,
-        )
-        return [json.loads(line) for line in out.open()]
+        return generate_rows(tmp_path, requests, cfg, job, max_failed_share=1)
 
     with pytest.raises(BatchesInFlight):
         run("c", questions[:2], batch_wait_s=0.1)

@@ -11,10 +11,9 @@ import secrets
 import threading
 from pathlib import Path
 
+from conftest import generate_rows
 from fake_openai_server import FakeOpenAIServer
 from test_operational_keys import KEY_ENV, priced
-
-from oncoeval.generate import run_generate
 
 
 def write_set(path: Path, numbers: range) -> Path:
@@ -41,19 +40,8 @@ def test_two_jobs_at_once_stop_at_the_models_cap_together(tmp_path, monkeypatch)
 
         def job(name: str, numbers: range) -> None:
             requests = write_set(tmp_path / f"{name}.jsonl", numbers)
-            out = tmp_path / f"responses-{name}.jsonl"
             try:
-                run_generate(
-                    requests,
-                    out,
-                    cfg,
-                    tmp_path / "cache",
-                    "adhoc",
-                    name,
-                    progress=False,
-                    max_failed_share=1,
-                )
-                rows[name] = [json.loads(line) for line in out.open()]
+                rows[name] = generate_rows(tmp_path, requests, cfg, name, max_failed_share=1)
             except Exception as exc:  # reported by the assertion below
                 errors.append(exc)
 
