@@ -1,12 +1,18 @@
 import functools
+import sys
 import time
 
 from snakemake.utils import min_version
 
+# This workflow's own folder comes first on sys.path, so that its oncoeval package is the one
+# imported, also when another Snakefile uses it as a module (a snakedeploy deployment; there
+# `workflow.basedir` is that Snakefile's folder, `workflow.current_basedir` this one's).
+sys.path.insert(0, workflow.current_basedir.get_path_or_uri())
+
 from oncoeval import waves
 from oncoeval.calls import print_failed_calls
 
-min_version("9.0")
+min_version("9.19")
 
 
 # The demo config applies only when the user gives no --configfile: a user's config starts from
