@@ -7,7 +7,7 @@ from snakemake.utils import min_version
 # This workflow's own folder comes first on sys.path, so that its oncoeval package is the one
 # imported, also when another Snakefile uses it as a module (a snakedeploy deployment; there
 # `workflow.basedir` is that Snakefile's folder, `workflow.current_basedir` this one's).
-sys.path.insert(0, workflow.current_basedir.get_path_or_uri())
+sys.path.insert(0, workflow.current_basedir.get_path_or_uri(secret_free=True))
 
 from oncoeval import waves
 from oncoeval.calls import print_failed_calls
