@@ -7,6 +7,7 @@ from snakemake.utils import min_version
 # This workflow's own folder comes first on sys.path, so that its oncoeval package is the one
 # imported, also when another Snakefile uses it as a module (a snakedeploy deployment; there
 # `workflow.basedir` is that Snakefile's folder, `workflow.current_basedir` this one's).
+# Snakemake 9's `include` does the same for local Snakefiles, undocumented; this says it here.
 sys.path.insert(0, workflow.current_basedir.get_path_or_uri(secret_free=True))
 
 from oncoeval import waves
