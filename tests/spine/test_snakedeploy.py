@@ -58,17 +58,28 @@ def clone(tmp_path_factory) -> Path:
     git("add", "-A", cwd=origin)
     git("commit", "-q", "-m", "release", cwd=origin)
     git("tag", TAG, cwd=origin)
-    git("clone", "-q", "--branch", TAG, str(origin), str(root / "oncoeval"), cwd=root)
-    return root / "oncoeval"
+    # Named as the README names it (a folder name that is no module name: see `deployed`).
+    clone = root / f"oncoeval-{oncoeval.__version__}"
+    git("clone", "-q", "--branch", TAG, str(origin), str(clone), cwd=root)
+    return clone
 
 
 @pytest.fixture(scope="module")
 def deployed(clone, tmp_path_factory) -> Path:
-    """An empty folder after `snakedeploy deploy-workflow <clone> <folder> --tag <tag>`, its
-    module pointed at the clone's Snakefile."""
+    """An empty folder after `snakedeploy deploy-workflow <clone> <folder> --tag <tag> --name
+    oncoeval` (the README's recipe), its module pointed at the clone's Snakefile."""
     dest = tmp_path_factory.mktemp("my-eval")
     subprocess.run(
-        [str(SNAKEDEPLOY), "deploy-workflow", str(clone), str(dest), "--tag", TAG],
+        [
+            str(SNAKEDEPLOY),
+            "deploy-workflow",
+            str(clone),
+            str(dest),
+            "--tag",
+            TAG,
+            "--name",
+            "oncoeval",
+        ],
         capture_output=True,
         text=True,
         check=True,
