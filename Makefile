@@ -99,7 +99,7 @@ lint: setup
 	$(BIN)/ruff check oncoeval scripts tests bench
 	$(BIN)/ruff format --check oncoeval scripts tests bench
 	$(BIN)/snakefmt --check Snakefile rules
-	$(BIN)/yamllint --strict config profiles envs
+	$(BIN)/yamllint --strict config profiles envs .snakemake-workflow-catalog.yml
 	$(BIN)/python -m oncoeval.docs_config --check
 	$(BIN)/snakemake --lint
 

@@ -1,12 +1,19 @@
 import functools
+import sys
 import time
 
 from snakemake.utils import min_version
 
+# This workflow's own folder comes first on sys.path, so that its oncoeval package is the one
+# imported, also when another Snakefile uses it as a module (a snakedeploy deployment; there
+# `workflow.basedir` is that Snakefile's folder, `workflow.current_basedir` this one's).
+# Snakemake 9's `include` does the same for local Snakefiles, undocumented; this says it here.
+sys.path.insert(0, workflow.current_basedir.get_path_or_uri(secret_free=True))
+
 from oncoeval import waves
 from oncoeval.calls import print_failed_calls
 
-min_version("9.0")
+min_version("9.19")
 
 
 # The demo config applies only when the user gives no --configfile: a user's config starts from

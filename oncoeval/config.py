@@ -20,6 +20,7 @@ from .backends import BACKEND_MODULES, get_backend
 from .cache import canonical_json
 from .errors import ConfigError
 from .schema import CONFIG_SCHEMA, fill_schema_defaults, raw_config_schema
+from .source import resolve_own_files
 from .studies import STUDIES, contract
 
 SCHEMAS = CONFIG_SCHEMA.parent / "schemas"
@@ -382,6 +383,9 @@ def fill_workflow_config(config: dict) -> dict:
     fill_config_defaults(config)
     for study in STUDIES:
         config["studies"][study] = filled_study_block(config, study)
+    # The demo's and the schemas' resources/ files, read from the workflow's source when the
+    # run's folder is another one (a snakedeploy deployment; oncoeval.source).
+    resolve_own_files(config)
     return config
 
 

@@ -39,6 +39,12 @@ ids, a study's missing or absent data files, judge roles the run uses but nobody
 routes, API key variables and each backend's own checks. A judge role is required and checked
 only when the run uses it.
 
+Paths: a relative path is read from the folder `snakemake` runs in (the repository for `make
+run`; your own folder for a deployment made with `snakedeploy`). The workflow's own files that
+the demo and the defaults below name under `resources/` are read from the workflow's source
+when that folder has no file at that path; a `resources/...` file of your own in it is read
+there ([deploying with snakedeploy](../docs/deploy.md)).
+
 What the settings do in practice: [models and backends](../docs/models.md), [studies, their
 inputs and outputs](../docs/studies.md), [departures from the papers](../docs/departures.md); all
 pages: [docs/index.md](../docs/index.md).

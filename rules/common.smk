@@ -10,8 +10,9 @@ from snakemake.utils import min_version
 
 from oncoeval import config as oc
 from oncoeval import workflow as run_wf
+from oncoeval.source import SOURCE
 
-min_version("9.0")
+min_version("9.19")
 
 
 # Every problem of the config is reported at once, before any job; a clean config is filled
@@ -30,9 +31,11 @@ ITEM_LIMIT = oc.item_limit(config)
 # The GGUF conversion store is shared by every hf job of the run.
 os.environ.setdefault("ONCOEVAL_MODEL_STORE", config["model_store"])
 
-# Scripts import the oncoeval package of this checkout, in the venv, in `--sdm conda` envs (which
-# do not install it) and in SLURM jobs (sbatch --export=ALL passes the variable on).
-oc.put_first_on_pythonpath(workflow.basedir)
+# Scripts import the oncoeval package of this workflow's source (oncoeval.source; not
+# `workflow.basedir`, which is the deploying Snakefile's folder when this runs as a module), in
+# the venv, in `--sdm conda` envs (which do not install it) and in SLURM jobs (sbatch
+# --export=ALL passes the variable on).
+oc.put_first_on_pythonpath(str(SOURCE))
 
 # Ad-hoc request sets are a study in file names and wildcards (rules/adhoc.smk).
 STUDY_NAMES = list(oc.STUDIES) + [run_wf.ADHOC]

@@ -45,14 +45,17 @@ import re
 from dataclasses import dataclass
 from types import ModuleType
 
+from ..source import source_file
+
 STAGES = ("prepare", "requests", "parse", "score", "aggregate")
 # The package modules every study has: the rules' side, then one per stage.
 MODULES = ("workflow", *STAGES)
 
 
 def prompts_dir(study: str) -> str:
-    """The folder of a study's prompt templates (its stages read them by name)."""
-    return f"config/prompts/{study}"
+    """The folder of a study's prompt templates (its stages read them by name), in the
+    workflow's source wherever the run is (oncoeval.source)."""
+    return source_file(f"config/prompts/{study}")
 
 
 class ResultPaths:
