@@ -38,11 +38,14 @@ HIDDEN = re.compile(
     r"|Will exit after finishing currently running jobs|Cleanup|Using default storage"
     r")"
 )
+# Where in the workflow's code Snakemake caught an error (the error's own message follows).
+CODE_PLACE = re.compile(r'^(\s*File ".*", line \d+|\w+ in file ".*", line \d+:$)')
 TIMESTAMP = re.compile(r"^\[\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4}\]$")
 JOB_BLOCK = re.compile(r"^(local)?(rule|checkpoint) \S+:$")
 ERROR_BLOCK = re.compile(r"^Error in rule (\S+):$")
-FINISHED = re.compile(r"^Finished jobid: \d+ \(Rule: (\S+)\)")
+FINISHED = re.compile(r"^Finished jobid: (\d+) \(Rule: (\S+)\)")
 PROGRESS = re.compile(r"^(\d+) of (\d+) steps \((\d+%)\) done$")
+PROGRESS_SHOWN = re.compile(r"^\[\d+/\d+ jobs, \d+%\]")
 STATS_ROW = re.compile(r"^(\S+)\s+(\d+)$")
 
 
@@ -87,6 +90,8 @@ class Screen:
         self.failed_rule: str | None = None
         self.failed_fields: dict[str, str] = {}
         self.finished_rule: str | None = None
+        self.job_fields: dict[str, str] = {}  # of the job block being read
+        self.job_labels: dict[str, str] = {}  # jobid -> its wildcards, for the progress line
         self.jobs: dict[str, int] = {}
         self.log_open = False  # inside the ===== lines of a printed job log
 
@@ -98,12 +103,17 @@ class Screen:
         if line == "SNAKEMAKE":  # the run's header (date, host, versions, command)
             self.block = "job"
             return []
-        if not line.strip() or HIDDEN.match(line) or TIMESTAMP.match(line):
+        if (
+            not line.strip()
+            or HIDDEN.match(line)
+            or TIMESTAMP.match(line)
+            or CODE_PLACE.match(line)
+        ):
             if line.startswith("Job stats:"):
                 self.block = "stats"
             return []
         if JOB_BLOCK.match(line):
-            self.block = "job"
+            self.block, self.job_fields = "job", {}
             return []
         match = ERROR_BLOCK.match(line)
         if match:
@@ -115,21 +125,29 @@ class Screen:
             return []
         match = FINISHED.match(line)
         if match:
-            self.finished_rule = match.group(1)
+            jobid, rule = match.groups()
+            label = self.job_labels.pop(jobid, None)
+            self.finished_rule = f"{rule} ({label})" if label else rule
             return []
         match = PROGRESS.match(line)
         if match:
             done, total, pct = match.groups()
             rule = f": {self.finished_rule}" if self.finished_rule else ""
-            return [f"[{done}/{total} jobs, {pct}]{rule}"]
+            # One line, so that a terminal can rewrite it in place.
+            text = f"[{done}/{total} jobs, {pct}]{rule}"
+            return [textwrap.shorten(text, self.width, placeholder=" ...")]
         return fold(line, self.width)
 
     def _inside_block(self, line: str) -> list[str] | None:
         """Lines of the block being read (None once the block has ended at ``line``)."""
         if self.block == "job":
             if line.startswith((" ", "\t")) or set(line) == {"="}:
+                key, _, value = line.strip().partition(": ")
+                self.job_fields[key] = value
                 return []
             self.block = None
+            if "jobid" in self.job_fields and "wildcards" in self.job_fields:
+                self.job_labels[self.job_fields["jobid"]] = self.job_fields["wildcards"]
         elif self.block == "error":
             if line.startswith((" ", "\t")):
                 key, _, value = line.strip().partition(":")
@@ -161,15 +179,18 @@ class Screen:
 
     def _failed_job(self) -> list[str]:
         log = self.failed_fields.get("log", "").split(" (check log")[0].strip() or None
-        where = f" (log: {log})" if log else ""
-        out = fold(f"Failed: rule {self.failed_rule}{where}", self.width)
+        wildcards = self.job_labels.get(self.failed_fields.get("jobid", ""))
+        job = f"{self.failed_rule} ({wildcards})" if wildcards else self.failed_rule
+        where = f"; log: {log}" if log else ""
+        stated = self.failed_fields.get("message")
+        self.failed_rule, self.failed_fields = None, {}
         if self._calls_recorded(log):
             # A job that stopped on failed calls: the end of the run lists them with their cures.
-            return out
-        message = last_message(log) or self.failed_fields.get("message")
+            return fold(f"Failed: rule {job}: failed calls, listed below with their cure{where}")
+        out = fold(f"Failed: rule {job}{where}", self.width)
+        message = last_message(log) or stated
         if message and message != "None":
             out += fold(f"  {message}", self.width)
-        self.failed_rule, self.failed_fields = None, {}
         return out
 
     def _calls_recorded(self, log: str | None) -> bool:
@@ -198,6 +219,9 @@ def run(cmd: list[str], log_dir: str | Path = "logs/runs", out=None) -> int:
     log_path = log_dir / (time.strftime("%Y-%m-%dT%H%M%S") + ".log")
     print(f"Snakemake's full log: {log_path}", file=out, flush=True)
     screen = Screen()
+    # On a terminal the progress line is rewritten in place; in a file or a pipe, one per job.
+    in_place = out.isatty()
+    pending = False  # a progress line waits on the terminal without its newline
     with open(log_path, "w", encoding="utf-8") as log:
         proc = subprocess.Popen(
             cmd,
@@ -211,8 +235,22 @@ def run(cmd: list[str], log_dir: str | Path = "logs/runs", out=None) -> int:
         for line in proc.stdout:
             log.write(line)
             log.flush()
-            for shown in screen.feed(line):
+            try:
+                lines = screen.feed(line)
+            except Exception:  # noqa: BLE001 (a filter's defect must not hide the run's output)
+                lines = fold(line.rstrip("\n"), screen.width)
+            for shown in lines:
+                if in_place and PROGRESS_SHOWN.match(shown):
+                    out.write("\r\033[K" + shown)
+                    out.flush()
+                    pending = True
+                    continue
+                if pending:
+                    out.write("\n")
+                    pending = False
                 print(shown, file=out, flush=True)
+        if pending:
+            out.write("\n")
         for shown in screen.close():
             print(shown, file=out, flush=True)
         rc = proc.wait()

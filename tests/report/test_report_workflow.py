@@ -422,7 +422,8 @@ def test_make_run_of_a_capped_subset_says_so_and_ends_on_its_results(tmp_path):
     scope = catalog.run_scope(limit=2, only="side_effects")
     first = make(workdir, "run", f"CONFIG={config}", f"ARGS={args}")
     assert first.returncode == 0, first.stdout[-3000:]
-    assert f"OncoEval: {scope}" in first.stdout  # the run's header
+    # The run's header (folded to the terminal's width, oncoeval.terminal).
+    assert f"OncoEval: {scope}" in " ".join(first.stdout.split())
     shown = assert_ends_on_results(first.stdout, scope)
     f1 = pd.read_csv(workdir / "results/summary.tsv", sep="\t").iloc[0]
     value = tables.format_ci(float(f1["value"]), f1["ci_low"], f1["ci_high"])
