@@ -101,3 +101,62 @@ def test_the_departure_settings_named_in_the_docs_exist():
             for part in dotted.split("."):
                 assert part in schema.get("properties", {}), f"{study}.{dotted} is no setting"
                 schema = schema["properties"][part]
+
+
+# Code in Markdown: fenced blocks and inline spans (prose "make" is no command).
+CODE = re.compile(r"```.*?```|`[^`\n]+`", re.S)
+MAKE_CALL = re.compile(r"(?<![\w/.-])make\s+(?:-C\s+\S+\s+)?([a-z][\w-]*)")
+PYTHON_M = re.compile(r"(\S*python[\d.]*)\s+-m\s+([A-Za-z_][\w.]*)")
+
+
+def user_pages() -> list:
+    """The pages a user reads: the README and docs/."""
+    return [README, *sorted((REPO / "docs").glob("**/*.md"))]
+
+
+def code_in(page) -> list[str]:
+    return [m.group(0).strip("`") for m in CODE.finditer(page.read_text(encoding="utf-8"))]
+
+
+def makefile_targets() -> set[str]:
+    text = (REPO / "Makefile").read_text(encoding="utf-8")
+    return set(re.findall(r"^([A-Za-z][\w.-]*)\s*:(?!=)", text, flags=re.M))
+
+
+@pytest.mark.parametrize("page", user_pages(), ids=lambda p: p.relative_to(REPO).as_posix())
+def test_every_make_command_in_the_docs_is_a_makefile_target(page):
+    targets = makefile_targets()
+    assert {"run", "report", "estimate", "export", "publish", "test"} <= targets
+    named = {t for code in code_in(page) for t in MAKE_CALL.findall(code)}
+    assert named <= targets, f"{page.name}: no Makefile target {sorted(named - targets)}"
+
+
+@pytest.mark.parametrize("page", user_pages(), ids=lambda p: p.relative_to(REPO).as_posix())
+def test_every_python_m_module_in_the_docs_exists(page):
+    import importlib.util
+
+    tools = " ".join(p.read_text() for p in (REPO / "requirements-tools").glob("*.lock"))
+    missing = []
+    for code in code_in(page):
+        for python, module in PYTHON_M.findall(code):
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except ModuleNotFoundError:
+                found = False
+            # or a validator of the tools' own environments (.venv-tools, `make tools`)
+            found = found or module.split(".")[0].replace("_", "-") + "==" in tools
+            if not found:
+                missing.append(f"{python} -m {module}")
+    assert not missing, f"{page.name}: no module for {missing}"
+
+
+@pytest.mark.parametrize("page", user_pages(), ids=lambda p: p.relative_to(REPO).as_posix())
+def test_the_docs_run_a_config_through_make_not_bare_snakemake(page):
+    """A bare `snakemake --configfile ...` builds no report and leaves `make report` and
+    `make export` on the previous config: the docs run a config with `make run CONFIG=...`."""
+    bare = [
+        code
+        for code in code_in(page)
+        if re.search(r"(^|\s|/)snakemake\s", code) and "--configfile" in code
+    ]
+    assert not bare, f"{page.name}: {bare}"
