@@ -160,3 +160,20 @@ def test_the_docs_run_a_config_through_make_not_bare_snakemake(page):
         if re.search(r"(^|\s|/)snakemake\s", code) and "--configfile" in code
     ]
     assert not bare, f"{page.name}: {bare}"
+
+
+def test_the_troubleshooting_page_gives_every_failure_kinds_cure():
+    """docs/troubleshooting.md quotes each cure oncoeval.failures prints (up to its first colon,
+    the part that names the failure), and the one for a server that fails every call."""
+    from oncoeval import failures
+
+    page = " ".join((REPO / "docs/troubleshooting.md").read_text(encoding="utf-8").split())
+    cfg = {"id": "gpt", "backend": "openai", "base_url": "http://127.0.0.1:8000/v1"}
+    kinds = ("key", "transient", "connection", "timeout", "cap", "filter", "empty", "cut_body")
+    said = [failures.cure(kind, cfg) for kind in kinds]
+    missing = [cure for cure in said if cure.split(":")[0] not in page]
+    assert not missing, missing
+    server = failures.server_failing_cure(["X: Error code: 500 - down"], cfg)
+    shown = server.replace(cfg["base_url"], "`<base_url>`").replace("500", "`<status>`")
+    assert shown.split("(")[0] in page, shown
+    assert "add the missing answers to `models[X].path`" in page  # the replay's, keyed by id
