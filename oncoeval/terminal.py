@@ -211,17 +211,41 @@ class Screen:
         return []
 
 
+class Terminal:
+    """Writes the screen's lines; on a terminal the progress line is rewritten in place (in a
+    file or a pipe, one line per job)."""
+
+    def __init__(self, out):
+        self.out = out
+        self.in_place = out.isatty()
+        self.pending = False  # a progress line waits on the terminal without its newline
+
+    def show(self, lines: list[str]) -> None:
+        for line in lines:
+            if self.in_place and PROGRESS_SHOWN.match(line):
+                self.out.write("\r\033[K" + line)
+                self.pending = True
+            else:
+                self.out.write(("\n" if self.pending else "") + line + "\n")
+                self.pending = False
+            self.out.flush()
+
+    def end_line(self) -> None:
+        """Ends a progress line left without its newline."""
+        if self.pending:
+            self.out.write("\n")
+            self.out.flush()
+            self.pending = False
+
+
 def run(cmd: list[str], log_dir: str | Path = "logs/runs", out=None) -> int:
     """Run ``cmd`` (Snakemake), its whole output to a log file, the terminal's share to ``out``."""
-    out = out or sys.stdout
+    out = Terminal(out or sys.stdout)
     log_dir = Path(log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / (time.strftime("%Y-%m-%dT%H%M%S") + ".log")
-    print(f"Snakemake's full log: {log_path}", file=out, flush=True)
+    out.show([f"Snakemake's full log: {log_path}"])
     screen = Screen()
-    # On a terminal the progress line is rewritten in place; in a file or a pipe, one per job.
-    in_place = out.isatty()
-    pending = False  # a progress line waits on the terminal without its newline
     with open(log_path, "w", encoding="utf-8") as log:
         proc = subprocess.Popen(
             cmd,
@@ -232,30 +256,26 @@ def run(cmd: list[str], log_dir: str | Path = "logs/runs", out=None) -> int:
             errors="replace",
             bufsize=1,
         )
-        for line in proc.stdout:
-            log.write(line)
-            log.flush()
+        while True:
             try:
-                lines = screen.feed(line)
-            except Exception:  # noqa: BLE001 (a filter's defect must not hide the run's output)
-                lines = fold(line.rstrip("\n"), screen.width)
-            for shown in lines:
-                if in_place and PROGRESS_SHOWN.match(shown):
-                    out.write("\r\033[K" + shown)
-                    out.flush()
-                    pending = True
-                    continue
-                if pending:
-                    out.write("\n")
-                    pending = False
-                print(shown, file=out, flush=True)
-        if pending:
-            out.write("\n")
-        for shown in screen.close():
-            print(shown, file=out, flush=True)
+                for line in proc.stdout:
+                    log.write(line)
+                    log.flush()
+                    try:
+                        out.show(screen.feed(line))
+                    except Exception:  # noqa: BLE001 (a filter's defect must not hide the run)
+                        out.show(fold(line.rstrip("\n"), screen.width))
+                break
+            except KeyboardInterrupt:
+                # Ctrl-C reached Snakemake too: show how it stops, to its last line.
+                continue
+        out.end_line()
+        out.show(screen.close())
         rc = proc.wait()
     if rc != 0:
-        print(f"The run stopped (exit code {rc}); Snakemake's full log: {log_path}", file=out)
+        out.show([f"The run stopped (exit code {rc}); Snakemake's full log: {log_path}"])
+    else:
+        out.show([f"Snakemake's full log: {log_path}"])
     return rc
 
 

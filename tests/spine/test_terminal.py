@@ -102,3 +102,27 @@ def test_make_run_against_failing_servers_prints_cures_not_tracebacks(tmp_path):
     full = (workdir / first).read_text()
     assert "localrule generate:" in full and "Traceback" not in full
     assert "[2/" in out and "jobs, " in out  # progress lines
+
+
+def test_on_a_terminal_the_progress_line_is_rewritten_in_place():
+    import io
+
+    from oncoeval.terminal import Terminal
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen = Tty()
+    shown = Terminal(screen)
+    shown.show(
+        ["[1/3 jobs, 33%]: a", "[2/3 jobs, 67%]: b", "Failed: rule b", "[3/3 jobs, 100%]: c"]
+    )
+    shown.end_line()
+    assert screen.getvalue() == (
+        "\r\033[K[1/3 jobs, 33%]: a\r\033[K[2/3 jobs, 67%]: b\nFailed: rule b\n"
+        "\r\033[K[3/3 jobs, 100%]: c\n"
+    )
+    piped = io.StringIO()
+    Terminal(piped).show(["[1/3 jobs, 33%]: a", "[2/3 jobs, 67%]: b"])
+    assert piped.getvalue() == "[1/3 jobs, 33%]: a\n[2/3 jobs, 67%]: b\n"
