@@ -110,7 +110,7 @@ class Screen:
             or CODE_PLACE.match(line)
         ):
             if line.startswith("Job stats:"):
-                self.block = "stats"
+                self.block, self.jobs = "stats", {}
             return []
         if JOB_BLOCK.match(line):
             self.block, self.job_fields = "job", {}
