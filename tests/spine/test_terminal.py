@@ -91,9 +91,10 @@ def test_make_run_against_failing_servers_prints_cures_not_tracebacks(tmp_path):
     # No traceback, no dict dump (the job's `done: {...}` record), no job blocks.
     for noise in ("Traceback", "{'", "localrule ", "    input:", "Shell command", "=" * 20):
         assert noise not in out, noise
-    said = " ".join(out.split())  # folded lines read as one text
+    assert "transient" not in out and "a plain rerun asks" not in out
+    # The last screen: both failures with their cure, read across the folded lines.
+    said = " ".join(" ".join(lines[-15:]).split())
     assert f"every call to {down.url} failed with 500: check the server" in said
-    assert "transient" not in said and "a plain rerun asks" not in said
     assert f"put a valid key in the environment variable {KEY_ENV}" in said
     assert "keyed / cancer_myth: 3 of 3 requests failed" in said
     # Snakemake's whole output stays in the log file the terminal names first and last.
