@@ -59,12 +59,15 @@ $(TOOLS)/.installed: requirements-tools/eee.lock requirements-tools/crate.lock o
 	touch $@
 
 # The run, its report (quiet), then its results and the report's path as the last lines, also
-# when nothing was left to do (Snakemake's onsuccess hook does not run then).
+# when nothing was left to do (Snakemake's onsuccess hook does not run then). The terminal shows
+# progress, failures with their cures and the results; Snakemake's whole output (every job's
+# block, failed jobs' logs) goes to logs/runs/<time>.log, whose path is printed (oncoeval.terminal).
 run: setup
-	mkdir -p results && echo "$(CONFIG)" > results/.config
-	printf '%s\n' '$(subst ','\'',$(ARGS))' > results/.args
-	ONCOEVAL_SUMMARY_AT_END=1 $(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS) $(ARGS)
-	$(BIN)/python -m oncoeval.report.build --report $(REPORT) $(CONFIG_ARGS) $(ARGS)
+	@mkdir -p results && echo "$(CONFIG)" > results/.config
+	@printf '%s\n' '$(subst ','\'',$(ARGS))' > results/.args
+	@ONCOEVAL_SUMMARY_AT_END=1 $(BIN)/python -m oncoeval.terminal -- \
+		$(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS) $(ARGS)
+	@$(BIN)/python -m oncoeval.report.build --report $(REPORT) $(CONFIG_ARGS) $(ARGS)
 	@$(BIN)/python -m oncoeval.report.summary --report $(REPORT)
 
 # A directory per config, so that runs do not overwrite each other (oncoeval.rundir):

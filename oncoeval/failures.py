@@ -12,6 +12,8 @@ Two rules, shared by every backend:
 
 from __future__ import annotations
 
+import re
+
 CONTENT_FILTERED = "content filtered by the provider"
 EMPTY_ANSWER = "empty answer"
 CUT_BODY = "cut body"
@@ -110,7 +112,33 @@ def cure(kind: str, model_cfg: dict) -> str:
     return "a transient failure: a plain rerun asks only the failed ones"
 
 
-def cures(errors, model_cfg: dict) -> list[str]:
-    """One cure per kind of failure among ``errors``, in the order the kinds first appear."""
-    kinds = list(dict.fromkeys(failure_kind(e) for e in errors if e))
+def http_statuses(errors) -> list[int]:
+    """The HTTP statuses that failed calls' errors name (the OpenAI client's "Error code: N")."""
+    found = (re.search(r"\bError code: (\d{3})\b", e or "") for e in errors)
+    return sorted({int(m.group(1)) for m in found if m})
+
+
+def server_failing_cure(errors, model_cfg: dict) -> str:
+    """The cure when every call failed the same transient way: the server, not luck."""
+    mid = model_cfg.get("id", "?")
+    url = model_cfg.get("base_url") or "the provider's API"
+    statuses = http_statuses(errors)
+    how = f" with {'/'.join(map(str, statuses))}" if statuses else ""
+    return (
+        f"every call to {url} failed{how}: check the server (its log, and that it serves "
+        f"models[{mid}].model), then rerun; a rerun alone sends the same calls to the same server"
+    )
+
+
+def cures(errors, model_cfg: dict, calls: int | None = None) -> list[str]:
+    """One cure per kind of failure among ``errors``, in the order the kinds first appear.
+
+    ``calls`` is how many calls the job made: when every one failed and all of them with
+    transient errors (5xx, 429, a server's own error), the server is named as failing rather
+    than the failures called transient.
+    """
+    errors = [e for e in errors if e]
+    kinds = list(dict.fromkeys(failure_kind(e) for e in errors))
+    if calls and len(errors) >= calls and kinds == ["transient"]:
+        return [server_failing_cure(errors, model_cfg)]
     return [cure(kind, model_cfg) for kind in kinds]

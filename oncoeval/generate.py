@@ -22,7 +22,7 @@ from tqdm import tqdm
 from .backends import get_backend
 from .backends.base import LocalModelBackend
 from .cache import RequestClaims, ResponseCache, cache_key
-from .errors import InputError
+from .errors import InputError, OncoEvalError
 from .failures import cures
 from .io import text_without_lone_surrogates
 from .records import (
@@ -58,8 +58,9 @@ def usage_totals(responses: list[Response]) -> dict:
     }
 
 
-class GenerationFailed(RuntimeError):
-    """More requests of a job failed for good than ``max_failed_share`` allows."""
+class GenerationFailed(OncoEvalError, RuntimeError):
+    """More requests of a job failed for good than ``max_failed_share`` allows (a clean stop:
+    its message names the failure and the cure, with no traceback in the job's log)."""
 
 
 def failed_share_allowed(model_cfg: dict, config: dict) -> float:
@@ -355,7 +356,9 @@ def job_counts(job: JobRequests, ordered, model_cfg: dict, study: str, requestse
         "truncated": sum(r.finish_reason == "length" for r in ordered),
         "first_error": failed[0].error if failed else None,
         # What to do about them, one sentence per kind of failure (oncoeval.failures).
-        "cures": cures([r.error for r in failed], model_cfg),
+        "cures": cures(
+            [r.error for r in failed], model_cfg, calls=sum(not r.cached for r in ordered)
+        ),
         "seconds": None,
         # What this job's own calls used (cached answers cost nothing now).
         **usage_totals([r for r in ordered if not r.cached]),

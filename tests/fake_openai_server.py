@@ -18,7 +18,8 @@ message) with a deterministic text. Behaviour is scriptable per prompt, one step
 - ``"torn"``: status 200 with half of the JSON body (a complete HTTP message whose JSON is cut
   off, as a proxy that drops the rest may send); ``"drop"``: status 200 whose body stops halfway
   (``Content-Length`` promises more, then the connection closes);
-- ``always="500"`` (or any status): every call for that prompt fails with that status.
+- ``always="500"`` (or any status): every call for that prompt fails with that status;
+  ``FakeOpenAIServer(always=500)``: every call for any prompt (a server that is down).
 
 ``rate_429`` makes a seeded random share of all calls answer 429 with ``Retry-After:
 retry_after_429``. Clearing ``gate`` holds every answer back until it is set again. The server counts calls per prompt (``calls``), successful answers
@@ -99,8 +100,10 @@ class FakeOpenAIServer:
         host: str = "127.0.0.1",
         port: int = 0,
         structured: str = "accept",
+        always: int | None = None,
     ):
         self.latency = latency
+        self.always = always
         self.structured = structured
         self.api_key = api_key
         self.rate_429 = rate_429
@@ -173,6 +176,8 @@ class FakeOpenAIServer:
         with self._lock:
             if prompt in self._always:
                 return str(self._always[prompt])
+            if self.always is not None:
+                return str(self.always)
             steps = self._steps.get(prompt)
             if steps:
                 return steps.pop(0)

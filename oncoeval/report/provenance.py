@@ -4,7 +4,8 @@ Per model: its backend and identity (the settings its answers depend on), its de
 and what its backend records (a local model's revision, weights and chat-template hashes; the
 files a replay serves). For the run: library versions, every seed in the config, and the sha256 of
 every input file the config names (data, prompts, replayed answers) and of each enabled study's
-prompt templates (config/prompts/<study>/, read by name).
+prompt templates (config/prompts/<study>/, read by name); the project's version and git commit
+(with ``dirty`` when tracked files differ from it), and the config the run used, as filled.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import html
 import importlib.metadata
 import json
 import platform
+import subprocess
 from pathlib import Path
 
 import pandas as pd
 
+from .. import __version__
 from ..backends import backends, get_backend
 from ..io import files_sha256
 from ..studies import contract
@@ -107,9 +110,36 @@ def _staged(cfg: dict, root: Path) -> dict:
     return {"staged_weights": json.loads(path.read_text(encoding="utf-8"))}
 
 
+def project_commit(source: Path | None = None) -> dict:
+    """The project's version, and the git commit of its source (None outside a git checkout,
+    e.g. an installed copy); ``dirty``: tracked files differ from that commit."""
+    source = source or Path(__file__).resolve().parents[2]
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(source), *args], capture_output=True, text=True, timeout=30
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no") if commit else None
+    return {
+        "version": __version__,
+        "commit": commit,
+        "dirty": bool(status) if status is not None else None,
+    }
+
+
 def provenance(config: dict, models: dict[str, dict], root=".") -> dict:
     root = Path(root)
     return {
+        "project": project_commit(),
+        # The config as the run used it, defaults filled (keys live in the environment, and a
+        # model entry names only the variable).
+        "config": config,
         "models": {mid: model_record(cfg, root) for mid, cfg in sorted(models.items())},
         "libraries": library_versions(),
         "seeds": seeds(config),

@@ -6,9 +6,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import subprocess
 
 import pandas as pd
 import pytest
+from conftest import REPO
 
 from oncoeval.io import write_jsonl
 from oncoeval.report import catalog, drilldown, estimate, fresh, provenance, summary, tables
@@ -422,6 +424,14 @@ def test_provenance_records_seeds_inputs_and_replayed_files(tmp_path):
         "replay/set.jsonl": hashlib.sha256(b"{}").hexdigest()
     }
     assert "pandas" in record["libraries"]
+    # The config as the run used it, and the project's commit (this checkout's HEAD).
+    assert record["config"] == config
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    # (None where the source is no git checkout.)
+    assert record["project"]["commit"] == (head or None)
+    assert record["project"]["dirty"] in ((True, False) if head else (None,))
 
 
 def _write_study(tmp_path):

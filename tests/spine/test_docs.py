@@ -101,3 +101,79 @@ def test_the_departure_settings_named_in_the_docs_exist():
             for part in dotted.split("."):
                 assert part in schema.get("properties", {}), f"{study}.{dotted} is no setting"
                 schema = schema["properties"][part]
+
+
+# Code in Markdown: fenced blocks and inline spans (prose "make" is no command).
+CODE = re.compile(r"```.*?```|`[^`\n]+`", re.S)
+MAKE_CALL = re.compile(r"(?<![\w/.-])make\s+(?:-C\s+\S+\s+)?([a-z][\w-]*)")
+PYTHON_M = re.compile(r"(\S*python[\d.]*)\s+-m\s+([A-Za-z_][\w.]*)")
+
+
+def user_pages() -> list:
+    """The pages a user reads: the README and docs/."""
+    return [README, *sorted((REPO / "docs").glob("**/*.md"))]
+
+
+def code_in(page) -> list[str]:
+    return [m.group(0).strip("`") for m in CODE.finditer(page.read_text(encoding="utf-8"))]
+
+
+def makefile_targets() -> set[str]:
+    text = (REPO / "Makefile").read_text(encoding="utf-8")
+    return set(re.findall(r"^([A-Za-z][\w.-]*)\s*:(?!=)", text, flags=re.M))
+
+
+@pytest.mark.parametrize("page", user_pages(), ids=lambda p: p.relative_to(REPO).as_posix())
+def test_every_make_command_in_the_docs_is_a_makefile_target(page):
+    targets = makefile_targets()
+    assert {"run", "report", "estimate", "export", "publish", "test"} <= targets
+    named = {t for code in code_in(page) for t in MAKE_CALL.findall(code)}
+    assert named <= targets, f"{page.name}: no Makefile target {sorted(named - targets)}"
+
+
+@pytest.mark.parametrize("page", user_pages(), ids=lambda p: p.relative_to(REPO).as_posix())
+def test_every_python_m_module_in_the_docs_exists(page):
+    import importlib.util
+
+    tools = " ".join(p.read_text() for p in (REPO / "requirements-tools").glob("*.lock"))
+    missing = []
+    for code in code_in(page):
+        for python, module in PYTHON_M.findall(code):
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except ModuleNotFoundError:
+                found = False
+            # or a validator of the tools' own environments (.venv-tools, `make tools`)
+            found = found or module.split(".")[0].replace("_", "-") + "==" in tools
+            if not found:
+                missing.append(f"{python} -m {module}")
+    assert not missing, f"{page.name}: no module for {missing}"
+
+
+@pytest.mark.parametrize("page", user_pages(), ids=lambda p: p.relative_to(REPO).as_posix())
+def test_the_docs_run_a_config_through_make_not_bare_snakemake(page):
+    """A bare `snakemake --configfile ...` builds no report and leaves `make report` and
+    `make export` on the previous config: the docs run a config with `make run CONFIG=...`."""
+    bare = [
+        code
+        for code in code_in(page)
+        if re.search(r"(^|\s|/)snakemake\s", code) and "--configfile" in code
+    ]
+    assert not bare, f"{page.name}: {bare}"
+
+
+def test_the_troubleshooting_page_gives_every_failure_kinds_cure():
+    """docs/troubleshooting.md quotes each cure oncoeval.failures prints (up to its first colon,
+    the part that names the failure), and the one for a server that fails every call."""
+    from oncoeval import failures
+
+    page = " ".join((REPO / "docs/troubleshooting.md").read_text(encoding="utf-8").split())
+    cfg = {"id": "gpt", "backend": "openai", "base_url": "http://127.0.0.1:8000/v1"}
+    kinds = ("key", "transient", "connection", "timeout", "cap", "filter", "empty", "cut_body")
+    said = [failures.cure(kind, cfg) for kind in kinds]
+    missing = [cure for cure in said if cure.split(":")[0] not in page]
+    assert not missing, missing
+    server = failures.server_failing_cure(["X: Error code: 500 - down"], cfg)
+    shown = server.replace(cfg["base_url"], "`<base_url>`").replace("500", "`<status>`")
+    assert shown.split("(")[0] in page, shown
+    assert "add the missing answers to `models[X].path`" in page  # the replay's, keyed by id

@@ -192,3 +192,14 @@ def test_replayed_filtered_reply_is_an_error_row(tmp_path):
     assert rows[0].text is None and "content filtered by the provider" in rows[0].error
     assert rows[1].text == REFUSAL and rows[1].refused
     assert counts["errors"] == 1
+
+
+def test_a_server_failing_every_call_is_named_not_called_transient(tmp_path, server):
+    for prompt in ("one", "two", "three"):
+        server.script(prompt, always=500)
+    with pytest.raises(GenerationFailed) as err:
+        generate(tmp_path, model_cfg(server.url), ["one", "two", "three"])
+    named = f"every call to {server.url} failed with 500: check the server"
+    assert named in str(err.value) and "transient" not in str(err.value)
+    report = failed_calls_report(tmp_path / "logs")
+    assert f"To fix: {named}" in report and "plain rerun asks" not in report
