@@ -110,7 +110,7 @@ class SpendLedger:
             for line in tail[:whole].splitlines():
                 try:
                     row = json.loads(line.decode("utf-8"))
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue  # torn: load() reports it to the job that reads it
                 if cache_line_problem(row) is None:  # a cost nobody can add is never counted
                     total += float(row["response"].get("cost_usd") or 0.0)

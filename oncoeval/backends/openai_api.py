@@ -109,11 +109,11 @@ def read_bounded(response, deadline: float, limit: int = MAX_BODY_BYTES) -> byte
         raise BadReply(f"the body is encoded as {encoding!r}; only gzip and deflate are read")
     inflate = zlib.decompressobj(_INFLATE[encoding]) if encoding in _INFLATE else None
     body = bytearray()
-    for raw in response.iter_raw(65536):
+    for raw in response.iter_raw():  # each piece as it arrives
         if time.monotonic() > deadline:
             httpx = sys.modules[type(response).__module__.split(".")[0]]
             raise httpx.ReadTimeout(
-                "the whole answer took longer than timeout_s (its body kept trickling in)",
+                "its body was still arriving at the deadline",
                 request=response.request,
             )
         data = raw
