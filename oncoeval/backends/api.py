@@ -232,7 +232,10 @@ def api_schema(own: dict, key_env: str, required: list[str]) -> dict:
             "default": 8,
         },
         "timeout_s": {
-            "description": "Per-request timeout in seconds.",
+            "description": (
+                "Seconds each attempt of a request may take in all, from sending it to the "
+                "last byte of its answer (a server that trickles its answer is cut there)."
+            ),
             "type": "number",
             "exclusiveMinimum": 0,
             "default": 120,
