@@ -235,6 +235,27 @@ def test_a_bad_cache_line_is_skipped_with_a_warning_naming_file_and_line(
     assert f"{bad} line 2" in caplog.text and problem in caplog.text
 
 
+def test_batch_lines_are_checked_as_synchronous_answers_are(key, tmp_path):
+    from fake_batch_server import FakeBatchServer
+
+    prompts = ["no usage", "a number", "too long", "fine"]
+    with FakeBatchServer(api_key=key) as server:
+        server.spoilt.update(
+            {"no usage": "no-usage", "a number": "content-number", "too long": "long:100000"}
+        )
+        cfg = model(server, batch=True, batch_poll_s=0.01, batch_wait_s=20, price=PRICE)
+        rows = generate_rows(
+            tmp_path, requests_file(tmp_path, prompts), cfg, "a", max_failed_share=1
+        )
+    # "no usage" is 8 bytes: 8 + 8 + 16 tokens at the batch price, half of $1 a token.
+    assert rows[0]["error"] is None and rows[0]["cost_estimated"]
+    assert rows[0]["cost_usd"] == pytest.approx(16.0)
+    assert rows[1]["error"].startswith("BadReply") and "int, not text" in rows[1]["error"]
+    assert rows[2]["error"].startswith("BadReply") and "100,000 characters" in rows[2]["error"]
+    assert rows[3]["error"] is None and not rows[3]["cost_estimated"]
+    assert sorted(r["response"]["request_id"] for r in cached_rows(tmp_path)) == ["r0", "r3"]
+
+
 # -------------------------------------------------------------------- 5. endpoints are identities
 @pytest.mark.parametrize("status", [302, 307])
 def test_a_redirected_post_is_a_failed_call_naming_where_and_sends_nothing_there(

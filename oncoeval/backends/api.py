@@ -543,6 +543,15 @@ class ApiBackend(BaseBackend):
                 latency_s=round(time.perf_counter() - started, 4),
                 error=message,
             )
+        return self.response_of(
+            request, answer, self.price, round(time.perf_counter() - started, 4)
+        )
+
+    def response_of(
+        self, request: Request, answer: Answer, price: dict | None, latency_s: float | None
+    ) -> Response:
+        """The response row of one answered call, checked before it can be cached (synchronous
+        calls and batch lines alike; ``price`` is the rate the call was paid at)."""
         # No text (filtered by the provider, or null content) is a failed call, never a score;
         # nor is an answer longer than the request allows.
         problem = no_text_problem(answer.text, answer.finish_reason) or answer_problem(
@@ -551,10 +560,10 @@ class ApiBackend(BaseBackend):
         if problem:
             log.warning("request %s failed: %s", request.request_id, problem)
         prompt, completion, usage_problem = reported_usage(answer, request)
-        cost = cost_usd(self.price, prompt, completion)
-        if self.price and usage_problem:
+        cost = cost_usd(price, prompt, completion)
+        if price and usage_problem:
             # Paid for, at a price nobody reported: counted at the most it can have cost.
-            cost = cost_usd(self.price, *worst_case_tokens(request, answer.text))
+            cost = cost_usd(price, *worst_case_tokens(request, answer.text))
             log.warning(
                 "request %s: %s; its cost is counted at its worst case, $%.4f",
                 request.request_id,
@@ -576,12 +585,12 @@ class ApiBackend(BaseBackend):
             finish_reason=answer.finish_reason,
             prompt_tokens=prompt,
             completion_tokens=completion,
-            latency_s=round(time.perf_counter() - started, 4),
+            latency_s=latency_s,
             error=problem,
             cost_usd=cost,
             structured_fallback=answer.structured_fallback,
             refused=answer.refused,
-            cost_estimated=bool(self.price and usage_problem),
+            cost_estimated=bool(price and usage_problem),
             served_model=answer.served_model,
             other_model=other,
         )
