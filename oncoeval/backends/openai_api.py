@@ -220,7 +220,8 @@ def _bounded_client_class():
             retry = request.headers.get("x-stainless-retry-count", "0") not in ("", "0")
             self._slots.acquire(retry)
             try:
-                if request.method != "POST":
+                if request.method != "POST":  # batch status, file contents: as the SDK does
+                    kwargs.setdefault("follow_redirects", True)
                     return super().send(request, stream=stream, **kwargs)
                 return self._post(request, stream, kwargs)
             finally:
@@ -232,11 +233,13 @@ def _bounded_client_class():
             response = super().send(request, stream=True, **kwargs)
             try:
                 if response.has_redirect_location:
+                    # Named without credentials or query (either may carry a secret).
+                    here = normal_url(str(request.url.copy_with(query=None)))
+                    there = normal_url(response.headers["location"].partition("?")[0])
                     raise Redirected(
-                        f"the server at {request.url.copy_with(query=None)} answered "
-                        f"{response.status_code} {response.reason_phrase}, to "
-                        f"{response.headers['location']}; a redirected POST is not followed "
-                        "(it would become a GET or send the prompt elsewhere)"
+                        f"the server at {here} answered {response.status_code} "
+                        f"{response.reason_phrase}, to {there}; a redirected POST is not "
+                        "followed (it would become a GET or send the prompt elsewhere)"
                     )
                 if not stream:
                     # Read here, bounded; the SDK then finds the body read (httpx keeps a read
