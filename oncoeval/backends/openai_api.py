@@ -122,7 +122,10 @@ def read_bounded(response, deadline: float, limit: int = MAX_BODY_BYTES) -> byte
                 body += data
                 data = b""
             else:  # at most what the limit leaves, so a small bomb never inflates whole
-                body += inflate.decompress(data, limit + 1 - len(body))
+                try:
+                    body += inflate.decompress(data, limit + 1 - len(body))
+                except zlib.error as exc:
+                    raise BadReply(f"the {encoding} body cannot be inflated ({exc})") from exc
                 data = inflate.unconsumed_tail
             if len(body) > limit:
                 raise BadReply(
