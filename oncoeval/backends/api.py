@@ -87,6 +87,31 @@ class Answer:
     served_model: str | None = None  # the model the server says answered (None: not said)
 
 
+class BadReply(RuntimeError):
+    """A reply no answer can be taken from (its body too large, its content not text); its
+    name starts the failed call's error (oncoeval.failures.BAD_REPLY)."""
+
+
+def message_text(content) -> str | None:
+    """A reply's ``content`` as text: a string, or a list of text parts joined; None for null.
+    Any other content (a number, an image part) is no answer: ``BadReply``."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+                continue
+            kind = part.get("type") if isinstance(part, dict) else getattr(part, "type", None)
+            text = part.get("text") if isinstance(part, dict) else getattr(part, "text", None)
+            if kind != "text" or not isinstance(text, str):
+                raise BadReply(f"the reply's content has a part that is not text: {part!r:.80}")
+            texts.append(text)
+        return "".join(texts)
+    raise BadReply(f"the reply's content is a {type(content).__name__}, not text: {content!r:.80}")
+
+
 class CutBody(RuntimeError):
     """A status-200 answer whose body ended before its JSON did, after the retries."""
 

@@ -46,7 +46,7 @@ from pathlib import Path
 from ..failures import CAP_REACHED
 from ..io import atomic_write, held_lock, json_line
 from ..records import Request, Response, spent_usd
-from .api import Answer, cost_usd
+from .api import Answer, BadReply, cost_usd, message_text
 
 log = logging.getLogger(__name__)
 
@@ -531,8 +531,6 @@ class BatchJob:
     def _response(self, key: str, row: dict, waiting: dict) -> Response:
         """A cache row from one answered line, checked as a synchronous answer is
         (``ApiBackend.response_of``: text, length, usage, served model)."""
-        from .openai_api import BadReply, message_text
-
         body = row["response"]["body"]
         choice = body["choices"][0]
         message = choice.get("message") or {}

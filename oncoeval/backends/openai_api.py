@@ -45,7 +45,17 @@ from ..io import encodable_messages
 from ..records import Request
 from ..shapes import SHAPE_PARAM, openai_fields
 from . import batch
-from .api import Answer, ApiBackend, Failure, Slots, api_schema, cost_usd, retry_after_s
+from .api import (
+    Answer,
+    ApiBackend,
+    BadReply,
+    Failure,
+    Slots,
+    api_schema,
+    cost_usd,
+    message_text,
+    retry_after_s,
+)
 
 log = logging.getLogger(__name__)
 
@@ -61,11 +71,6 @@ MAX_BODY_BYTES = 8 * 1024 * 1024
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 # Compressions whose output is inflated here a piece at a time (zlib wbits; 47: gzip or zlib).
 _INFLATE = {"gzip": 47, "x-gzip": 47, "deflate": 47}
-
-
-class BadReply(RuntimeError):
-    """A reply no answer can be taken from (its body too large, its content not text); its
-    name starts the failed call's error (oncoeval.failures.BAD_REPLY)."""
 
 
 class Redirected(RuntimeError):
@@ -169,26 +174,6 @@ def request_kwargs(request: Request, cfg: dict) -> dict:
     if extra:
         kwargs["extra_body"] = extra
     return kwargs
-
-
-def message_text(content) -> str | None:
-    """A reply's ``content`` as text: a string, or a list of text parts joined; None for null.
-    Any other content (a number, an image part) is no answer: ``BadReply``."""
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = []
-        for part in content:
-            if isinstance(part, str):
-                texts.append(part)
-                continue
-            kind = part.get("type") if isinstance(part, dict) else getattr(part, "type", None)
-            text = part.get("text") if isinstance(part, dict) else getattr(part, "text", None)
-            if kind != "text" or not isinstance(text, str):
-                raise BadReply(f"the reply's content has a part that is not text: {part!r:.80}")
-            texts.append(text)
-        return "".join(texts)
-    raise BadReply(f"the reply's content is a {type(content).__name__}, not text: {content!r:.80}")
 
 
 def cut_in_transit(cause) -> bool:
