@@ -347,3 +347,23 @@ def test_an_unreadable_claim_goes_stale_after_claim_stale_s(server, tmp_path, co
     assert row["error"] is None and server.calls["alpha"] == 1
     assert time.monotonic() - started < 10
     assert not list(claims.iterdir())
+
+
+# --------------------------------------------------------------- a stopped job names its cure
+@pytest.mark.parametrize(
+    "step,cure",
+    [
+        ("redirect:302", "if you trust that address, set models[gpt-hostile].base_url"),
+        ("content-number", "check that models[gpt-hostile].base_url is an OpenAI-compatible"),
+        ("long:2000000", "keeps to the token cap"),
+        ("trickle:0.05", "raise models[gpt-hostile].timeout_s"),
+    ],
+    ids=["redirect", "number", "long", "trickle"],
+)
+def test_a_job_stopped_by_a_hostile_reply_names_the_cure(server, tmp_path, step, cure):
+    from oncoeval.generate import GenerationFailed
+
+    server.script("alpha", [step])
+    with pytest.raises(GenerationFailed) as info:
+        generate_rows(tmp_path, requests_file(tmp_path, ["alpha"]), model(server, timeout_s=1), "a")
+    assert "To fix:" in str(info.value) and cure in str(info.value)
