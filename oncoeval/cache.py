@@ -7,7 +7,12 @@ cache safe on a shared cluster filesystem. Lookups read every file of the model'
 request already answered by another job (same key) is reused too.
 
 Lines are flushed and fsynced one by one: a job killed at any point loses at most the line it was
-writing, and a torn last line is skipped on the next read. Failed calls are never cached.
+writing, and a torn last line is skipped on the next read. Failed calls are never cached, and
+neither is a response that a read would refuse (:func:`cache_line_problem`: text that is not a
+string, token counts or a cost that are not finite and non-negative). A line a read refuses (torn,
+not UTF-8, of another shape, or with such numbers, written by hand or by an older version) is
+skipped with a warning naming its file and line: its request is asked again, and no job of the
+model stops on it.
 """
 
 from __future__ import annotations
@@ -15,11 +20,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 import time
 from pathlib import Path
 
-from .errors import InputError
 from .io import json_line
 from .records import Request, Response
 
@@ -58,7 +63,21 @@ def cache_line_problem(row) -> str | None:
         return "response must be an object"
     if not isinstance(response.get("request_id"), str) or not isinstance(response.get("text"), str):
         return "response needs a request_id and a text string"
+    for name in ("prompt_tokens", "completion_tokens", "cost_usd"):
+        value = response.get(name)
+        if value is not None and not _count(value):
+            return f"{name} must be a finite number, 0 or more (not {value!r})"
     return None
+
+
+def _count(value) -> bool:
+    """A finite number, 0 or more (a token count or a cost)."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )
 
 
 class SpendLedger:
@@ -90,10 +109,11 @@ class SpendLedger:
             self.offsets[file] = start + whole
             for line in tail[:whole].splitlines():
                 try:
-                    response = json.loads(line.decode("utf-8"))["response"]
-                    total += float(response.get("cost_usd") or 0.0)
-                except (ValueError, KeyError, TypeError, AttributeError):
-                    continue  # torn or foreign: load() reports it to the job that reads it
+                    row = json.loads(line.decode("utf-8"))
+                except (ValueError, RecursionError):
+                    continue  # torn: load() reports it to the job that reads it
+                if cache_line_problem(row) is None:  # a cost nobody can add is never counted
+                    total += float(row["response"].get("cost_usd") or 0.0)
         return total
 
 
@@ -110,20 +130,28 @@ class ResponseCache:
         return SpendLedger(self.folder, self.path)
 
     def load(self) -> dict[str, dict]:
-        """Every cached response of this model, by key. Torn lines are skipped; a line that is
-        JSON of another shape stops the job (InputError naming file and line) before any call."""
+        """Every cached response of this model, by key. A line that is torn, not JSON or not a
+        cache entry is skipped with a warning naming file and line (its request is asked
+        again): one bad line must not stop every job of the model."""
         entries: dict[str, dict] = {}
         for file in sorted(self.folder.glob("*.jsonl")):
             with open(file, "rb") as handle:
                 for lineno, line in enumerate(handle, start=1):
                     try:
                         row = json.loads(line.decode("utf-8"))
-                    except (UnicodeDecodeError, json.JSONDecodeError):  # torn: asked again
-                        log.warning("skipping an unreadable cache line in %s", file)
+                    except (ValueError, RecursionError):  # torn, not UTF-8, too deep: asked again
+                        log.warning("skipping %s line %d: not a JSON line (torn?)", file, lineno)
                         continue
                     problem = cache_line_problem(row)
                     if problem:
-                        raise InputError(file, f"line {lineno}", f"not a cache entry: {problem}")
+                        log.warning(
+                            "skipping %s line %d: not a cache entry (%s); its request is asked "
+                            "again",
+                            file,
+                            lineno,
+                            problem,
+                        )
+                        continue
                     entries[row["key"]] = row["response"]
         return entries
 
@@ -140,6 +168,10 @@ class ResponseCache:
         row = response.to_dict()
         row.pop("cached", None)
         row.pop("meta", None)  # meta belongs to the request, which the key already covers
+        problem = cache_line_problem({"key": key, "response": row})
+        if problem:  # never stored: every later read would skip it (the backend checks first)
+            log.warning("not caching the answer to %s: %s", response.request_id, problem)
+            return
         # json_line: a lone surrogate in the answer is stored escaped and read back unchanged.
         self._handle.write(json_line({"key": key, "response": row}, **CANONICAL) + "\n")
         self._handle.flush()
@@ -222,10 +254,10 @@ class RequestClaims:
     def _stale(self, key: str, path: Path) -> bool:
         try:
             heartbeat = path.stat().st_mtime
-            holder = json.loads(path.read_text() or "{}")
-        except (FileNotFoundError, json.JSONDecodeError):
-            return False  # released, or being written: look again on the next round
-        if holder.get("host") == self.host and not _alive(int(holder.get("pid", 0))):
+        except FileNotFoundError:
+            return False  # released: look again on the next round
+        holder = _holder(path)
+        if holder and holder.get("host") == self.host and not _alive(holder.get("pid")):
             return True
         now = time.monotonic()
         seen, since = self._seen.get(key, (None, now))
@@ -253,8 +285,18 @@ class RequestClaims:
                 pass
 
 
-def _alive(pid: int) -> bool:
-    if pid <= 0:
+def _holder(path: Path) -> dict | None:
+    """Who a claim file says holds it; None when it cannot be read (being written, or
+    unreadable for good: then only its heartbeat can tell, and it goes stale like any other)."""
+    try:
+        holder = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return holder if isinstance(holder, dict) else None
+
+
+def _alive(pid) -> bool:
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
         return False
     try:
         os.kill(pid, 0)

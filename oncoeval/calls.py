@@ -94,6 +94,7 @@ CALLS_COLUMNS = [
     "n_refused",
     "n_filtered",
     "n_cached",
+    "n_other_model",
 ]
 
 
@@ -106,6 +107,8 @@ def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None)
     ``n_refused`` refusals (the provider's ``refusal`` field: kept as the answer's text and scored
     as written) and ``n_filtered`` calls the provider's content filter withheld (failed calls,
     also in ``n_failed``). A reply with no text (a content filter, null content) is a failed call.
+    ``n_other_model`` counts answers whose server named another model than the one asked for
+    (kept, and flagged in the row's ``other_model``).
     """
     import pandas as pd
 
@@ -125,6 +128,7 @@ def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None)
                     "n_refused": sum(bool(r.refused) for r in responses),
                     "n_filtered": sum(filtered(r.error) for r in responses),
                     "n_cached": sum(bool(r.cached) for r in responses),
+                    "n_other_model": sum(bool(r.other_model) for r in responses),
                 }
             )
     table = pd.DataFrame(rows, columns=CALLS_COLUMNS)

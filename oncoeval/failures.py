@@ -19,6 +19,11 @@ EMPTY_ANSWER = "empty answer"
 CUT_BODY = "cut body"
 CAP_REACHED = "max_cost_usd reached"
 KEY_REJECTED = "not sent: the API rejected the key"
+# A reply no answer can be taken from: content of another type than text, an answer longer than
+# the request allows, a body over the size limit (oncoeval.backends.api, openai_api).
+BAD_REPLY = "BadReply"
+# The server answered a request with a redirect, which is never followed for a POST.
+REDIRECTED = "Redirected"
 
 
 def no_text_problem(text: str | None, finish_reason: str | None) -> str | None:
@@ -45,7 +50,7 @@ def filtered(error: str | None) -> bool:
 
 def failure_kind(error: str) -> str:
     """The kind of a failed call's ``error``: cap, key, filter, connection, timeout, cut_body,
-    replay or transient (anything else: 429, 5xx, a server's own error)."""
+    bad_reply, redirect, replay or transient (anything else: 429, 5xx, a server's own error)."""
     if error.startswith(CAP_REACHED):
         return "cap"
     if error.startswith(
@@ -62,6 +67,10 @@ def failure_kind(error: str) -> str:
         return "connection"
     if error.startswith("CutBody"):
         return "cut_body"
+    if error.startswith(BAD_REPLY):
+        return "bad_reply"
+    if error.startswith(REDIRECTED):
+        return "redirect"
     if error.startswith("replay:"):
         return "replay"
     return "transient"
@@ -107,6 +116,19 @@ def cure(kind: str, model_cfg: dict) -> str:
         )
     if kind == "cut_body":
         return "the server's answers were cut off in transit: a plain rerun asks only them again"
+    if kind == "bad_reply":
+        return (
+            "the server's replies could not be taken as answers (not text, longer than "
+            "max_new_tokens allows, or a body over the size limit; docs/reliability.md): check "
+            f"that models[{mid}].base_url is an OpenAI-compatible server that keeps to the "
+            "token cap; a plain rerun asks only the failed ones"
+        )
+    if kind == "redirect":
+        return (
+            "the server redirected the requests elsewhere (the error names where), and a "
+            f"redirect is never followed: if you trust that address, set models[{mid}].base_url "
+            "to it and rerun"
+        )
     if kind == "replay":
         return f"add the missing answers to models[{mid}].path (a replay makes no call)"
     return "a transient failure: a plain rerun asks only the failed ones"

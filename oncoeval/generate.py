@@ -39,8 +39,14 @@ from .waves import Sibling, engine_lock
 log = logging.getLogger(__name__)
 
 
-def cap_reason(spent: float, cap: float) -> str:
-    return f"max_cost_usd reached: ${spent:.4f} spent on this model of its ${cap:.4f} cap"
+def cap_reason(spent: float, cap: float, estimated: int = 0) -> str:
+    reason = f"max_cost_usd reached: ${spent:.4f} spent on this model of its ${cap:.4f} cap"
+    if estimated:
+        reason += (
+            f" ({estimated} answers counted at their worst case: the server reports no usable "
+            "usage)"
+        )
+    return reason
 
 
 def usage_totals(responses: list[Response]) -> dict:
@@ -80,7 +86,7 @@ class SpendCap:
     backend whose calls cost nothing) a batch goes out whole.
     """
 
-    def __init__(self, model_cfg: dict, backend_cls, spent: float, ledger=None):
+    def __init__(self, model_cfg: dict, backend_cls, spent: float, ledger=None, estimated=0):
         self.model_id = model_cfg["id"]
         self.cap = model_cfg.get("max_cost_usd")
         self.round = backend_cls.spend_round(model_cfg) if self.cap is not None else None
@@ -89,6 +95,7 @@ class SpendCap:
         # this job's calls are counted.
         self.ledger = ledger
         self.not_sent = 0  # requests refused by the cap
+        self.estimated = estimated  # answers counted at their worst case (no usage reported)
 
     def send(self, batch: list[Request], call) -> Iterator[Response]:
         """Responses to ``batch``: ``call(requests)``'s answers, round by round, and a failed
@@ -98,7 +105,7 @@ class SpendCap:
             if self.ledger is not None:
                 self.spent += self.ledger.new_spend()
             if self.cap is not None and self.spent >= self.cap:
-                reason = cap_reason(self.spent, self.cap)
+                reason = cap_reason(self.spent, self.cap, self.estimated)
                 log.warning("%s: %s; %d calls not made", self.model_id, reason, len(batch) - start)
                 for r in batch[start:]:
                     self.not_sent += 1
@@ -106,6 +113,7 @@ class SpendCap:
                 return
             for resp in call(batch[start : start + step]):
                 self.spent += resp.cost_usd or 0.0
+                self.estimated += resp.cost_estimated
                 yield resp
 
 
@@ -227,7 +235,8 @@ def run_generate(
         len(todo),
     )
     started = time.perf_counter()
-    spend = SpendCap(model_cfg, backend_cls, spent_usd(stored.values()), ledger)
+    estimated = sum(bool(row.get("cost_estimated")) for row in stored.values())
+    spend = SpendCap(model_cfg, backend_cls, spent_usd(stored.values()), ledger, estimated)
     generated = 0
     # A local model's engine is loaded by one job at a time (oncoeval.waves): a job that waited
     # for it finds what the holder answered in the cache.

@@ -61,6 +61,11 @@ class Response:
     structured_fallback: str | None = None
     # The text is the model's refusal (an API's ``message.refusal``), not an answer to the task.
     refused: bool = False
+    # ``cost_usd`` is the call's worst case: the server reported no usable usage (backends.api).
+    cost_estimated: bool = False
+    # The model the server says answered, and whether it is not the one asked for (backends.api).
+    served_model: str | None = None
+    other_model: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)

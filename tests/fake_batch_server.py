@@ -24,7 +24,9 @@ Validation refuses a batch (status ``failed``, ``errors.data[0].code``) whose in
 (``too_many_lines`` / ``file_too_large``), or whose tokens (prompt words plus ``max_tokens`` of
 each line) with those of the batches in progress exceed ``enqueued_token_limit``
 (``token_limit_exceeded``). A prompt in ``line_errors`` is answered in the error file with that
-message (HTTP 400 in the line). Each answered line is billed once per answer: ``billed`` counts
+message (HTTP 400 in the line). A prompt in ``spoilt`` is answered with a broken line:
+``"no-usage"`` (no ``usage``), ``"content-number"`` (``content: 42``) or ``"long:N"`` (an answer
+of N characters). Each answered line is billed once per answer: ``billed`` counts
 answers per ``custom_id``; a batch's ``usage`` sums its lines' tokens.
 """
 
@@ -90,6 +92,7 @@ class FakeBatchServer(FakeOpenAIServer):
         self.plans: list[str] = []
         self.default_plan = "complete"
         self.line_errors: dict[str, str] = {}
+        self.spoilt: dict[str, str] = {}
         self.files: dict[str, dict] = {}
         self.batches: dict[str, dict] = {}
         self.plan_of: dict[str, str] = {}
@@ -196,11 +199,19 @@ class FakeBatchServer(FakeOpenAIServer):
                 row["response"] = {"status_code": 400, "body": {"error": error}}
                 err.append(row)
                 continue
+            counts = completion["usage"]
+            kind, _, arg = self.spoilt.get(prompt, "").partition(":")
+            if kind == "no-usage":
+                del completion["usage"]
+            if kind == "content-number":
+                completion["choices"][0]["message"]["content"] = 42
+            if kind == "long":
+                completion["choices"][0]["message"]["content"] = "x" * int(arg)
             row["response"] = {"status_code": 200, "request_id": row["id"], "body": completion}
             out.append(row)
             self.billed[line["custom_id"]] += 1
-            usage["input_tokens"] += completion["usage"]["prompt_tokens"]
-            usage["output_tokens"] += completion["usage"]["completion_tokens"]
+            usage["input_tokens"] += counts["prompt_tokens"]
+            usage["output_tokens"] += counts["completion_tokens"]
         usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
         batch.update(status=status, usage=usage)
         batch[f"{status}_at"] = int(time.time())

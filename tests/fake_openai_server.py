@@ -21,6 +21,19 @@ message) with a deterministic text. Behaviour is scriptable per prompt, one step
 - ``always="500"`` (or any status): every call for that prompt fails with that status;
   ``FakeOpenAIServer(always=500)``: every call for any prompt (a server that is down).
 
+Hostile and broken servers (issue #36):
+
+- ``"no-usage"``: no ``usage`` field; ``"usage:V"``: every usage count is the JSON number ``V``
+  as written (``-5000``, ``1e400``, ``1.5``);
+- ``"content-list"``: the answer as a list of two text parts; ``"content-number"``: ``42``;
+- ``"long:N"``: an answer of N characters, whatever ``max_tokens`` says;
+- ``"gzip:N"``: a gzip-encoded body that inflates to about N bytes (an answer of N spaces);
+- ``"other-model"``: the reply names another model than the one asked for;
+- ``"redirect:302"`` / ``"redirect:307"``: that status with ``Location`` on this server's
+  ``/elsewhere/v1/chat/completions``, which answers (and counts, in ``elsewhere``) anything sent
+  there;
+- ``"trickle:S"``: a whole answer, one byte every S seconds.
+
 ``rate_429`` makes a seeded random share of all calls answer 429 with ``Retry-After:
 retry_after_429``. Clearing ``gate`` holds every answer back until it is set again. The server counts calls per prompt (``calls``), successful answers
 (``answered``), records arrival times and request bodies per prompt, and the largest number of
@@ -36,6 +49,8 @@ the counters as JSON and ``POST /reset`` clears them.
 from __future__ import annotations
 
 import argparse
+import gzip
+import io
 import json
 import random
 import socket
@@ -77,6 +92,22 @@ REFUSAL = "I can't help with that request."
 def answer_text(prompt: str, model: str) -> str:
     """The text the server answers a prompt with (deterministic, so reruns compare equal)."""
     return f"[{model}] answer to: {prompt}"
+
+
+def completion(model: str, text, usage: dict | None) -> dict:
+    """A chat completion body of one choice."""
+    body = {
+        "id": "chatcmpl-x",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        ],
+    }
+    if usage is not None:
+        body["usage"] = usage
+    return body
 
 
 class _Server(ThreadingHTTPServer):
@@ -144,6 +175,7 @@ class FakeOpenAIServer:
             self.statuses: dict[int, int] = defaultdict(int)
             self.in_flight = 0
             self.max_in_flight = 0
+            self.elsewhere: list[str] = []  # methods of the requests sent to /elsewhere/
 
     def stats(self) -> dict:
         with self._lock:
@@ -236,13 +268,28 @@ class FakeOpenAIServer:
                 except (BrokenPipeError, ConnectionResetError):
                     return False  # the client gave up (timeout) before the answer
 
+            def _elsewhere(self) -> bool:
+                """Where a redirect points: count what arrives, answer like a server would."""
+                if not self.path.startswith("/elsewhere/"):
+                    return False
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                with server._lock:
+                    server.elsewhere.append(self.command)
+                self._send(200, completion("elsewhere", "the answer of another host", None))
+                return True
+
             def do_GET(self):
+                if self._elsewhere():
+                    return
                 if self.path.rstrip("/") == "/stats":
                     self._send(200, server.stats())
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 
             def do_POST(self):
+                if self._elsewhere():
+                    return
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 if self.path.rstrip("/") == "/reset":
@@ -299,6 +346,10 @@ class FakeOpenAIServer:
                     }
                     self._send(400, {"error": error})
                     return
+                if kind == "redirect":
+                    target = f"http://127.0.0.1:{server.port}/elsewhere/v1/chat/completions"
+                    self._status(int(arg), "moved", {"Location": target})
+                    return
                 server.gate.wait()
                 time.sleep(float(arg) if kind == "stall" else server.latency)
                 model = body.get("model", "")
@@ -325,6 +376,19 @@ class FakeOpenAIServer:
                     message["content"] = None
                 if kind == "refuse":
                     message["refusal"] = REFUSAL
+                if kind == "content-list":
+                    half = len(message["content"]) // 2
+                    text = message["content"]
+                    message["content"] = [
+                        {"type": "text", "text": text[:half]},
+                        {"type": "text", "text": text[half:]},
+                    ]
+                if kind == "content-number":
+                    message["content"] = 42
+                if kind == "long":
+                    message["content"] = "x" * int(arg)
+                if kind == "other-model":
+                    model = "another-model-entirely"
                 payload = {
                     "id": f"chatcmpl-{server.calls[prompt]}",
                     "object": "chat.completion",
@@ -343,8 +407,15 @@ class FakeOpenAIServer:
                         "total_tokens": n_prompt + len(words),
                     },
                 }
+                if kind == "no-usage":
+                    del payload["usage"]
                 if kind in ("torn", "drop"):
                     self._send_torn(payload, promise_all=kind == "drop")
+                    return
+                if kind in ("usage", "gzip", "trickle"):
+                    self._send_raw(kind, arg, payload)
+                    with server._lock:
+                        server.statuses[200] += 1
                     return
                 if self._send(200, payload):
                     with server._lock:
@@ -368,6 +439,43 @@ class FakeOpenAIServer:
                     self.connection.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
+
+            def _send_raw(self, kind: str, arg: str, payload: dict):
+                """A body written by hand: usage numbers as written, gzip, or a trickle."""
+                body = json.dumps(payload).encode()
+                headers = {}
+                if kind == "usage":
+                    payload["usage"] = "USAGE"
+                    counts = f'{{"prompt_tokens": {arg}, "completion_tokens": {arg}}}'
+                    body = json.dumps(payload).replace('"USAGE"', counts).encode()
+                if kind == "gzip":
+                    payload["choices"][0]["message"]["content"] = "SPACES"
+                    head, tail = json.dumps(payload).encode().split(b"SPACES")
+                    buffer = io.BytesIO()
+                    with gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=9) as out:
+                        out.write(head)
+                        for _ in range(int(arg) // 1_000_000):
+                            out.write(b" " * 1_000_000)
+                        out.write(tail)
+                    body = buffer.getvalue()
+                    headers["Content-Encoding"] = "gzip"
+                self._leave()
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    for k, v in headers.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    if kind != "trickle":
+                        self.wfile.write(body)
+                        return
+                    for i in range(len(body)):
+                        self.wfile.write(body[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(float(arg))
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up
 
             def _send_html(self):
                 body = b"<html><body><h1>Sign in to continue</h1></body></html>"

@@ -1,10 +1,10 @@
 """The bad-input corpus (issue #13, item 4): every bad input stops before any model call.
 
 Each case starts from the demo inputs, spoils one file in one way, runs the step that reads it
-(a study's prepare or request step, or `generate` for replay files and the cache) and checks that
-it stops with an InputError whose message names the file, the record and the problem, and that the
-step wrote nothing a model call could follow (no prepared inputs, no request set, no responses; for
-the cache, the API server saw no call). ``test_bad_input_stops_the_workflow_before_generate`` shows
+(a study's prepare or request step, or `generate` for replay files) and checks that it stops with
+an InputError whose message names the file, the record and the problem, and that the step wrote
+nothing a model call could follow (no prepared inputs, no request set, no responses). A bad cache
+line or a hostile server's reply fails only its call (tests/test_bad_replies.py). ``test_bad_input_stops_the_workflow_before_generate`` shows
 the same through Snakemake for a few of them.
 """
 
@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from fake_openai_server import FakeOpenAIServer
 
 from oncoeval import config as oc
 from oncoeval.errors import InputError
@@ -649,30 +648,8 @@ def test_a_byte_order_mark_is_accepted_everywhere(inputs: Inputs):
 
 
 # ------------------------------------------------------------------------ generate-time inputs
-CACHE_LINES = [
-    ('{"key": "k", "response": "just text"}', "response must be an object"),
-    ('["key", "response"]', 'expected {"key"'),
-    ('{"key": "k", "response": {"request_id": "a"}}', "needs a request_id and a text string"),
-    ('{"response": {"request_id": "a", "text": "t"}}', 'expected {"key"'),
-]
-
-
-@pytest.mark.parametrize("line,problem", CACHE_LINES, ids=["str", "list", "no-text", "no-key"])
-def test_a_cache_line_of_the_wrong_shape_stops_before_any_call(inputs, monkeypatch, line, problem):
-    monkeypatch.setenv("BAD_INPUT_KEY", "sk-test")
-    cache = inputs / "cache"
-    (cache / "gpt").mkdir(parents=True)
-    bad = cache / "gpt" / "other-job.jsonl"
-    write(bad, '{"key": "x", "response": {"request_id": "z", "text": "fine"}}\n' + line + "\n")
-    with FakeOpenAIServer() as server:
-        model = {"id": "gpt", "backend": "openai", "model": "m", "base_url": server.url}
-        model["api_key_env"] = "BAD_INPUT_KEY"
-        with pytest.raises(InputError) as info:
-            run_generate(inputs / "requests.jsonl", inputs.out / "r.jsonl", model, cache, "a", "b")
-        assert server.stats()["total_calls"] == 0
-    assert str(bad) in str(info.value) and info.value.record == "line 2"
-    assert problem in str(info.value)
-    assert inputs.outputs() == []
+# A cache line of the wrong shape no longer stops a job: it is skipped with a warning naming file
+# and line (issue #36; tests/test_bad_replies.py, with the rest of the hostile-server corpus).
 
 
 class _HtmlHandler(BaseHTTPRequestHandler):

@@ -24,7 +24,14 @@ adds the shared ones), and its ``Backend`` class implements:
   failure, then fails as ``CutBody``; a reply with no text (the provider's content filter, null
   content) is a failed call, a refusal an answer with ``refused`` set (oncoeval.failures);
 - ``price`` -> ``cost_usd`` of each call, the estimate's cost bounds, and the spend cap's round
-  (``concurrency`` calls between two checks);
+  (``concurrency`` calls between two checks); a priced call whose reply carries no usable usage
+  (missing, negative, non-finite, beyond ``MAX_REPORTED_TOKENS``, or zero for a non-empty prompt or
+  answer) is counted at its worst case (:func:`worst_case_tokens`), with ``cost_estimated`` set,
+  so a server that reports no usage cannot spend past ``max_cost_usd``;
+- a reply is checked before it is cached (:func:`answer_problem`): an answer longer than its
+  ``max_new_tokens`` allows (``MAX_CHARS_PER_TOKEN`` characters a token, plus
+  ``ANSWER_SLACK_CHARS``) is a failed call; the model the server says it used is recorded
+  (``served_model``), and ``other_model`` is set when it is not the one asked for;
 - ``phi_safe`` false by default (requests leave the machine), and the job's resources: one
   ``api_calls`` slot, no GPU, and a ``runtime`` long enough to wait out rate limits.
 """
@@ -34,6 +41,7 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
+import math
 import os
 import random
 import re
@@ -44,7 +52,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from ..errors import ConfigError
-from ..failures import KEY_REJECTED, no_text_problem
+from ..failures import BAD_REPLY, KEY_REJECTED, no_text_problem
 from ..records import Request, Response
 from .base import BaseBackend
 
@@ -54,6 +62,16 @@ log = logging.getLogger(__name__)
 _KEYLIKE = re.compile(r"\bsk-[A-Za-z0-9_*\-]{4,}")
 # HTTP statuses worth asking again (besides timeouts and lost connections).
 RETRYABLE = frozenset({408, 409, 429})
+# Usage counts above this are not believed (no model reads or writes ten million tokens a call).
+MAX_REPORTED_TOKENS = 10_000_000
+# The longest answer a request may get: max_new_tokens times this many characters, plus the
+# slack. Tokens of common tokenizers average about 4 characters; the longest (runs of spaces or
+# of one symbol) reach a few dozen, so 32 leaves room for any real answer at its cap.
+MAX_CHARS_PER_TOKEN = 32
+ANSWER_SLACK_CHARS = 1024
+# The worst case of a prompt without usage: one token per UTF-8 byte (a byte-level tokenizer
+# never makes more) plus this many per message for the chat template's own tokens.
+TEMPLATE_TOKENS_PER_MESSAGE = 8
 
 
 @dataclass
@@ -66,6 +84,32 @@ class Answer:
     completion_tokens: int | None = None
     structured_fallback: str | None = None
     refused: bool = False  # the text is the model's refusal, not an answer to the task
+    served_model: str | None = None  # the model the server says answered (None: not said)
+
+
+class BadReply(RuntimeError):
+    """A reply no answer can be taken from (its body too large, its content not text); its
+    name starts the failed call's error (oncoeval.failures.BAD_REPLY)."""
+
+
+def message_text(content) -> str | None:
+    """A reply's ``content`` as text: a string, or a list of text parts joined; None for null.
+    Any other content (a number, an image part) is no answer: ``BadReply``."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+                continue
+            kind = part.get("type") if isinstance(part, dict) else getattr(part, "type", None)
+            text = part.get("text") if isinstance(part, dict) else getattr(part, "text", None)
+            if kind != "text" or not isinstance(text, str):
+                raise BadReply(f"the reply's content has a part that is not text: {part!r:.80}")
+            texts.append(text)
+        return "".join(texts)
+    raise BadReply(f"the reply's content is a {type(content).__name__}, not text: {content!r:.80}")
 
 
 class CutBody(RuntimeError):
@@ -101,6 +145,80 @@ def retry_after_s(headers) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+def usable_tokens(value) -> int | None:
+    """A reported token count as a whole number, or None when it cannot be believed (missing,
+    not a number, fractional, negative, non-finite, above ``MAX_REPORTED_TOKENS``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return None
+    return int(value) if 0 <= value <= MAX_REPORTED_TOKENS else None
+
+
+def usable_cost(value) -> float | None:
+    """A recorded ``cost_usd`` that can be added up (finite, not negative), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
+
+
+def worst_case_tokens(request: Request, text: str | None) -> tuple[int, int]:
+    """(prompt, completion) tokens a call cannot have exceeded: one token per UTF-8 byte of the
+    messages plus the template's per message, and ``max_new_tokens`` (without one, a token per
+    byte of the answer)."""
+    prompt = sum(
+        len(str(m.get("content") or "").encode("utf-8", "surrogatepass"))
+        + TEMPLATE_TOKENS_PER_MESSAGE
+        for m in request.messages
+    )
+    cap = request.params.get("max_new_tokens")
+    completion = int(cap) if cap is not None else len((text or "").encode("utf-8", "replace"))
+    return prompt, completion
+
+
+def reported_usage(answer: Answer, request: Request) -> tuple[int | None, int | None, str | None]:
+    """The answer's (prompt, completion) tokens as believed, and why they are not (or None)."""
+    prompt = usable_tokens(answer.prompt_tokens)
+    completion = usable_tokens(answer.completion_tokens)
+    if answer.prompt_tokens is None and answer.completion_tokens is None:
+        return None, None, "the server reports no usage"
+    if prompt is None or completion is None:
+        return (
+            prompt,
+            completion,
+            f"the server reports unusable usage (prompt_tokens {answer.prompt_tokens!r}, "
+            f"completion_tokens {answer.completion_tokens!r})",
+        )
+    asked = any(str(m.get("content") or "") for m in request.messages)
+    if (asked and prompt == 0) or (answer.text and completion == 0):
+        return prompt, completion, "the server reports zero tokens for a non-empty prompt or answer"
+    return prompt, completion, None
+
+
+def answer_problem(text: str | None, request: Request) -> str | None:
+    """Why an answer cannot be kept (a failed call's error), or None: longer than its
+    ``max_new_tokens`` can produce (the server ignored the cap, or sent something else)."""
+    cap = request.params.get("max_new_tokens")
+    if text is None or cap is None:
+        return None
+    allowed = int(cap) * MAX_CHARS_PER_TOKEN + ANSWER_SLACK_CHARS
+    if len(text) <= allowed:
+        return None
+    return (
+        f"{BAD_REPLY}: the answer has {len(text):,} characters, more than max_new_tokens={cap} "
+        f"allows (at most {allowed:,}: {MAX_CHARS_PER_TOKEN} a token plus "
+        f"{ANSWER_SLACK_CHARS:,}); the server did not keep to the token cap"
+    )
+
+
+def same_model(asked: str | None, served: str | None) -> bool:
+    """Whether the server answered with the model asked for: the same name, or a dated
+    snapshot of it (OpenAI answers "gpt-4o" with "gpt-4o-2024-08-06"); unknown counts as same."""
+    if not asked or not served:
+        return True
+    return served == asked or served.startswith(asked + "-") or asked.startswith(served + "-")
 
 
 def cost_usd(price: dict | None, prompt_tokens: int | None, completion_tokens: int | None):
@@ -139,7 +257,10 @@ def api_schema(own: dict, key_env: str, required: list[str]) -> dict:
             "default": 8,
         },
         "timeout_s": {
-            "description": "Per-request timeout in seconds.",
+            "description": (
+                "Seconds each attempt of a request may take in all, from sending it to the "
+                "last byte of its answer (a server that trickles its answer is cut there)."
+            ),
             "type": "number",
             "exclusiveMinimum": 0,
             "default": 120,
@@ -348,6 +469,10 @@ class ApiBackend(BaseBackend):
         """Where the requests go, for messages."""
         return f"the {self.name} API"
 
+    def asked_model(self) -> str | None:
+        """The model name sent to the server (None: none to compare the served one with)."""
+        return self.cfg.get("model")
+
     def describe(self, exc: Exception) -> str:
         """A failed call's ``error``: "ErrorType: message", naming what the user can check."""
         return f"{type(exc).__name__}: {exc}"
@@ -443,22 +568,56 @@ class ApiBackend(BaseBackend):
                 latency_s=round(time.perf_counter() - started, 4),
                 error=message,
             )
-        # No text (filtered by the provider, or null content) is a failed call, never a score.
-        problem = no_text_problem(answer.text, answer.finish_reason)
+        return self.response_of(
+            request, answer, self.price, round(time.perf_counter() - started, 4)
+        )
+
+    def response_of(
+        self, request: Request, answer: Answer, price: dict | None, latency_s: float | None
+    ) -> Response:
+        """The response row of one answered call, checked before it can be cached (synchronous
+        calls and batch lines alike; ``price`` is the rate the call was paid at)."""
+        # No text (filtered by the provider, or null content) is a failed call, never a score;
+        # nor is an answer longer than the request allows.
+        problem = no_text_problem(answer.text, answer.finish_reason) or answer_problem(
+            answer.text, request
+        )
         if problem:
             log.warning("request %s failed: %s", request.request_id, problem)
+        prompt, completion, usage_problem = reported_usage(answer, request)
+        cost = cost_usd(price, prompt, completion)
+        if price and usage_problem:
+            # Paid for, at a price nobody reported: counted at the most it can have cost.
+            cost = cost_usd(price, *worst_case_tokens(request, answer.text))
+            log.warning(
+                "request %s: %s; its cost is counted at its worst case, $%.4f",
+                request.request_id,
+                usage_problem,
+                cost,
+            )
+        other = not same_model(self.asked_model(), answer.served_model)
+        if other:
+            log.warning(
+                "request %s: asked for model %r, the server says %r answered",
+                request.request_id,
+                self.asked_model(),
+                answer.served_model,
+            )
         return Response(
             request.request_id,
             self.model_id,
             None if problem else answer.text,
             finish_reason=answer.finish_reason,
-            prompt_tokens=answer.prompt_tokens,
-            completion_tokens=answer.completion_tokens,
-            latency_s=round(time.perf_counter() - started, 4),
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            latency_s=latency_s,
             error=problem,
-            cost_usd=cost_usd(self.price, answer.prompt_tokens, answer.completion_tokens),
+            cost_usd=cost,
             structured_fallback=answer.structured_fallback,
             refused=answer.refused,
+            cost_estimated=bool(price and usage_problem),
+            served_model=answer.served_model,
+            other_model=other,
         )
 
     def generate(self, requests: list[Request]) -> Iterator[Response]:

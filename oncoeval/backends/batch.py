@@ -43,10 +43,10 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..failures import CAP_REACHED, no_text_problem
+from ..failures import CAP_REACHED
 from ..io import atomic_write, held_lock, json_line
 from ..records import Request, Response, spent_usd
-from .api import cost_usd
+from .api import Answer, BadReply, cost_usd, message_text
 
 log = logging.getLogger(__name__)
 
@@ -529,30 +529,32 @@ class BatchJob:
         return Response(request.request_id, self.cfg["id"], None, error=self.backend.scrub(reason))
 
     def _response(self, key: str, row: dict, waiting: dict) -> Response:
-        """A cache row from one answered line (the same fields as a synchronous answer)."""
+        """A cache row from one answered line, checked as a synchronous answer is
+        (``ApiBackend.response_of``: text, length, usage, served model)."""
         body = row["response"]["body"]
         choice = body["choices"][0]
         message = choice.get("message") or {}
-        text, refusal = message.get("content"), message.get("refusal")
-        refused = text is None and bool(refusal)
+        request = waiting.get(key) or Request(key, [])
+        try:
+            text = message_text(message.get("content"))
+        except BadReply as exc:
+            log.warning("request %s failed: BadReply: %s", request.request_id, exc)
+            return Response(request.request_id, self.cfg["id"], None, error=f"BadReply: {exc}")
+        refusal = message.get("refusal")
+        refused = text is None and isinstance(refusal, str) and bool(refusal)
         if refused:
             text = refusal
-        usage = body.get("usage") or {}
-        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-        finish = choice.get("finish_reason")
-        problem = no_text_problem(text, finish)
-        request = waiting.get(key)
-        return Response(
-            request.request_id if request else key,
-            self.cfg["id"],
-            None if problem else text,
-            finish_reason=finish,
-            prompt_tokens=prompt,
-            completion_tokens=completion,
-            error=problem,
-            cost_usd=cost_usd(self.price, prompt, completion),
+        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        served = body.get("model")
+        answer = Answer(
+            text,
+            finish_reason=choice.get("finish_reason"),
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
             refused=refused,
+            served_model=served if isinstance(served, str) else None,
         )
+        return self.backend.response_of(request, answer, self.price, None)
 
 
 def error_code(batch) -> str | None:

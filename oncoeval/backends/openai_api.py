@@ -19,20 +19,43 @@ Retry-After waits, rejected keys, price and spend cap, PHI default and resources
 - A body that is not a chat completion (an HTML page with status 200) is a failure; a body cut
   off in transit is named as such (``CutBody``), and an unreachable ``base_url`` is named.
 - A refusal (``message.refusal``) is kept as the answer's text, with ``refused`` set; null
-  content without one is a failed call (the base, oncoeval.failures).
+  content without one is a failed call (the base, oncoeval.failures). Content given as a list
+  of text parts is joined; content of any other type is a failed call (``BadReply``).
+- A POST is never redirected (a 302 would turn it into a GET, a 307 send the prompt elsewhere):
+  a redirect is a failed call naming its target (``Redirected``). A POST's answer is read with
+  a bound on its decoded size (``MAX_BODY_BYTES``; only gzip and deflate are accepted, inflated
+  a piece at a time) and a deadline: ``timeout_s`` is the whole exchange, from sending the
+  request to the body's last byte, so a server that trickles its body is cut there (and asked
+  again like any timeout).
+- The endpoint is the model's identity: ``base_url``, else ``OPENAI_BASE_URL``, normalised
+  (:func:`endpoint_identity`), enters the cache key, so two servers never share answers.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
+import time
+import urllib.parse
+import zlib
 
 from ..failures import CONTENT_FILTERED
 from ..io import encodable_messages
 from ..records import Request
 from ..shapes import SHAPE_PARAM, openai_fields
 from . import batch
-from .api import Answer, ApiBackend, Failure, Slots, api_schema, cost_usd, retry_after_s
+from .api import (
+    Answer,
+    ApiBackend,
+    BadReply,
+    Failure,
+    Slots,
+    api_schema,
+    cost_usd,
+    message_text,
+    retry_after_s,
+)
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +64,79 @@ DEFAULT_AZURE_ENDPOINT_ENV = "AZURE_OPENAI_ENDPOINT"
 DEFAULT_AZURE_API_VERSION = "2024-10-21"
 # The openai client retries by itself only when Retry-After is at most this long.
 CLIENT_MAX_RETRY_AFTER_S = 120.0
+# The largest answer body read (decoded): far above any chat completion of one choice, far
+# below what would strain a job's memory.
+MAX_BODY_BYTES = 8 * 1024 * 1024
+# Where the openai client sends requests without base_url or OPENAI_BASE_URL.
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+# Compressions whose output is inflated here a piece at a time (zlib wbits; 47: gzip or zlib).
+_INFLATE = {"gzip": 47, "x-gzip": 47, "deflate": 47}
+
+
+class Redirected(RuntimeError):
+    """The server answered a POST with a redirect, which is not followed
+    (oncoeval.failures.REDIRECTED)."""
+
+
+def configured_base_url(cfg: dict, env=None) -> str:
+    """Where the model's requests go as the client is given it: ``base_url``, else the
+    ``OPENAI_BASE_URL`` the openai client falls back on, else OpenAI's own API."""
+    env = os.environ if env is None else env
+    return cfg.get("base_url") or env.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_URL
+
+
+def normal_url(url: str) -> str:
+    """``url`` without credentials, fragment or trailing slashes, its scheme and host in lower
+    case: ``http://u:p@Host:8000/v1/`` and ``http://host:8000/v1`` are one endpoint."""
+    parts = urllib.parse.urlsplit(url.strip())
+    host = parts.netloc.rpartition("@")[2].lower()
+    return urllib.parse.urlunsplit(
+        (parts.scheme.lower(), host, parts.path.rstrip("/"), parts.query, "")
+    )
+
+
+def endpoint_identity(cfg: dict, env=None) -> str | None:
+    """The endpoint as the cache key holds it: the normalised ``base_url`` or
+    ``OPENAI_BASE_URL``; None for OpenAI's own API reached without either (as before either
+    was read, so those answers keep their keys)."""
+    env = os.environ if env is None else env
+    if not (cfg.get("base_url") or env.get("OPENAI_BASE_URL")):
+        return None
+    return normal_url(configured_base_url(cfg, env))
+
+
+def read_bounded(response, deadline: float, limit: int = MAX_BODY_BYTES) -> bytes:
+    """The decoded body of a streamed ``response``, read until ``deadline`` (``time.monotonic``)
+    and at most ``limit`` bytes; ``BadReply`` past the limit or for an encoding other than gzip
+    or deflate, the HTTP library's ``ReadTimeout`` past the deadline (retried as a timeout)."""
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    if encoding not in ("", "identity", *_INFLATE):
+        raise BadReply(f"the body is encoded as {encoding!r}; only gzip and deflate are read")
+    inflate = zlib.decompressobj(_INFLATE[encoding]) if encoding in _INFLATE else None
+    body = bytearray()
+    for raw in response.iter_raw():  # each piece as it arrives
+        if time.monotonic() > deadline:
+            httpx = sys.modules[type(response).__module__.split(".")[0]]
+            raise httpx.ReadTimeout(
+                "its body was still arriving at the deadline",
+                request=response.request,
+            )
+        data = raw
+        while data:
+            if inflate is None:
+                body += data
+                data = b""
+            else:  # at most what the limit leaves, so a small bomb never inflates whole
+                try:
+                    body += inflate.decompress(data, limit + 1 - len(body))
+                except zlib.error as exc:
+                    raise BadReply(f"the {encoding} body cannot be inflated ({exc})") from exc
+                data = inflate.unconsumed_tail
+            if len(body) > limit:
+                raise BadReply(
+                    f"the body is larger than {limit:,} bytes (MAX_BODY_BYTES) once decoded"
+                )
+    return bytes(body)
 
 
 def request_kwargs(request: Request, cfg: dict) -> dict:
@@ -91,7 +187,9 @@ def _bounded_client_class():
     import openai
 
     class _BoundedHttpClient(openai.DefaultHttpxClient):
-        """The SDK's default HTTP client with at most ``slots`` exchanges in flight.
+        """The SDK's default HTTP client with at most ``slots`` exchanges in flight, and each
+        POST bounded: never redirected, its body read within ``deadline_s`` and
+        ``MAX_BODY_BYTES`` (:func:`read_bounded`).
 
         The slot is held for one HTTP exchange (request sent to body read), not across the
         client's retry sleeps. Waiting for a slot does not count against the request timeout.
@@ -99,17 +197,48 @@ def _bounded_client_class():
         the next free slot.
         """
 
-        def __init__(self, slots: Slots, **kwargs):
-            super().__init__(**kwargs)
+        def __init__(self, slots: Slots, deadline_s: float, **kwargs):
+            # Only gzip and deflate: brotli and zstd cannot be inflated a piece at a time here.
+            kwargs.setdefault("headers", {"Accept-Encoding": "gzip, deflate"})
+            super().__init__(follow_redirects=False, **kwargs)
             self._slots = slots
+            self._deadline_s = deadline_s
 
-        def send(self, request, **kwargs):
+        def send(self, request, *, stream: bool = False, **kwargs):
             retry = request.headers.get("x-stainless-retry-count", "0") not in ("", "0")
             self._slots.acquire(retry)
             try:
-                return super().send(request, **kwargs)
+                if request.method != "POST":  # batch status, file contents: as the SDK does
+                    kwargs.setdefault("follow_redirects", True)
+                    return super().send(request, stream=stream, **kwargs)
+                return self._post(request, stream, kwargs)
             finally:
                 self._slots.release()
+
+        def _post(self, request, stream: bool, kwargs: dict):
+            deadline = time.monotonic() + self._deadline_s
+            kwargs["follow_redirects"] = False
+            response = super().send(request, stream=True, **kwargs)
+            try:
+                if response.has_redirect_location:
+                    # Named without credentials or query (either may carry a secret).
+                    here = normal_url(str(request.url.copy_with(query=None)))
+                    there = normal_url(response.headers["location"].partition("?")[0])
+                    raise Redirected(
+                        f"the server at {here} answered {response.status_code} "
+                        f"{response.reason_phrase}, to {there}; a redirected POST is not "
+                        "followed (it would become a GET or send the prompt elsewhere)"
+                    )
+                if not stream:
+                    # Read here, bounded; the SDK then finds the body read (httpx keeps a read
+                    # body in ``_content``, which ``read()`` returns).
+                    response._content = read_bounded(response, deadline)
+            except BaseException:
+                response.close()
+                raise
+            if not stream:
+                response.close()
+            return response
 
     return _BoundedHttpClient
 
@@ -199,7 +328,22 @@ class Backend(ApiBackend):
             ident["azure"] = {
                 "api_version": ident["azure"].get("api_version", DEFAULT_AZURE_API_VERSION)
             }
+        else:
+            # The endpoint answered: base_url or OPENAI_BASE_URL, normalised (".../v1/" is
+            # ".../v1"); OpenAI's own API without either keeps the key it always had.
+            url = endpoint_identity(cfg)
+            if url is not None:
+                ident["base_url"] = url
         return ident
+
+    @classmethod
+    def provenance(cls, cfg: dict, root) -> dict:
+        azure = cfg.get("azure")
+        if azure:
+            where = os.environ.get(azure.get("endpoint_env") or DEFAULT_AZURE_ENDPOINT_ENV)
+        else:
+            where = configured_base_url(cfg)
+        return {**super().provenance(cfg, root), "endpoint": normal_url(where) if where else None}
 
     @classmethod
     def config_problems(cls, cfg: dict, env=None) -> list[str]:
@@ -224,7 +368,7 @@ class Backend(ApiBackend):
             api_key=self.key,
             timeout=self.timeout_s,
             max_retries=self.max_retries,
-            http_client=_bounded_client_class()(slots=self.slots),
+            http_client=_bounded_client_class()(slots=self.slots, deadline_s=self.timeout_s),
         )
         azure = self.cfg.get("azure")
         if azure:
@@ -234,7 +378,7 @@ class Backend(ApiBackend):
                 **common,
             )
         else:
-            self.client = openai.OpenAI(base_url=self.cfg.get("base_url") or None, **common)
+            self.client = openai.OpenAI(base_url=configured_base_url(self.cfg), **common)
         # One INFO line per HTTP request drowns the job log; retries are still logged by openai.
         for name in ("httpx", "httpx2"):
             logging.getLogger(name).setLevel(logging.WARNING)
@@ -256,9 +400,12 @@ class Backend(ApiBackend):
                     f"CutBody: the answer from {self.client.base_url} was cut off in transit "
                     f"({cause}); retried {self.max_retries} times"
                 )
-            if not isinstance(exc, openai.APITimeoutError):
-                detail = f" ({type(cause).__name__}: {cause})" if cause else ""
-                return f"{text} could not reach base_url {self.client.base_url}{detail}"
+            if isinstance(exc, openai.APITimeoutError):
+                # Whose deadline it was: a read that waited too long, or the whole answer.
+                detail = f" ({cause})" if cause and str(cause) else ""
+                return f"{text}{detail} after timeout_s={self.timeout_s:g}"
+            detail = f" ({type(cause).__name__}: {cause})" if cause else ""
+            return f"{text} could not reach base_url {self.client.base_url}{detail}"
         if isinstance(exc, openai.BadRequestError) and getattr(exc, "code", None) in (
             "content_filter",
             "content_policy_violation",
@@ -305,16 +452,22 @@ class Backend(ApiBackend):
         if not completion.choices:
             raise ValueError("the server returned no choices")
         choice = completion.choices[0]
-        text = choice.message.content
+        text = message_text(choice.message.content)
         refusal = getattr(choice.message, "refusal", None)
-        refused = text is None and bool(refusal)
+        refused = text is None and isinstance(refusal, str) and bool(refusal)
         if refused:  # a refusal is the model's answer: kept, and counted as refused
             text = refusal
         usage = completion.usage
+        served = getattr(completion, "model", None)
         return Answer(
             text,
             finish_reason=choice.finish_reason,
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
             refused=refused,
+            served_model=served if isinstance(served, str) else None,
         )
+
+    def asked_model(self) -> str | None:
+        # An Azure deployment's name is the user's own, not the model's: nothing to compare.
+        return None if self.cfg.get("azure") else self.cfg["model"]

@@ -252,6 +252,11 @@ def _sum(values):
     return sum(known) if known else None
 
 
+def _cost(values) -> float | None:
+    """The cost of answers: 0 for none, None when any one's is unknown."""
+    return None if any(v is None for v in values) else float(sum(values))
+
+
 def usage_rows(root: Path, models=None) -> list[dict]:
     """Per model: requests, failed calls, cached answers, tokens, cost and generate wall time.
 
@@ -281,15 +286,16 @@ def usage_rows(root: Path, models=None) -> list[dict]:
         u["_prompt"] += [r.get("prompt_tokens") for r in rows]
         u["_completion"] += [r.get("completion_tokens") for r in rows]
         for r in rows:
-            u["_cached" if r.get("cached") else "_spent"].append(r.get("cost_usd"))
+            if r.get("error") is None:  # a failed call has no cost recorded
+                u["_cached" if r.get("cached") else "_spent"].append(r.get("cost_usd"))
     out = []
     for model, u in per_model.items():
         wall = 0.0
         for bench in glob.glob(str(root / "benchmarks" / "*" / "generate" / model / "*.tsv")):
             wall += float(pd.read_csv(bench, sep="\t")["s"].sum())
-        # No answer of the kind: nothing spent (or read), not "not priced".
-        spent = _sum(u["_spent"]) if u["_spent"] else 0.0
-        cached = _sum(u["_cached"]) if u["_cached"] else 0.0
+        # No answer of the kind: nothing spent (or read), not "not priced"; one answer of
+        # unknown cost makes the sum unknown (never a partial sum, never $0).
+        spent, cached = _cost(u["_spent"]), _cost(u["_cached"])
         out.append(
             {
                 "model": model,
@@ -298,7 +304,7 @@ def usage_rows(root: Path, models=None) -> list[dict]:
                 "cached": u["cached"],
                 "prompt_tokens": _sum(u["_prompt"]),
                 "completion_tokens": _sum(u["_completion"]),
-                "cost_usd": _sum([spent, cached]),
+                "cost_usd": None if spent is None or cached is None else spent + cached,
                 "spent_usd": spent,
                 "cached_usd": cached,
                 "wall_s": round(wall, 1),

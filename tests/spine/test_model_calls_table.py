@@ -20,10 +20,10 @@ from tests.cancer_myth.test_workflow import (
 from tests.conftest import run_snakemake, write_config
 
 
-def test_calls_table_counts_failed_truncated_filtered_and_cached_rows(tmp_path):
+def test_calls_table_counts_failed_truncated_filtered_cached_and_other_model_rows(tmp_path):
     root = tmp_path / "responses"
     rows = [
-        Response("a", "m", "whole", finish_reason="stop", cached=True),
+        Response("a", "m", "whole", finish_reason="stop", cached=True, other_model=True),
         Response("b", "m", "cut o", finish_reason="length"),
         Response("c", "m", None, error="APIError: 500"),
         Response("d", "m", "I can't help with that.", finish_reason="stop", refused=True),
@@ -35,9 +35,9 @@ def test_calls_table_counts_failed_truncated_filtered_and_cached_rows(tmp_path):
     table = calls_table(root, ["m", "j"], tmp_path / "calls.tsv", tmp_path / "calls.md")
     assert table.to_dict("records") == [
         {"model": "j", "requestset": "verify--m", "n_requests": 1, "n_failed": 0,
-         "n_truncated": 0, "n_refused": 0, "n_filtered": 0, "n_cached": 1},
+         "n_truncated": 0, "n_refused": 0, "n_filtered": 0, "n_cached": 1, "n_other_model": 1},
         {"model": "m", "requestset": "answer", "n_requests": 5, "n_failed": 2,
-         "n_truncated": 1, "n_refused": 1, "n_filtered": 1, "n_cached": 1},
+         "n_truncated": 1, "n_refused": 1, "n_filtered": 1, "n_cached": 1, "n_other_model": 1},
     ]  # fmt: skip
     assert pd.read_csv(tmp_path / "calls.tsv", sep="\t").equals(table)
     assert "n_truncated" in (tmp_path / "calls.md").read_text()
