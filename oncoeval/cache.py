@@ -19,6 +19,7 @@ import os
 import time
 from pathlib import Path
 
+from . import credentials
 from .errors import InputError
 from .io import json_line
 from .records import Request, Response
@@ -137,7 +138,7 @@ class ResponseCache:
                 self._handle.seek(self._handle.tell() - 1)
                 if self._handle.read(1) != "\n":
                     self._handle.write("\n")
-        row = response.to_dict()
+        row = credentials.scrub_response(response).to_dict()  # never a key in the cache
         row.pop("cached", None)
         row.pop("meta", None)  # meta belongs to the request, which the key already covers
         # json_line: a lone surrogate in the answer is stored escaped and read back unchanged.
