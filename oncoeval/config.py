@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import functools
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import yaml
 
 from .backends import BACKEND_MODULES, get_backend
 from .cache import canonical_json
+from .configfile import file_problems as config_file_problems  # noqa: F401 (for common.smk)
 from .errors import ConfigError
 from .schema import CONFIG_SCHEMA, fill_schema_defaults, raw_config_schema
 from .studies import STUDIES, contract
@@ -232,6 +234,52 @@ def config_problems(config: dict, env: dict | None = None) -> list[str]:
         cfg = models[mid]
         problems += get_backend(cfg["backend"]).config_problems(cfg, env=env)
     return list(dict.fromkeys(problems))
+
+
+# Keys whose value is a path: `~` and `$VAR` in them are expanded (expand_paths).
+TOP_PATH_KEYS = ("cache_dir", "model_store")
+MODEL_PATH_KEYS = ("path", "gguf_file")
+_UNEXPANDED = re.compile(r"\$\{?(\w+)")
+
+
+def _expanded(key: str, value, problems: list[str]):
+    """``value`` with ``~`` and ``$VAR``/``${VAR}`` expanded; a problem when one cannot be."""
+    if not isinstance(value, str) or not (value.startswith("~") or "$" in value):
+        return value
+    out = os.path.expandvars(os.path.expanduser(value))
+    left = _UNEXPANDED.findall(out)
+    if left:
+        problems.append(
+            f"{key}: {value!r} names the environment variable {left[0]!r}, which is not set; "
+            "set it, or write the path out"
+        )
+    elif out.startswith("~"):
+        problems.append(f"{key}: {value!r}: no such user's home folder; write the path out")
+    return out
+
+
+def expand_paths(config: dict) -> list[str]:
+    """Expand ``~`` and ``$VAR`` in the config's path values, in place (the top level's
+    ``cache_dir`` and ``model_store``, each model's ``path`` and ``gguf_file``, the ad-hoc sets
+    and each study's data keys); the problems of those that cannot be expanded."""
+    problems: list[str] = []
+    for key in TOP_PATH_KEYS:
+        if key in config:
+            config[key] = _expanded(key, config[key], problems)
+    for i, model in enumerate(config.get("models") or []):
+        for key in MODEL_PATH_KEYS:
+            if isinstance(model, dict) and key in model:
+                model[key] = _expanded(f"models[{i}].{key}", model[key], problems)
+    for name, path in list((config.get("adhoc") or {}).items()):
+        config["adhoc"][name] = _expanded(f"adhoc.{name}", path, problems)
+    for study in enabled_studies(config):
+        block = study_block(config, study)
+        for dotted in contract.data_keys(study, block):
+            *parents, last = dotted.split(".")
+            holder = _get(block, ".".join(parents)) if parents else block
+            if isinstance(holder, dict) and last in holder:
+                holder[last] = _expanded(f"studies.{study}.{dotted}", holder[last], problems)
+    return problems
 
 
 def data_problems(study: str, block: dict) -> list[str]:

@@ -40,7 +40,8 @@ def settle_config(config: dict) -> list[str]:
     if problems:
         return problems
     oc.fill_workflow_config(config)
-    problems = oc.apply_only(config) + oc.config_problems(config)
+    problems = oc.expand_paths(config) + oc.apply_only(config)
+    problems += oc.config_problems(config)
     if not problems:
         oc.sort_mappings_in_place(config)
     return problems

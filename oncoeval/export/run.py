@@ -24,6 +24,8 @@ from pathlib import Path
 import yaml
 
 from .. import config as oc
+from .. import configfile
+from ..errors import ConfigError
 from . import checklist, crate, eee, inspect_log
 from .items import headlines, place_in_units, resampling_unit, study_items, unit_clusters
 from .phi import redactor_for
@@ -41,10 +43,13 @@ def load_config(root: Path, configfiles: list[str], overrides: list[str] = ()) -
     """The run's config: config/config.yaml, each config file layered on top, then Snakemake's
     ``--config KEY=VALUE`` overrides (e.g. ``only=cancer_myth``), defaults filled, ``only``
     applied, as the workflow reads it."""
-    config = yaml.safe_load((root / "config" / "config.yaml").read_text(encoding="utf-8"))
-    for path in configfiles:
-        path = Path(path) if Path(path).is_absolute() else root / path
-        config = layered(config, yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+    try:  # read strictly, as the workflow reads them (oncoeval.configfile)
+        config = configfile.read(root / "config" / "config.yaml")
+        for path in configfiles:
+            path = Path(path) if Path(path).is_absolute() else root / path
+            config = layered(config, configfile.read(path))
+    except ConfigError as exc:
+        raise SystemExit(f"config: {exc}") from exc
     for item in overrides:
         key, sep, value = item.partition("=")
         if not sep:
@@ -54,7 +59,7 @@ def load_config(root: Path, configfiles: list[str], overrides: list[str] = ()) -
     if problems:
         raise SystemExit(f"config: {oc.format_problems(problems)}")
     oc.fill_workflow_config(config)
-    problems = oc.apply_only(config)
+    problems = oc.expand_paths(config) + oc.apply_only(config)
     if problems:
         raise SystemExit(f"config: {oc.format_problems(problems)}")
     return config
