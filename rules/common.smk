@@ -19,7 +19,9 @@ min_version("9.0")
 # The schema is config/config.schema.yaml with each backend's part (oncoeval.config.config_schema).
 # The config files are read again first, strictly (duplicate keys, tags, size, alias
 # expansion; oncoeval.configfile): Snakemake's own reader lets those pass.
-_problems = oc.config_file_problems(workflow.configfiles) or run_wf.settle_config(config)
+_problems = oc.config_file_problems(workflow.configfiles) or run_wf.settle_config(
+    config
+)
 if _problems:
     raise WorkflowError(f"config: {oc.format_problems(_problems)}")
 MODELS = oc.models_by_id(config)

@@ -813,19 +813,31 @@ def test_the_demo_config_passes_the_config_check():
 # ------------------------------------------------------------------------ config files (#36)
 DEMO_CONFIG = (REPO / "config" / "config.yaml").read_text(encoding="utf-8")
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdefgh", "bcdefghi")
+    f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n"
+    for p, c in zip("abcdefgh", "bcdefghi", strict=True)
 )  # 10**9 leaves in 9 lines
 CONFIG_FILE_CASES = {
     # A second contains_phi would switch PHI routing off; both lines are named.
     "duplicate-key": (
-        DEMO_CONFIG.replace("  coral:\n", "  coral:\n    contains_phi: true\n    contains_phi: false\n", 1),
+        DEMO_CONFIG.replace(
+            "  coral:\n", "  coral:\n    contains_phi: true\n    contains_phi: false\n", 1
+        ),
         "the key 'contains_phi' is given twice in one mapping (lines ",
     ),
-    "duplicate-top-key": (DEMO_CONFIG + "cache_dir: elsewhere\ncache_dir: again\n", "cache_dir: the key"),
-    "python-tag": (DEMO_CONFIG + "limit: !!python/name:os.system\n", "the tag 'tag:yaml.org,2002:python/name:os.system' is not allowed"),
+    "duplicate-top-key": (
+        DEMO_CONFIG + "cache_dir: elsewhere\ncache_dir: again\n",
+        "cache_dir: the key",
+    ),
+    "python-tag": (
+        DEMO_CONFIG + "limit: !!python/name:os.system\n",
+        "the tag 'tag:yaml.org,2002:python/name:os.system' is not allowed",
+    ),
     "custom-tag": (DEMO_CONFIG + "limit: !secret 3\n", "the tag '!secret' is not allowed"),
     "alias-bomb": (BOMB, "more than the 200,000 a config may hold"),
-    "too-large": (DEMO_CONFIG + "#" * 1_100_000 + "\n", "more than the 1,000,000 a config file may have"),
+    "too-large": (
+        DEMO_CONFIG + "#" * 1_100_000 + "\n",
+        "more than the 1,000,000 a config file may have",
+    ),
     "not-a-mapping": ("- a\n- b\n", "holds a mapping of keys at its top level"),
 }
 
@@ -877,8 +889,10 @@ def test_a_verifier_example_scored_true_stops_the_config_check(tmp_path):
     path.write_text(json.dumps(examples), encoding="utf-8")
     problems = config_check({"studies": {"cancer_myth": {"verifier_examples": str(path)}}})
     assert any(
-        p.startswith("studies.cancer_myth.verifier_examples:") and "example 2" in p
-        and "got True" in p for p in problems
+        p.startswith("studies.cancer_myth.verifier_examples:")
+        and "example 2" in p
+        and "got True" in p
+        for p in problems
     ), problems
 
 
