@@ -224,6 +224,7 @@ def config_problems(config: dict, env: dict | None = None) -> list[str]:
                 problems.append(f"studies.{study}.{dotted}: needs a model id ({why})")
         problems += data_problems(study, block)
         problems += contract.settings_problems(study, block)
+    problems += store_problems(config)
     for route in model_routes(config):
         problem = phi_problem(config, models, route)
         if problem:
@@ -279,6 +280,28 @@ def expand_paths(config: dict) -> list[str]:
             holder = _get(block, ".".join(parents)) if parents else block
             if isinstance(holder, dict) and last in holder:
                 holder[last] = _expanded(f"studies.{study}.{dotted}", holder[last], problems)
+    return problems
+
+
+RESULTS = "results"
+
+
+def store_problems(config: dict, root: str | os.PathLike = ".") -> list[str]:
+    """A cache or model store inside ``results/``: what is there is published (the crate, the
+    report), and raw answers of a ``contains_phi`` study must not be."""
+    problems = []
+    results = (Path(root) / RESULTS).resolve()
+    for key in TOP_PATH_KEYS:
+        value = config.get(key)
+        if not isinstance(value, str) or not value:
+            continue
+        path = (Path(root) / value).resolve()
+        if path == results or results in path.parents:
+            problems.append(
+                f"{key}: {value!r} lies inside {RESULTS}/, whose files are published (the crate, "
+                f"the report): raw answers and model files would ship with them. Put the "
+                f"{key} outside {RESULTS}/ (by default it is {raw_config_schema()['properties'][key]['default']})"
+            )
     return problems
 
 
