@@ -17,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from . import names
 from .backends import BACKEND_MODULES, get_backend
 from .cache import canonical_json
 from .configfile import file_problems as config_file_problems  # noqa: F401 (for common.smk)
@@ -225,6 +226,10 @@ def config_problems(config: dict, env: dict | None = None) -> list[str]:
         problems += data_problems(study, block)
         problems += contract.settings_problems(study, block)
     problems += store_problems(config)
+    problems += names.collision_problems(
+        "models[].id", [m["id"] for m in config.get("models") or []]
+    )
+    problems += names.collision_problems("adhoc", list(config.get("adhoc") or {}))
     for route in model_routes(config):
         problem = phi_problem(config, models, route)
         if problem:

@@ -796,6 +796,37 @@ CONFIG_CASES = {
     ),
     "adhoc-name-with-space": ({"adhoc": {"my set": PROBES}}, "'my set' does not match"),
     "adhoc-name-with-slash": ({"adhoc": {"../x": PROBES}}, "'../x' does not match"),
+    # Names are path components (#36): no `.`/`..`, no hidden file, a length a file name fits.
+    "adhoc-name-dotdot": ({"adhoc": {"..": PROBES}}, "'..' does not match"),
+    "adhoc-name-dot": ({"adhoc": {".": PROBES}}, "'.' does not match"),
+    "adhoc-name-240-chars": ({"adhoc": {"s" * 240: PROBES}}, "does not match"),
+    "adhoc-names-folding-together": (
+        {"adhoc": {"Probe": PROBES, "probe": PROBES}},
+        "adhoc: ['Probe', 'probe'] differ only in case or punctuation",
+    ),
+    "model-id-dotdot": (
+        {"models": [{"id": "..", "backend": "replay", "path": "x"}]},
+        "'..' does not match",
+    ),
+    "model-id-dot": (
+        {"models": [{"id": ".", "backend": "replay", "path": "x"}]},
+        "'.' does not match",
+    ),
+    "model-id-too-long": (
+        {"models": [{"id": "m" * 65, "backend": "replay", "path": "x"}]},
+        "does not match",
+    ),
+    "model-ids-folding-together": (
+        {
+            "models": [
+                {"id": "ref.a", "backend": "replay", "path": "x"},
+                {"id": "ref_a", "backend": "replay", "path": "x"},
+            ],
+            "evaluate": ["ref.a"],
+            "studies": {s: {"enabled": False} for s in oc.STUDIES},
+        },
+        "models[].id: ['ref.a', 'ref_a'] differ only in case or punctuation",
+    ),
 }
 
 

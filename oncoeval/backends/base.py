@@ -58,6 +58,10 @@ class BaseBackend:
     #: schema's own, then the backend's (in this order).
     decoding_keys: tuple[str, ...] = ("max_new_tokens", "generation")
 
+    #: keys of a model entry that name input files, hashed into provenance.json's
+    #: ``input_files_sha256`` (replayed answers); weights are recorded by `stage_weights`.
+    input_keys: tuple[str, ...] = ()
+
     @classmethod
     def spend_round(cls, cfg: dict) -> int | None:
         """Requests sent between two checks of the spend cap (``max_cost_usd``); None: all at

@@ -21,6 +21,7 @@ from pathlib import Path
 from rocrate.model.contextentity import ContextEntity
 from rocrate.rocrate import ROCrate
 
+from .. import config as oc
 from . import atomic
 from .phi import redactor_for
 
@@ -82,7 +83,7 @@ def shared_results(root: Path, config: dict) -> list[str]:
     its exports and run-level files), never the model store, a cache, the crate itself or a
     dotfile; of a study whose PHI text stays out, nothing but its aggregate tables and figures."""
     studies = config.get("studies") or {}
-    own = set(oc_enabled(config)) | ({"adhoc"} if config.get("adhoc") else set())
+    own = set(oc.enabled_studies(config)) | ({"adhoc"} if config.get("adhoc") else set())
     out = []
     for rel in _files(root, "results"):
         parts = rel.split("/")
@@ -94,12 +95,6 @@ def shared_results(root: Path, config: dict) -> list[str]:
                 continue
         out.append(rel)
     return out
-
-
-def oc_enabled(config: dict) -> list[str]:
-    from .. import config as oc
-
-    return oc.enabled_studies(config)
 
 
 def _own_result(parts: list[str], own: set[str]) -> bool:
