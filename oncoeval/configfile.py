@@ -18,6 +18,7 @@ expands aliases without a bound. rules/common.smk therefore reads the same files
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -121,6 +122,11 @@ def read(path: str | os.PathLike) -> dict:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{where}: cannot be read ({exc})") from exc
+    if text.lstrip().startswith("{"):  # JSON, as Snakemake tries first (tabs are fine there)
+        try:
+            return _json_mapping(text, where)
+        except json.JSONDecodeError:
+            pass  # YAML's flow style: read as YAML below
     try:
         loader = yaml.SafeLoader(text)
         try:
@@ -140,6 +146,23 @@ def read(path: str | os.PathLike) -> dict:
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: a config file holds a mapping of keys at its top level")
     return data
+
+
+def _json_mapping(text: str, where: str) -> dict:
+    """A JSON config file, a key given twice in one object refused."""
+
+    def pairs(items):
+        out = {}
+        for key, value in items:
+            if key in out:
+                raise ConfigError(
+                    f"{where}: the key {key!r} is given twice in one object; JSON readers keep "
+                    "only one. Remove the other."
+                )
+            out[key] = value
+        return out
+
+    return json.loads(text, object_pairs_hook=pairs)
 
 
 def file_problems(paths) -> list[str]:

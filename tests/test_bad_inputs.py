@@ -869,6 +869,10 @@ CONFIG_FILE_CASES = {
         DEMO_CONFIG + "#" * 1_100_000 + "\n",
         "more than the 1,000,000 a config file may have",
     ),
+    "json-duplicate-key": (
+        '{"limit": 2,\n\t"limit": 3}',
+        "the key 'limit' is given twice in one object",
+    ),
     "not-a-mapping": ("- a\n- b\n", "holds a mapping of keys at its top level"),
 }
 
