@@ -242,9 +242,9 @@ def config_problems(config: dict, env: dict | None = None) -> list[str]:
     return list(dict.fromkeys(problems))
 
 
-# Keys whose value is a path: `~` and `$VAR` in them are expanded (expand_paths).
+# Keys whose value is a path: `~` and `$VAR` in them are expanded (expand_paths); a model
+# entry's are its backend's `path_keys`.
 TOP_PATH_KEYS = ("cache_dir", "model_store")
-MODEL_PATH_KEYS = ("path", "gguf_file")
 _UNEXPANDED = re.compile(r"\$\{?(\w+)")
 
 
@@ -273,8 +273,13 @@ def expand_paths(config: dict) -> list[str]:
         if key in config:
             config[key] = _expanded(key, config[key], problems)
     for i, model in enumerate(config.get("models") or []):
-        for key in MODEL_PATH_KEYS:
-            if isinstance(model, dict) and key in model:
+        keys = (
+            get_backend(model["backend"]).path_keys
+            if model.get("backend") in BACKEND_MODULES
+            else ()
+        )
+        for key in keys:
+            if key in model:
                 model[key] = _expanded(f"models[{i}].{key}", model[key], problems)
     for name, path in list((config.get("adhoc") or {}).items()):
         config["adhoc"][name] = _expanded(f"adhoc.{name}", path, problems)

@@ -216,4 +216,9 @@ class ScrubbingStream(io.TextIOBase):
         return getattr(self._stream, "encoding", "utf-8")
 
     def close(self) -> None:
-        self._stream.close()
+        # The job's log stream lives as long as the job; collecting this wrapper (io's __del__
+        # calls close) must not close it.
+        self._stream.flush()
+
+    def __getattr__(self, name):  # anything else (``buffer``, ``mode``...) is the stream's
+        return getattr(self._stream, name)
