@@ -25,6 +25,7 @@ import os
 import time
 from pathlib import Path
 
+from . import credentials
 from .io import json_line
 from .records import Request, Response
 
@@ -165,7 +166,7 @@ class ResponseCache:
                 self._handle.seek(self._handle.tell() - 1)
                 if self._handle.read(1) != "\n":
                     self._handle.write("\n")
-        row = response.to_dict()
+        row = credentials.scrub_response(response).to_dict()  # never a key in the cache
         row.pop("cached", None)
         row.pop("meta", None)  # meta belongs to the request, which the key already covers
         problem = cache_line_problem({"key": key, "response": row})

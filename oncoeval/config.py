@@ -11,13 +11,16 @@ from __future__ import annotations
 import copy
 import functools
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from . import names
 from .backends import BACKEND_MODULES, get_backend
 from .cache import canonical_json
+from .configfile import file_problems as config_file_problems  # noqa: F401 (for common.smk)
 from .errors import ConfigError
 from .schema import CONFIG_SCHEMA, fill_schema_defaults, raw_config_schema
 from .source import resolve_own_files
@@ -223,6 +226,11 @@ def config_problems(config: dict, env: dict | None = None) -> list[str]:
                 problems.append(f"studies.{study}.{dotted}: needs a model id ({why})")
         problems += data_problems(study, block)
         problems += contract.settings_problems(study, block)
+    problems += store_problems(config)
+    problems += names.collision_problems(
+        "models[].id", [m["id"] for m in config.get("models") or []]
+    )
+    problems += names.collision_problems("adhoc", list(config.get("adhoc") or {}))
     for route in model_routes(config):
         problem = phi_problem(config, models, route)
         if problem:
@@ -233,6 +241,79 @@ def config_problems(config: dict, env: dict | None = None) -> list[str]:
         cfg = models[mid]
         problems += get_backend(cfg["backend"]).config_problems(cfg, env=env)
     return list(dict.fromkeys(problems))
+
+
+# Keys whose value is a path: `~` and `$VAR` in them are expanded (expand_paths); a model
+# entry's are its backend's `path_keys`.
+TOP_PATH_KEYS = ("cache_dir", "model_store")
+_UNEXPANDED = re.compile(r"\$\{?(\w+)")
+
+
+def _expanded(key: str, value, problems: list[str]):
+    """``value`` with ``~`` and ``$VAR``/``${VAR}`` expanded; a problem when one cannot be."""
+    if not isinstance(value, str) or not (value.startswith("~") or "$" in value):
+        return value
+    out = os.path.expandvars(os.path.expanduser(value))
+    left = _UNEXPANDED.findall(out)
+    if left:
+        problems.append(
+            f"{key}: {value!r} names the environment variable {left[0]!r}, which is not set; "
+            "set it, or write the path out"
+        )
+    elif out.startswith("~"):
+        problems.append(f"{key}: {value!r}: no such user's home folder; write the path out")
+    return out
+
+
+def expand_paths(config: dict) -> list[str]:
+    """Expand ``~`` and ``$VAR`` in the config's path values, in place (the top level's
+    ``cache_dir`` and ``model_store``, each model's ``path`` and ``gguf_file``, the ad-hoc sets
+    and each study's data keys); the problems of those that cannot be expanded."""
+    problems: list[str] = []
+    for key in TOP_PATH_KEYS:
+        if key in config:
+            config[key] = _expanded(key, config[key], problems)
+    for i, model in enumerate(config.get("models") or []):
+        keys = (
+            get_backend(model["backend"]).path_keys
+            if model.get("backend") in BACKEND_MODULES
+            else ()
+        )
+        for key in keys:
+            if key in model:
+                model[key] = _expanded(f"models[{i}].{key}", model[key], problems)
+    for name, path in list((config.get("adhoc") or {}).items()):
+        config["adhoc"][name] = _expanded(f"adhoc.{name}", path, problems)
+    for study in enabled_studies(config):
+        block = study_block(config, study)
+        for dotted in contract.data_keys(study, block):
+            *parents, last = dotted.split(".")
+            holder = _get(block, ".".join(parents)) if parents else block
+            if isinstance(holder, dict) and last in holder:
+                holder[last] = _expanded(f"studies.{study}.{dotted}", holder[last], problems)
+    return problems
+
+
+RESULTS = "results"
+
+
+def store_problems(config: dict, root: str | os.PathLike = ".") -> list[str]:
+    """A cache or model store inside ``results/``: what is there is published (the crate, the
+    report), and raw answers of a ``contains_phi`` study must not be."""
+    problems = []
+    results = (Path(root) / RESULTS).resolve()
+    for key in TOP_PATH_KEYS:
+        value = config.get(key)
+        if not isinstance(value, str) or not value:
+            continue
+        path = (Path(root) / value).resolve()
+        if path == results or results in path.parents:
+            problems.append(
+                f"{key}: {value!r} lies inside {RESULTS}/, whose files are published (the crate, "
+                f"the report): raw answers and model files would ship with them. Put the "
+                f"{key} outside {RESULTS}/ (by default it is {raw_config_schema()['properties'][key]['default']})"
+            )
+    return problems
 
 
 def data_problems(study: str, block: dict) -> list[str]:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from .credentials import redact_url
+
 CONTENT_FILTERED = "content filtered by the provider"
 EMPTY_ANSWER = "empty answer"
 CUT_BODY = "cut body"
@@ -104,7 +106,7 @@ def cure(kind: str, model_cfg: dict) -> str:
     if kind == "empty":
         return "the server sent replies without text: a plain rerun asks only them again"
     if kind == "connection":
-        url = model_cfg.get("base_url") or "the provider's default URL"
+        url = redact_url(model_cfg.get("base_url")) or "the provider's default URL"
         return (
             f"the server could not be reached: check models[{mid}].base_url ({url}) and that "
             "the server is up, then rerun (only the failed requests are asked)"

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from . import credentials
 from .backends import get_backend
 from .backends.base import LocalModelBackend
 from .cache import RequestClaims, ResponseCache, cache_key
@@ -130,7 +131,9 @@ class LazyBackend:
             self.backend = self.backend_cls(
                 self.model_cfg, threads=self.threads, context=self.context
             )
-        yield from self.backend.generate(batch)
+        # No answer or error row holds a key (a server that echoes the Authorization header).
+        for resp in self.backend.generate(batch):
+            yield credentials.scrub_response(resp)
 
     def close(self) -> None:
         if self.backend is not None:
@@ -300,7 +303,7 @@ def answer_by_batches(todo, job, model_cfg, backend_cls, cache, spend, answers, 
         batches = BatchJob(backend, cache, cache.path.stem, spend.spent)
         for key, resp in batches.run({job.keys[r.request_id]: r for r in todo}):
             resp.model = model_cfg["id"]
-            answers[key] = resp
+            answers[key] = credentials.scrub_response(resp)
     finally:
         backend.close()
     if batches.left:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .credentials import ScrubbingStream, ScrubFilter
 from .errors import InputError, OncoEvalError
 from .inputs import loads_json
 
@@ -234,10 +235,12 @@ def setup_script_logging(log_path: str | os.PathLike | None) -> logging.Logger:
     if log_path:
         Path(log_path).parent.mkdir(parents=True, exist_ok=True)
         stream = open(log_path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 (lives with the job)
-        sys.stderr = stream
+        # Keys and URL credentials never reach the log, tracebacks included (oncoeval.credentials).
+        sys.stderr = stream = ScrubbingStream(stream)
         handler = logging.StreamHandler(stream)
     else:
         handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(ScrubFilter())
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]

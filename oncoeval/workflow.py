@@ -17,6 +17,7 @@ from types import ModuleType
 
 from oncoeval import backends
 from oncoeval import config as oc
+from oncoeval.credentials import redact_url
 from oncoeval.errors import ConfigError
 from oncoeval.studies import contract
 
@@ -40,7 +41,8 @@ def settle_config(config: dict) -> list[str]:
     if problems:
         return problems
     oc.fill_workflow_config(config)
-    problems = oc.apply_only(config) + oc.config_problems(config)
+    problems = oc.expand_paths(config) + oc.apply_only(config)
+    problems += oc.config_problems(config)
     if not problems:
         oc.sort_mappings_in_place(config)
     return problems
@@ -83,8 +85,29 @@ def model_extra_inputs(config: dict) -> list[str]:
 
 
 def model_signatures(config: dict) -> dict[str, str]:
-    """Each model's signature (``oncoeval.config.model_signature``): what its answers depend on."""
-    return {mid: oc.model_signature(cfg) for mid, cfg in used_model_cfgs(config).items()}
+    """Each model's signature (``oncoeval.config.model_signature``): what its answers depend on.
+
+    Snakemake's report embeds a report job's params in a ``<script>`` without escaping them, so
+    ``<``, ``>`` and ``&`` are written as JSON escapes: the same JSON value, and a ``</script>`` in
+    a model string stays text instead of closing the report's script."""
+    return {
+        mid: script_safe_json(oc.model_signature(cfg))
+        for mid, cfg in used_model_cfgs(config).items()
+    }
+
+
+def script_safe_json(text: str) -> str:
+    """JSON text with ``<``, ``>`` and ``&`` escaped (``\\u003c``...): inert inside ``<script>``."""
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def estimate_models(config: dict) -> dict[str, dict]:
+    """The model entries `make estimate` prices with, their URLs without credentials (the file
+    lies under results/, oncoeval.credentials)."""
+    return {
+        mid: {k: redact_url(v) if isinstance(v, str) else v for k, v in cfg.items()}
+        for mid, cfg in oc.models_by_id(config).items()
+    }
 
 
 def routed_model_cfg(config: dict, wildcards, routes: set[tuple[str, str]]) -> dict:

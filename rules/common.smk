@@ -18,7 +18,11 @@ min_version("9.19")
 # Every problem of the config is reported at once, before any job; a clean config is filled
 # with every schema default, narrowed by `only=` and sorted (oncoeval.workflow.settle_config).
 # The schema is config/config.schema.yaml with each backend's part (oncoeval.config.config_schema).
-_problems = run_wf.settle_config(config)
+# The config files are read again first, strictly (duplicate keys, tags, size, alias
+# expansion; oncoeval.configfile): Snakemake's own reader lets those pass.
+_problems = oc.config_file_problems(workflow.configfiles) or run_wf.settle_config(
+    config
+)
 if _problems:
     raise WorkflowError(f"config: {oc.format_problems(_problems)}")
 MODELS = oc.models_by_id(config)

@@ -173,7 +173,7 @@ rule estimate_models:
     conda:
         "../envs/cpu.yaml"
     params:
-        models=lambda wc: MODELS,
+        models=lambda wc: run_wf.estimate_models(config),
     script:
         "../scripts/estimate_models.py"
 

@@ -13,6 +13,7 @@ message) with a deterministic text. Behaviour is scriptable per prompt, one step
   ``"filter-text"``: the text with ``finish_reason: content_filter``;
 - ``"filter-prompt"``: HTTP 400 with error code ``content_filter`` (the prompt was filtered);
 - ``"surrogate"``: the text with a lone surrogate (``\\ud800``, valid JSON) appended;
+- ``"echo-key"``: the text with the request's ``Authorization`` header appended;
 - ``"null"``: ``content: null`` with ``finish_reason: stop`` and no refusal;
 - ``"refuse"``: ``content: null`` with ``message.refusal`` set (a model's refusal);
 - ``"torn"``: status 200 with half of the JSON body (a complete HTTP message whose JSON is cut
@@ -370,6 +371,8 @@ class FakeOpenAIServer:
                 message = {"role": "assistant", "content": " ".join(words)}
                 if kind == "surrogate":
                     message["content"] += " \ud800"
+                if kind == "echo-key":  # a server that quotes the request's credentials back
+                    message["content"] += " " + self.headers.get("Authorization", "")
                 if kind in ("filter", "filter-text"):
                     finish = "content_filter"
                 if kind in ("filter", "null", "refuse"):

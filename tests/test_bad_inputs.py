@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from oncoeval import config as oc
 from oncoeval.errors import InputError
@@ -772,6 +773,37 @@ CONFIG_CASES = {
     ),
     "adhoc-name-with-space": ({"adhoc": {"my set": PROBES}}, "'my set' does not match"),
     "adhoc-name-with-slash": ({"adhoc": {"../x": PROBES}}, "'../x' does not match"),
+    # Names are path components (#36): no `.`/`..`, no hidden file, a length a file name fits.
+    "adhoc-name-dotdot": ({"adhoc": {"..": PROBES}}, "'..' does not match"),
+    "adhoc-name-dot": ({"adhoc": {".": PROBES}}, "'.' does not match"),
+    "adhoc-name-240-chars": ({"adhoc": {"s" * 240: PROBES}}, "does not match"),
+    "adhoc-names-folding-together": (
+        {"adhoc": {"Probe": PROBES, "probe": PROBES}},
+        "adhoc: ['Probe', 'probe'] differ only in case or punctuation",
+    ),
+    "model-id-dotdot": (
+        {"models": [{"id": "..", "backend": "replay", "path": "x"}]},
+        "'..' does not match",
+    ),
+    "model-id-dot": (
+        {"models": [{"id": ".", "backend": "replay", "path": "x"}]},
+        "'.' does not match",
+    ),
+    "model-id-too-long": (
+        {"models": [{"id": "m" * 65, "backend": "replay", "path": "x"}]},
+        "does not match",
+    ),
+    "model-ids-folding-together": (
+        {
+            "models": [
+                {"id": "ref.a", "backend": "replay", "path": "x"},
+                {"id": "ref_a", "backend": "replay", "path": "x"},
+            ],
+            "evaluate": ["ref.a"],
+            "studies": {s: {"enabled": False} for s in oc.STUDIES},
+        },
+        "models[].id: ['ref.a', 'ref_a'] differ only in case or punctuation",
+    ),
 }
 
 
@@ -784,6 +816,96 @@ def test_a_bad_setting_is_named_by_the_config_check(case):
 
 def test_the_demo_config_passes_the_config_check():
     assert config_check({}) == []
+
+
+# ------------------------------------------------------------------------ config files (#36)
+DEMO_CONFIG = (REPO / "config" / "config.yaml").read_text(encoding="utf-8")
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n"
+    for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+)  # 10**9 leaves in 9 lines
+CONFIG_FILE_CASES = {
+    # A second contains_phi would switch PHI routing off; both lines are named.
+    "duplicate-key": (
+        DEMO_CONFIG.replace(
+            "  coral:\n", "  coral:\n    contains_phi: true\n    contains_phi: false\n", 1
+        ),
+        "the key 'contains_phi' is given twice in one mapping (lines ",
+    ),
+    "duplicate-top-key": (
+        DEMO_CONFIG + "cache_dir: elsewhere\ncache_dir: again\n",
+        "cache_dir: the key",
+    ),
+    "python-tag": (
+        DEMO_CONFIG + "limit: !!python/name:os.system\n",
+        "the tag 'tag:yaml.org,2002:python/name:os.system' is not allowed",
+    ),
+    "custom-tag": (DEMO_CONFIG + "limit: !secret 3\n", "the tag '!secret' is not allowed"),
+    "alias-bomb": (BOMB, "more than the 200,000 a config may hold"),
+    "too-large": (
+        DEMO_CONFIG + "#" * 1_100_000 + "\n",
+        "more than the 1,000,000 a config file may have",
+    ),
+    "json-duplicate-key": (
+        '{"limit": 2,\n\t"limit": 3}',
+        "the key 'limit' is given twice in one object",
+    ),
+    "not-a-mapping": ("- a\n- b\n", "holds a mapping of keys at its top level"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONFIG_FILE_CASES))
+def test_a_bad_config_file_is_refused_before_validation(tmp_path, case):
+    """What rules/common.smk runs on every config file first (oncoeval.configfile): the file, the
+    key and the lines are named, quickly, and nothing of it is used."""
+    import time
+
+    text, expected = CONFIG_FILE_CASES[case]
+    path = tmp_path / "bad.yaml"
+    path.write_text(text, encoding="utf-8")
+    start = time.monotonic()
+    (problem,) = oc.config_file_problems([path])
+    assert time.monotonic() - start < 5
+    assert str(path) in problem and expected in problem, problem
+
+
+def test_the_demo_config_files_read_strictly():
+    configs = sorted((REPO / "config").glob("*.yaml"))
+    configs = [p for p in configs if "schema" not in p.name]
+    assert configs and oc.config_file_problems(configs) == []
+
+
+def test_home_and_variables_in_paths_are_expanded_and_an_unset_one_refused(monkeypatch):
+    from oncoeval import workflow as run_wf
+
+    monkeypatch.setenv("ONCOEVAL_TEST_SCRATCH", "/tmp/oncoeval-scratch")
+    monkeypatch.delenv("ONCOEVAL_TEST_UNSET", raising=False)
+    cfg = yaml.safe_load(DEMO_CONFIG)
+    cfg.update(cache_dir="~/oncoeval-cache", model_store="$ONCOEVAL_TEST_SCRATCH/models")
+    assert run_wf.settle_config(cfg) == []
+    assert cfg["cache_dir"] == str(Path.home() / "oncoeval-cache")
+    assert cfg["model_store"] == "/tmp/oncoeval-scratch/models"
+    cfg = yaml.safe_load(DEMO_CONFIG)
+    cfg["cache_dir"] = "${ONCOEVAL_TEST_UNSET}/cache"
+    problems = run_wf.settle_config(cfg)
+    assert any(p.startswith("cache_dir:") and "'ONCOEVAL_TEST_UNSET'" in p for p in problems)
+
+
+def test_a_verifier_example_scored_true_stops_the_config_check(tmp_path):
+    """A method file is checked with the data, before the evaluated models are called (not at
+    the verifier's requests, after them)."""
+    src = REPO / "resources" / "method" / "cancer_myth" / "verifier_examples.json"
+    examples = json.loads(src.read_text(encoding="utf-8"))
+    examples[1]["score"]["Sharpness"] = True
+    path = tmp_path / "verifier_examples.json"
+    path.write_text(json.dumps(examples), encoding="utf-8")
+    problems = config_check({"studies": {"cancer_myth": {"verifier_examples": str(path)}}})
+    assert any(
+        p.startswith("studies.cancer_myth.verifier_examples:")
+        and "example 2" in p
+        and "got True" in p
+        for p in problems
+    ), problems
 
 
 # ------------------------------------------------------------------------ accepted variants (#24)

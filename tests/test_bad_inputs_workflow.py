@@ -111,3 +111,16 @@ def test_bad_inputs_stop_the_workflow_before_generate(workdir, tmp_path):
         message = next(ln for ln in logs.splitlines() if str(bad) in ln)
         assert record in message and problem in message, message
         assert not list((workdir / "results").glob(f"{study}/responses/**/*.jsonl"))
+
+
+def test_a_config_file_with_a_key_twice_stops_snakemake_before_the_dag(workdir, tmp_path):
+    """rules/common.smk reads every config file again, strictly: Snakemake's own reader would
+    keep the second `limit` silently."""
+    text = (REPO / "config" / "config.yaml").read_text(encoding="utf-8")
+    bad = tmp_path / "twice.yaml"
+    bad.write_text(text + "limit: 2\nlimit: 3\n", encoding="utf-8")
+    proc = run_snakemake(workdir, "-n", configfile=bad, check=False, timeout=300)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "limit: the key 'limit' is given twice in one mapping (lines " in out, out[-3000:]
+    assert "Traceback" not in out

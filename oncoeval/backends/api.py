@@ -44,13 +44,13 @@ import logging
 import math
 import os
 import random
-import re
 import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
+from .. import credentials
 from ..errors import ConfigError
 from ..failures import BAD_REPLY, KEY_REJECTED, no_text_problem
 from ..records import Request, Response
@@ -58,8 +58,6 @@ from .base import BaseBackend
 
 log = logging.getLogger(__name__)
 
-# Things that look like API keys (OpenAI's own error messages quote a masked key).
-_KEYLIKE = re.compile(r"\bsk-[A-Za-z0-9_*\-]{4,}")
 # HTTP statuses worth asking again (besides timeouts and lost connections).
 RETRYABLE = frozenset({408, 409, 429})
 # Usage counts above this are not believed (no model reads or writes ten million tokens a call).
@@ -423,10 +421,23 @@ class ApiBackend(BaseBackend):
         return {"api_calls": 1, "mem_mb": 1000, "runtime": int(machine["runtime"])}
 
     @classmethod
+    def identity(cls, cfg: dict) -> dict:
+        # A URL's credentials (userinfo, ?api_key=) never enter the identity, provenance or
+        # exports (oncoeval.credentials); a URL without them is kept as written.
+        return {
+            k: credentials.redact_url(v) if isinstance(v, str) else v
+            for k, v in super().identity(cfg).items()
+        }
+
+    @classmethod
     def config_problems(cls, cfg: dict, env=None) -> list[str]:
         env = os.environ if env is None else env
         mid, var = cfg["id"], cls.key_env(cfg)
-        if env.get(var):
+        where = f"models[{mid}].api_key_env"
+        problem = credentials.name_problem(where, var) or credentials.key_problem(where, var, env)
+        if problem:
+            return [problem]
+        if (env.get(var) or "").strip():
             return []
         return [
             f"models[{mid}].api_key_env: model {mid!r} reads its API key from the environment "
@@ -440,7 +451,7 @@ class ApiBackend(BaseBackend):
         problems = self.config_problems(cfg)
         if problems:
             raise ConfigError(problems[0])
-        self.key = os.environ[self.key_env(cfg)]
+        self.key = credentials.read_key(self.key_env(cfg), os.environ)
         self.concurrency = int(cfg["concurrency"])
         self.price = cfg.get("price")
         self.timeout_s = float(cfg["timeout_s"])
@@ -484,9 +495,7 @@ class ApiBackend(BaseBackend):
     # -- shared ------------------------------------------------------------------------------
 
     def scrub(self, text: str) -> str:
-        if self.key:
-            text = text.replace(self.key, "***")
-        return _KEYLIKE.sub("sk-***", text)
+        return credentials.scrub(text, keys=[self.key])
 
     def _check_key(self) -> None:
         if self._rejected is not None:

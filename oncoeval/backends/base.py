@@ -58,6 +58,14 @@ class BaseBackend:
     #: schema's own, then the backend's (in this order).
     decoding_keys: tuple[str, ...] = ("max_new_tokens", "generation")
 
+    #: keys of a model entry that name input files, hashed into provenance.json's
+    #: ``input_files_sha256`` (replayed answers); weights are recorded by `stage_weights`.
+    input_keys: tuple[str, ...] = ()
+
+    #: keys of a model entry that hold a path, in which `~` and `$VAR` are expanded
+    #: (oncoeval.config.expand_paths).
+    path_keys: tuple[str, ...] = ()
+
     @classmethod
     def spend_round(cls, cfg: dict) -> int | None:
         """Requests sent between two checks of the spend cap (``max_cost_usd``); None: all at
@@ -195,6 +203,8 @@ class LocalModelBackend(BaseBackend):
     """A backend that loads the model on the job's machine (hf, vllm): its keys start with
     ``LOCAL_MODEL_KEYS``, and its jobs ask for the entry's ``resources`` block and its
     ``threads``."""
+
+    path_keys = ("path",)  # a local folder (or a hub id, left as it is)
 
     phi_safe_default = True  # the model runs on the job's machine
 

@@ -223,6 +223,7 @@ def gguf_chat_template_hash(path) -> str | None:
 
 class Backend(LocalModelBackend):
     name = "hf"
+    path_keys = (*LocalModelBackend.path_keys, "gguf_file")
     libraries = ("torch", "transformers", "tokenizers", "gguf", "llguidance")
     CONFIG_SCHEMA = CONFIG_SCHEMA
     converts = (".gguf",)

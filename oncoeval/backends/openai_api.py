@@ -40,6 +40,7 @@ import time
 import urllib.parse
 import zlib
 
+from .. import credentials
 from ..failures import CONTENT_FILTERED
 from ..io import encodable_messages
 from ..records import Request
@@ -353,7 +354,10 @@ class Backend(ApiBackend):
         azure = cfg.get("azure")
         if azure:
             evar = azure.get("endpoint_env") or DEFAULT_AZURE_ENDPOINT_ENV
-            if not env.get(evar):
+            named = credentials.name_problem(f"models[{mid}].azure.endpoint_env", evar)
+            if named:
+                problems.append(named)
+            elif not env.get(evar):
                 problems.append(
                     f"models[{mid}].azure.endpoint_env: model {mid!r} reads its Azure endpoint "
                     f"from the environment variable {evar}, which is not set."

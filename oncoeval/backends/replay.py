@@ -65,6 +65,8 @@ class Backend(BaseBackend):
     phi_safe_default = True  # stored texts; nothing leaves the machine
     # Replay has no model to cache; each job's signature holds the digest of the file it reads.
     cacheable = False
+    input_keys = ("path",)  # the replayed answers are the run's inputs
+    path_keys = input_keys
 
     @classmethod
     def job_resources(cls, cfg: dict, machine: dict) -> dict:

@@ -15,11 +15,14 @@ files (hashes and ids).
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
 from pathlib import Path
 
 from rocrate.model.contextentity import ContextEntity
 from rocrate.rocrate import ROCrate
 
+from .. import config as oc
+from . import atomic
 from .phi import redactor_for
 
 PROFILES = {
@@ -36,24 +39,55 @@ AGGREGATE_FOLDERS = ("tables", "figures")
 SKIPPED = {"__pycache__", ".snakemake"}
 
 
+def _hidden(rel: str) -> bool:
+    """A dotfile or a file in a dot-folder (``.env``, ``.snakemake``, a half-written export)."""
+    return any(part.startswith(".") for part in rel.split("/"))
+
+
 def _files(root: Path, rel: str):
     path = root / rel
     if path.is_file():
         yield rel
     elif path.is_dir():
         for p in sorted(path.rglob("*")):
-            if p.is_file() and not SKIPPED & set(p.parts):
-                yield p.relative_to(root).as_posix()
+            relp = p.relative_to(root).as_posix()
+            if p.is_file() and not SKIPPED & set(p.parts) and not _hidden(relp):
+                yield relp
+
+
+def tracked_files(root: Path, rel: str) -> list[str] | None:
+    """The files under ``rel`` that git tracks in the checkout at ``root`` (None when it is no
+    git checkout, or git is missing): what the repository holds, not what lies beside it."""
+    try:
+        out = subprocess.run(
+            ["git", "ls-files", "-z", "--", rel], cwd=root, capture_output=True, check=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    names = [n for n in out.decode("utf-8", "surrogateescape").split("\0") if n]
+    return sorted(n for n in names if (root / n).is_file() and not _hidden(n))
+
+
+def workflow_files(base: Path, part: str) -> list[str]:
+    """The files of one workflow part the crate carries: of ``config/`` only those git tracks
+    (another team's config or a key file left there is not the workflow), never a dotfile."""
+    if part == "config":
+        tracked = tracked_files(base, part)
+        if tracked is not None:
+            return tracked
+    return list(_files(base, part))
 
 
 def shared_results(root: Path, config: dict) -> list[str]:
-    """Result files the crate carries: everything but the model store, the crate itself, and,
-    of a study whose PHI text stays out, anything but its aggregate tables and figures."""
+    """Result files the crate carries: the run's own (its studies', its report pages of them,
+    its exports and run-level files), never the model store, a cache, the crate itself or a
+    dotfile; of a study whose PHI text stays out, nothing but its aggregate tables and figures."""
     studies = config.get("studies") or {}
+    own = set(oc.enabled_studies(config)) | ({"adhoc"} if config.get("adhoc") else set())
     out = []
     for rel in _files(root, "results"):
         parts = rel.split("/")
-        if parts[1] in ("publish", "models") or parts[-1].startswith("."):
+        if parts[1] in ("publish", "models") or len(parts) > 2 and not _own_result(parts, own):
             continue
         study, sub = (parts[2], parts[3:]) if parts[1] == "report" else (parts[1], parts[2:])
         if study in studies and redactor_for(config, study).redacts:
@@ -61,6 +95,15 @@ def shared_results(root: Path, config: dict) -> list[str]:
                 continue
         out.append(rel)
     return out
+
+
+def _own_result(parts: list[str], own: set[str]) -> bool:
+    """Whether ``results/<parts...>`` (in a folder) belongs to the run's studies."""
+    if parts[1] == "export":
+        return True
+    if parts[1] == "report":
+        return len(parts) == 3 or parts[2] in own
+    return parts[1] in own
 
 
 def build(root, config: dict, config_files: list[str], out_dir, started=None, ended=None):
@@ -80,7 +123,7 @@ def build(root, config: dict, config_files: list[str], out_dir, started=None, en
     package = Path(__file__).resolve().parents[1]  # the oncoeval package that ran
     for part in WORKFLOW_PARTS:
         base = package.parent if part == "oncoeval" else root
-        for rel in _files(base, part):
+        for rel in workflow_files(base, part):
             crate.add_file(base / rel, rel)
     for rel in REPOSITORY_FILES:  # of the checkout that ran, beside the package
         if (package.parent / rel).exists():
@@ -107,9 +150,7 @@ def build(root, config: dict, config_files: list[str], out_dir, started=None, en
             "endTime": (ended or now).isoformat(),
         },
     )
-    if out_dir.exists():
-        import shutil
-
-        shutil.rmtree(out_dir)
-    crate.write(out_dir)
+    # Written beside its place under a hidden name, then swapped in whole (oncoeval.export.atomic).
+    with atomic.folder(out_dir) as tmp:
+        crate.write(tmp)
     return crate

@@ -22,6 +22,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..names import slug
 from .items import Item
 
 SCHEMA_VERSION = "0.3.0"
@@ -35,8 +36,7 @@ INTERVAL_METHOD = (
 )
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-") or "x"
+_slug = slug  # a config's ids that fold to one slug are refused (oncoeval.names)
 
 
 def record_uuid(*parts: str) -> str:

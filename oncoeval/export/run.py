@@ -17,6 +17,7 @@ import argparse
 import datetime as dt
 import hashlib
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -24,7 +25,9 @@ from pathlib import Path
 import yaml
 
 from .. import config as oc
-from . import checklist, crate, eee, inspect_log
+from .. import configfile
+from ..errors import ConfigError
+from . import atomic, checklist, crate, eee, inspect_log
 from .items import headlines, place_in_units, resampling_unit, study_items, unit_clusters
 from .phi import redactor_for
 
@@ -41,10 +44,13 @@ def load_config(root: Path, configfiles: list[str], overrides: list[str] = ()) -
     """The run's config: config/config.yaml, each config file layered on top, then Snakemake's
     ``--config KEY=VALUE`` overrides (e.g. ``only=cancer_myth``), defaults filled, ``only``
     applied, as the workflow reads it."""
-    config = yaml.safe_load((root / "config" / "config.yaml").read_text(encoding="utf-8"))
-    for path in configfiles:
-        path = Path(path) if Path(path).is_absolute() else root / path
-        config = layered(config, yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+    try:  # read strictly, as the workflow reads them (oncoeval.configfile)
+        config = configfile.read(root / "config" / "config.yaml")
+        for path in configfiles:
+            path = Path(path) if Path(path).is_absolute() else root / path
+            config = layered(config, configfile.read(path))
+    except ConfigError as exc:
+        raise SystemExit(f"config: {exc}") from exc
     for item in overrides:
         key, sep, value = item.partition("=")
         if not sep:
@@ -54,7 +60,7 @@ def load_config(root: Path, configfiles: list[str], overrides: list[str] = ()) -
     if problems:
         raise SystemExit(f"config: {oc.format_problems(problems)}")
     oc.fill_workflow_config(config)
-    problems = oc.apply_only(config)
+    problems = oc.expand_paths(config) + oc.apply_only(config)
     if problems:
         raise SystemExit(f"config: {oc.format_problems(problems)}")
     return config
@@ -84,8 +90,22 @@ def export(root, config: dict, out=None, checklist_dir=None) -> dict[str, list[P
     out = Path(out) if out else root / "results" / "export"
     checklist_dir = Path(checklist_dir) if checklist_dir else root / "results"
     prov = _provenance(root)
-    if out.exists():
-        shutil.rmtree(out)
+    with atomic.folder(out) as tmp:
+        written = _export(root, config, prov, tmp)
+    # The paths as they are now, under ``out``.
+    written = {k: [out / p.relative_to(tmp) for p in v] for k, v in written.items()}
+    md, page = (
+        checklist_dir / "reporting_checklist.md",
+        checklist_dir / "reporting_checklist.html",
+    )
+    with atomic.file(md) as tmp_md, atomic.file(page) as tmp_page:
+        checklist.write(root, config, prov, tmp_md, tmp_page)
+    written["checklist"] = [md, page]
+    return written
+
+
+def _export(root: Path, config: dict, prov: dict, out: Path) -> dict[str, list[Path]]:
+    """The inspect logs and Every Eval Ever records, written under ``out``."""
     created = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
     digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
     data_files = {
@@ -122,12 +142,6 @@ def export(root, config: dict, out=None, checklist_dir=None) -> dict[str, list[P
                 library_version=_library_version(),
             )
             written["eee"].append(eee.write(out / "eee", evaluation, digest))
-    md, page = (
-        checklist_dir / "reporting_checklist.md",
-        checklist_dir / "reporting_checklist.html",
-    )
-    checklist.write(root, config, prov, md, page)
-    written["checklist"] = [md, page]
     return written
 
 
@@ -135,11 +149,18 @@ def publish(root, config: dict, configfiles: list[str], out=None) -> Path:
     """``make export``, then the crate (``out``, default ``results/publish``): the unpacked
     folder ``crate/`` (what rocrate-validator checks) and its zip. Returns the zip."""
     root = Path(root)
-    export(root, config)
     out = Path(out) if out else root / "results" / "publish"
+    final = out / "oncoeval-run-crate.zip"
+    # The previous crate goes first: a kill below leaves no crate rather than a stale one
+    # beside the new export (each artifact is swapped in whole, oncoeval.export.atomic).
+    atomic.remove(final)
+    atomic.remove(out / "crate")
+    export(root, config)
     crate.build(root, config, ["config/config.yaml", *configfiles], out / "crate")
-    zipped = shutil.make_archive(str(out / "oncoeval-run-crate"), "zip", out / "crate")
-    return Path(zipped)
+    with atomic.file(final) as tmp:
+        zipped = shutil.make_archive(str(tmp.with_suffix("")), "zip", out / "crate")
+        os.replace(zipped, tmp)
+    return final
 
 
 def main(argv=None) -> int:

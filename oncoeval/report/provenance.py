@@ -10,6 +10,7 @@ prompt templates (config/prompts/<study>/, read by name); the project's version 
 
 from __future__ import annotations
 
+import copy
 import html
 import importlib.metadata
 import json
@@ -21,6 +22,7 @@ import pandas as pd
 
 from .. import __version__
 from ..backends import backends, get_backend
+from ..config import STUDY_MODEL_KEYS
 from ..io import files_sha256
 from ..studies import contract
 from . import tables
@@ -79,14 +81,33 @@ def input_files(config, root: Path) -> dict[str, str]:
             except OSError:
                 pass
 
+    # Only what is declared an input: the ad-hoc sets, each model's input keys (its backend's
+    # `input_keys`), the enabled studies' settings but for the keys that name models (a model id
+    # `..` or one that names a folder is no input), and their prompt templates.
     studies = config.get("studies") or {}
     enabled = {s: b for s, b in studies.items() if isinstance(b, dict) and b.get("enabled")}
-    skip = ("cache_dir", "model_store", "studies")
-    visit({k: v for k, v in config.items() if k not in skip})
-    visit(enabled)
+    visit(list((config.get("adhoc") or {}).values()))
+    for cfg in config.get("models") or []:
+        keys = get_backend(cfg["backend"]).input_keys if cfg.get("backend") in backends() else ()
+        visit([cfg.get(k) for k in keys])
+    for study, block in enabled.items():
+        visit(_without_model_keys(study, block))
     # The templates a study reads by name, which no config key names.
     visit([contract.prompt_files(study, block) for study, block in enabled.items()])
     return dict(sorted(out.items()))
+
+
+def _without_model_keys(study: str, block: dict) -> dict:
+    """A study block without the keys that name models (``evaluate``, judges, jurors)."""
+    block = copy.deepcopy(block)
+    for dotted in ("evaluate", *STUDY_MODEL_KEYS.get(study, ())):
+        *parents, last = dotted.split(".")
+        holder = block
+        for part in parents:
+            holder = holder.get(part) if isinstance(holder, dict) else None
+        if isinstance(holder, dict):
+            holder.pop(last, None)
+    return block
 
 
 def model_record(cfg: dict, root: Path) -> dict:

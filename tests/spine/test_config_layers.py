@@ -179,7 +179,7 @@ def test_schema_problems_are_all_listed():
         "limit: 0 is less than the minimum of 1",
         "models[0].backend: 'llamafile' is not one of ['hf', 'openai', 'replay', 'vllm']",
         "models[1]: 'path' is a required property",
-        "models[1].id: 'Bad Id' does not match '^[a-z0-9._-]+$'",
+        "models[1].id: 'Bad Id' does not match '^[a-z0-9_-][a-z0-9._-]{0,63}$'",
         "studies.coral.enabled: 'yes' is not of type 'boolean'",
         "studies.coral.max_new_tokens: 0 is less than the minimum of 1",
     ]

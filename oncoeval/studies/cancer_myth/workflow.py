@@ -15,6 +15,7 @@ from ...errors import OncoEvalError
 from ..contract import Answers, Headline, ItemScore, Resampling, ResultPaths, prompts_dir
 from .construct import check_inputs
 from .data import load_myths
+from .requests import load_verifier_examples
 
 paths = ResultPaths("cancer_myth")
 STUDY = paths.study
@@ -236,6 +237,14 @@ def settings_problems(block: dict) -> list[str]:
             f"studies.{STUDY}.adjudicated: adjudicated labels join human_scores, which is not set; set "
             "human_scores too"
         )
+    # The verifier's scored examples are a method file: checked with the data, before the
+    # evaluated models are called (else a bad score stops the run at the verifier's requests).
+    examples = block["verifier_examples"]
+    if examples and Path(examples).exists() and not block["construct"]:
+        try:
+            load_verifier_examples(examples)
+        except OncoEvalError as exc:
+            problems.append(f"studies.{STUDY}.verifier_examples: {exc}")
     if not block["construct"]:
         return problems
     if len(jurors(block)) > 1:
