@@ -87,13 +87,15 @@ def configured_base_url(cfg: dict, env=None) -> str:
 
 
 def normal_url(url: str) -> str:
-    """``url`` without credentials, fragment or trailing slashes, its scheme and host in lower
-    case: ``http://u:p@Host:8000/v1/`` and ``http://host:8000/v1`` are one endpoint."""
+    """``url`` without userinfo, fragment or trailing slashes, credential query values masked,
+    its scheme and host in lower case: ``http://u:p@Host:8000/v1/`` and ``http://host:8000/v1``
+    are one endpoint."""
     parts = urllib.parse.urlsplit(url.strip())
     host = parts.netloc.rpartition("@")[2].lower()
-    return urllib.parse.urlunsplit(
+    normal = urllib.parse.urlunsplit(
         (parts.scheme.lower(), host, parts.path.rstrip("/"), parts.query, "")
     )
+    return credentials.redact_url(normal)  # a ?api_key= value never enters a key or a record
 
 
 def endpoint_identity(cfg: dict, env=None) -> str | None:
