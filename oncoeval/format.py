@@ -144,7 +144,7 @@ def format_ci(value, low, high, digits: int = DIGITS) -> str:
     # A value with an interval is a mean, even when a TSV column of 1s reads back as integers.
     numeric = isinstance(value, int | float) and not isinstance(value, bool)
     text = format_number(float(value) if numeric else value, digits)
-    if is_missing(low) or is_missing(high) or is_missing(value):
+    if is_missing(low) or is_missing(high):
         return text
     return f"{text} [{format_number(float(low), digits)}, {format_number(float(high), digits)}]"
 
@@ -161,12 +161,12 @@ def format_cell(value, column: str = "", digits: int = DIGITS) -> str:
 
 def column_label(name) -> str:
     """A column header in words: ``n_unscored`` -> "unscored", ``em_precision`` -> "EM
-    precision"; ``scores: f1`` (a joined table's column) -> "scores: F1"; headers that are
-    already words stay as they are."""
+    precision"; ``rollout_scores: f1`` (a joined table's column) -> "rollout scores: F1";
+    headers that are already words stay as they are."""
     name = str(name)
     if ": " in name:
         prefix, rest = name.split(": ", 1)
-        return f"{prefix}: {column_label(rest)}"
+        return f"{column_label(prefix)}: {column_label(rest)}"
     if name in LABELS:
         return LABELS[name]
     if "_" not in name:

@@ -104,7 +104,8 @@ def headline_rows(results: Path, studies) -> list[dict]:
                 if unscored_col
                 else (r[invalid].sum() if invalid else float("nan")),
                 "n_clusters": float("nan"),
-                "unit": "",
+                # "n_notes" counts notes; a bare "n" names no unit
+                "unit": catalog.N_COLUMNS.get(n_col or "", "").removesuffix("s"),
             }
             # The units the interval was made over, as the leaderboard counts them, so that the
             # summary, the landing and the leaderboard state one n in one unit.
@@ -543,7 +544,7 @@ def _scope_of(headline: pd.DataFrame) -> str:
 # rows, then what each model did (answers cut, unparsed, failed), its leader and its warnings.
 TERMINAL_WIDTH = 100
 # Terminal columns wrap their text at these widths (model ids and measure names run long).
-TERMINAL_WRAP = {"model": 30, "measure": 28, "result [95% CI]": 24}
+TERMINAL_WRAP = {"model": 30, "measure": 28, "result [95% CI]": 24, "n": 14}
 
 
 def _terminal_table(df: pd.DataFrame, indent: str = "  ", wrap=None) -> list[str]:

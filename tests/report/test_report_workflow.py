@@ -17,6 +17,7 @@ from pathlib import Path
 import browser
 import pandas as pd
 import pytest
+import reader
 from conftest import (
     REPO,
     link_workflow,
@@ -28,6 +29,7 @@ from conftest import (
 from statsmodels.stats.proportion import proportion_confint
 
 from oncoeval.report import catalog, landing, summary, tables
+from oncoeval.studies import STUDIES as STUDY_IDS
 
 # Four studies, answered by stored answers only: the side-effects, Cancer-Myth and CORAL reference
 # sets and the guidelines demo's two replays (no synthetic supervision, which needs a generator
@@ -165,7 +167,7 @@ def test_every_table_and_figure_the_run_writes_is_in_the_report_once(run):
     table = results["results/report/side_effects/tables/table1.html"]
     assert table["mime_type"] == "text/html"
     page = (workdir / "results/report/side_effects/tables/table1.html").read_text()
-    assert "f1 [95% CI]" in page and tables.format_ci(1.0, wilson_low(6), 1.0) in page
+    assert "F1 [95% CI]" in page and tables.format_ci(1.0, wilson_low(6), 1.0) in page
     assert (workdir / "results/side_effects/tables/table1.tsv").exists()
 
 
@@ -269,6 +271,41 @@ def test_numbers_print_alike_on_every_page_and_the_terminal(run):
                 if tables.is_count_column(column):
                     decimals = [v for v in df[column].astype(str) if re.fullmatch(r"\d+\.\d+", v)]
                     assert not decimals, (str(page), column, decimals[:3])
+
+
+def test_no_page_table_or_terminal_line_shows_nan_an_id_title_or_a_snake_case_header(run):
+    """Every text file and page the run writes (the study tables' Markdown, the report's
+    pages, the summary) and the terminal's results read as words: "–" or a reason for a
+    missing value, the study's name in titles, headers in words (oncoeval.format)."""
+    workdir, _, _ = run
+    results = workdir / "results"
+    # report.html is Snakemake's own page (its scripts); its entries are the pages read here.
+    files = [
+        p for p in results.rglob("*") if p.suffix in (".md", ".html", ".txt")
+        and p.name != "report.html"
+    ]  # fmt: skip
+    assert len(files) > 100
+    found = [
+        problem
+        for path in files
+        for problem in reader.problems(path.relative_to(workdir), path.read_text(), STUDY_IDS)
+    ]
+    terminal = summary.terminal_summary(workdir)
+    found += reader.problems(Path("terminal"), terminal, STUDY_IDS)
+    assert not found, "\n".join(found)
+    # A table page's title is its study's name and the entry's label, as the report lists it.
+    page = (results / "report/side_effects/tables/leaderboard.html").read_text()
+    assert reader.titles(page)[0] == "Side effects · Table: Models ranked per headline measure"
+    # The guidelines headline states one n in one unit, the leaderboard's: 22 rollouts of 11
+    # patients, on the summary, the landing and in the terminal alike.
+    board = pd.read_csv(results / "guidelines/tables/leaderboard.tsv", sep="\t")
+    assert set(board["n_units"]) == {22} and set(board["n_clusters"]) == {11}
+    for text in (
+        (results / "summary.md").read_text(),
+        reader.visible_text((results / "report/landing.html").read_text()),
+    ):
+        assert "22 rollouts in 11 patients" in text
+    assert "22 rollouts in" in terminal  # its n column wraps after "in"
 
 
 def test_report_refuses_results_of_another_config_naming_them(run):
