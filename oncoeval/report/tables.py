@@ -55,7 +55,7 @@ PAGE_STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
 div.oncoeval-scroll { overflow-x: auto; }
 table.oncoeval-table { border-collapse: collapse; font-size: 0.9em; width: 100%; }
-table.oncoeval-table th, table.oncoeval-table td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+table.oncoeval-table th, table.oncoeval-table td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; overflow-wrap: break-word; }
 table.oncoeval-table td { max-width: 40em; }
 details#more-columns { margin: 0.4em 0; }
 table.oncoeval-table th { background: #eef2f7; position: sticky; top: 0; }

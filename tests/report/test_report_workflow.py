@@ -295,7 +295,10 @@ def test_no_page_table_or_terminal_line_shows_nan_an_id_title_or_a_snake_case_he
     assert not found, "\n".join(found)
     # A table page's title is its study's name and the entry's label, as the report lists it.
     page = (results / "report/side_effects/tables/leaderboard.html").read_text()
-    assert reader.titles(page)[0] == "Side effects · Table: Models ranked per headline measure"
+    title = (
+        "Side effects · Table: Models ranked per headline measure with their values and intervals"
+    )
+    assert reader.titles(page)[0] == title
     # The guidelines headline states one n in one unit, the leaderboard's: 22 rollouts of 11
     # patients, on the summary, the landing and in the terminal alike.
     board = pd.read_csv(results / "guidelines/tables/leaderboard.tsv", sep="\t")
@@ -410,6 +413,62 @@ def test_item_page_of_each_study_starts_on_its_items(run, window):
             # of the reference answers: 1, the false presupposition corrected).
             verdicts = {row[header.index("verdict")] for row in rows if len(row) == len(header)}
             assert verdicts == {"1"}, verdicts
+
+
+# The window sizes the pages must fit: a small laptop and a desktop monitor.
+FIT_WINDOWS = browser.WINDOWS[:2]
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+@pytest.mark.parametrize("window", FIT_WINDOWS, ids=lambda w: f"{w[0]}x{w[1]}")
+def test_item_pages_show_output_parse_and_score_on_the_first_screen(run, window):
+    """Each study's item page leads with the answer, its parse and its score, inside the first
+    screen and the page's width; the study's further columns wait behind "more columns"."""
+    workdir, _, _ = run
+    for study, model in ITEM_PAGES.items():
+        page = workdir / f"results/report/{study}/drilldown/{model}.html"
+        headers = reader.html_headers(page.read_text())
+        cells = {c: f"#items th:nth-child({headers.index(c) + 1})" for c in ("score", "parse")}
+        found = browser.measure(page, "#items table", window, also=cells.values())
+        table, (scroll, content) = found["target"], found["scroll_width"]
+        # The table takes the page's width, and nothing is left to scroll sideways to.
+        assert table["right"] - table["left"] >= 0.9 * content, (study, table, content)
+        assert scroll <= content + 1, (study, scroll, content)
+        for name, selector in cells.items():
+            assert browser.within(found["also"][selector], found["window"]), (study, name)
+        # The request's fields and the joined tables are there, behind the control.
+        shown = found["text"].splitlines()[0].split("\t")
+        assert shown.index("score") < 6 and len(shown) < len(headers), shown
+        assert "more columns" in page.read_text()
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+@pytest.mark.parametrize("window", FIT_WINDOWS, ids=lambda w: f"{w[0]}x{w[1]}")
+def test_a_table_page_takes_the_width_of_the_page(run, window):
+    workdir, _, _ = run
+    for name in ("side_effects/tables/table1", "guidelines/tables/leaderboard"):
+        page = workdir / f"results/report/{name}.html"
+        found = browser.measure(page, "#table table", window)
+        table, (scroll, content) = found["target"], found["scroll_width"]
+        assert table["right"] - table["left"] >= 0.9 * content, (name, table, content)
+        assert content >= 0.9 * (window[0] - 60), (name, content)  # the body's width
+        assert scroll <= content + 1, (name, scroll, content)
+
+
+def test_a_credited_or_defaulted_score_says_so_on_its_row(run):
+    """CORAL's published view credits an answer with nothing parsed where the gold is
+    unknown: its row says so beside the score."""
+    workdir, _, _ = run
+    page = workdir / "results/report/coral/drilldown/coral-reference-replay.html"
+    rows = pd.read_html(io.StringIO(page.read_text()), thousands=None)[0].fillna("")
+    nothing = rows[rows["parse"].str.startswith("nothing parsed") & (rows["score"] != "")]
+    assert len(nothing), "the demo has answers with nothing parsed and a score"
+    assert nothing["score note"].str.startswith("credited: the gold is 'unknown'").all()
+    assert not rows[rows["parse"] == "parsed"]["score note"].str.startswith("defaulted").any()
 
 
 MAKE = shutil.which("make")

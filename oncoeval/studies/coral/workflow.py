@@ -51,8 +51,8 @@ ANSWERS = Answers(
         "gold_view == 'published'",
         credited=(
             "gold_unknown_only",
-            "credited: the gold value is unknown, and the published view scores an answer of "
-            "'unknown' or nothing there as right",
+            "credited: the gold is 'unknown'; the published view scores 'unknown' or no "
+            "answer there as right",
         ),
     ),
 )
