@@ -28,7 +28,7 @@ from conftest import (
 )
 from statsmodels.stats.proportion import proportion_confint
 
-from oncoeval.report import catalog, landing, summary, tables
+from oncoeval.report import catalog, drilldown, landing, summary, tables
 from oncoeval.studies import STUDIES as STUDY_IDS
 
 # Four studies, answered by stored answers only: the side-effects, Cancer-Myth and CORAL reference
@@ -469,6 +469,12 @@ def test_a_credited_or_defaulted_score_says_so_on_its_row(run):
     assert len(nothing), "the demo has answers with nothing parsed and a score"
     assert nothing["score note"].str.startswith("credited: the gold is 'unknown'").all()
     assert not rows[rows["parse"] == "parsed"]["score note"].str.startswith("defaulted").any()
+    # The compare page puts the same note beside each model's score.
+    side = drilldown.compare_rows(workdir, "coral", ["coral-reference-replay"]).fillna("")
+    model = "coral-reference-replay"
+    credited = side[side[f"{model}: parse"].str.startswith("nothing parsed")]
+    assert len(credited) == len(nothing)
+    assert credited[f"{model}: score note"].str.startswith("credited: ").all()
 
 
 MAKE = shutil.which("make")
