@@ -16,7 +16,6 @@ imports nothing of the package.
 from __future__ import annotations
 
 import math
-import re
 
 import pandas as pd
 
@@ -49,7 +48,6 @@ LABELS = {
     "spent_usd": "spent in this run",
     "cached_usd": "cost of answers read from the cache",
 }
-SNAKE = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]*\b")
 
 
 def is_missing(value) -> bool:
@@ -173,11 +171,6 @@ def column_label(name) -> str:
         return WORDS.get(name, name)
     parts = [p for p in name.split("_") if p]
     return " ".join(WORDS.get(p, p) for p in parts)
-
-
-def study_label(study: str) -> str:
-    """A study id in words, where no declared title is at hand: "side effects"."""
-    return study.replace("_", " ")
 
 
 def ci_pairs(columns: list[str]) -> dict[str, tuple[str, str]]:

@@ -104,8 +104,9 @@ def headline_rows(results: Path, studies) -> list[dict]:
                 if unscored_col
                 else (r[invalid].sum() if invalid else float("nan")),
                 "n_clusters": float("nan"),
-                # "n_notes" counts notes; a bare "n" names no unit
-                "unit": catalog.N_COLUMNS.get(n_col or "", "").removesuffix("s"),
+                # "n_notes" counts notes; a bare "n", the study's resampling unit
+                "unit": catalog.N_COLUMNS.get(n_col or "", "").removesuffix("s")
+                or (_unit_words(catalog.RESAMPLINGS.get(h.study)).split("/")[0] if n_col else ""),
             }
             # The units the interval was made over, as the leaderboard counts them, so that the
             # summary, the landing and the leaderboard state one n in one unit.
