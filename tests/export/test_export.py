@@ -161,7 +161,7 @@ def test_inspect_logs_read_back_every_sample_with_its_scores_and_verdicts(run_di
         assert study != "coral" or any("parse_failures=" in i.unscored for i in source)
         measures = log.results.scores[0].metrics
         summary = pd.read_csv(workdir / "results" / "summary.tsv", sep="\t")
-        rows = summary[summary["study"] == study]
+        rows = summary[(summary["study"] == study) & (summary["model"] == model)]
         valued = pd.to_numeric(rows["value"], errors="coerce").notna()
         assert set(measures) == set(rows[valued]["measure"])
         assert all(math.isfinite(m.value) for m in measures.values())

@@ -464,7 +464,8 @@ def test_a_credited_or_defaulted_score_says_so_on_its_row(run):
     unknown: its row says so beside the score."""
     workdir, _, _ = run
     page = workdir / "results/report/coral/drilldown/coral-reference-replay.html"
-    rows = pd.read_html(io.StringIO(page.read_text()), thousands=None)[0].fillna("")
+    rows = pd.read_html(io.StringIO(page.read_text()), thousands=None, keep_default_na=False)[0]
+    rows = rows.astype(str)
     nothing = rows[rows["parse"].str.startswith("nothing parsed") & (rows["score"] != "")]
     assert len(nothing), "the demo has answers with nothing parsed and a score"
     assert nothing["score note"].str.startswith("credited: the gold is 'unknown'").all()
