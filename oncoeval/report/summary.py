@@ -127,6 +127,8 @@ def _ranked_counts(study_root: Path, measure: str) -> dict[str, dict]:
     resampling = catalog.RESAMPLINGS.get(study_root.name)
     out = {}
     for _, r in board[board["measure"] == measure].iterrows():
+        if pd.isna(r["n_units"]):  # not compared: the table's own count stands
+            continue
         out[r["model"]] = {
             "n": r["n_units"],
             "n_unscored": r["n_unscored"],
