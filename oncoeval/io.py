@@ -20,6 +20,7 @@ import pandas as pd
 
 from .credentials import ScrubbingStream, ScrubFilter
 from .errors import InputError, OncoEvalError
+from .format import markdown
 from .inputs import loads_json
 
 log = logging.getLogger(__name__)
@@ -201,7 +202,9 @@ def write_table(
         with atomic_write(md_path) as handle:
             if title:
                 handle.write(f"# {title}\n\n")
-            handle.write(df.to_markdown(index=False, floatfmt=".3f") if len(df) else "(no rows)")
+            # As every page shows a table: intervals folded, "–" for a missing value, headers
+            # in words (oncoeval.format).
+            handle.write(markdown(df))
             handle.write("\n")
             for note in notes or []:
                 handle.write(f"\n{note}\n")

@@ -4,9 +4,10 @@ from pathlib import Path
 
 from oncoeval.io import setup_script_logging
 from oncoeval.report.tables import tsv_page
+from oncoeval.report.targets import entry_of
 
 setup_script_logging(snakemake.log[0])
-title = f"{snakemake.wildcards.study}: {snakemake.wildcards.entry_path}"
+title = entry_of(snakemake.wildcards, "tsv").page_title()
 Path(snakemake.output[0]).write_text(
     tsv_page(
         snakemake.input[0],

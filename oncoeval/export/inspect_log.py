@@ -32,6 +32,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.scorer import Score
 
+from ..format import finite
 from .items import Item
 
 MESSAGE_TYPES = {"system": ChatMessageSystem, "assistant": ChatMessageAssistant}
@@ -48,7 +49,14 @@ def sample(item: Item, model: str, unit: str) -> EvalSample:
     output = ModelOutput.from_content(model=model, content=item.output or "")
     if item.finish == "length":
         output.choices[0].stop_reason = "max_tokens"
-    scores = {name: Score(value=value) for name, value in item.scores.items()}
+    # inspect view's answer column shows a score's ``answer``: the model's output. An item
+    # left unscored carries no score (its reason is in the metadata), never a NaN.
+    answer = item.output or ""
+    scores = {
+        name: Score(value=finite(value), answer=answer, explanation=item.unscored or None)
+        for name, value in item.scores.items()
+        if finite(value) is not None
+    }
     return EvalSample(
         id=item.id,
         epoch=1,
@@ -85,13 +93,22 @@ def eval_log(
     redacted: bool = False,
 ) -> EvalLog:
     created = created or datetime.now(UTC)
+    # A headline without a value (no judge validation, too few models) is left out of the
+    # metrics, which inspect shows as numbers; the log's metadata keeps it with its reason.
     metrics = {
         h["measure"]: EvalMetric(
             name=h["measure"],
-            value=h["value"] if h["value"] is not None else float("nan"),
-            params={k: h[k] for k in ("ci_low", "ci_high", "n", "n_unscored", "note")},
+            value=finite(h["value"]),
+            params={
+                **{k: finite(h[k]) for k in ("ci_low", "ci_high", "n", "n_unscored")},
+                "note": h["note"],
+            },
         )
         for h in headlines
+        if finite(h["value"]) is not None
+    }
+    without = {
+        h["measure"]: h.get("note") or "no value" for h in headlines if h["measure"] not in metrics
     }
     score_names = sorted({name for item in items for name in item.scores})
     spec = EvalSpec(
@@ -105,6 +122,7 @@ def eval_log(
             "resampling_unit": unit,
             "model_provenance": model_record,
             "phi_redacted": redacted,
+            "headlines_without_value": without,
         },
     )
     results = EvalResults(

@@ -188,6 +188,10 @@ class Entry:
             return f"Figure: {text}"
         return f"{'Headline' if self.headline else 'Table'}: {text}"
 
+    def page_title(self) -> str:
+        """The title of the entry's own page: the study's name, then the entry's label."""
+        return f"{study_name(self.study)} · {self.title()}"
+
     def resampling_unit(self) -> str:
         if self.subcategory == "per-item records":
             return "none (one row per item)"
@@ -251,6 +255,15 @@ class Entry:
         parts = [self.description(), self.n_sentence(root), self.interval_sentence(root)]
         text = " ".join(p for p in parts if p)
         return (f"{scope} " if scope else "") + text + stored_answers_note(replayed)
+
+
+def study_name(study: str) -> str:
+    """The study's report title without the category's ordering number, its explanation in
+    brackets left out: "CORAL" (an unknown id in words)."""
+    title = STUDY_TITLES.get(study)
+    if title is None:
+        return study.replace("_", " ")
+    return title.split(" ", 1)[-1].split(" (", 1)[0]
 
 
 def _by_name(declared: dict, name: str):

@@ -26,7 +26,12 @@ from . import catalog, tables
 from .phi import LEFT_OUT as PHI_LEFT_OUT
 from .phi import leave_out_text
 
-ANSWER_COLUMNS = ["parse", "parsed", "score", "verdict", "judge's reason"]
+ANSWER_COLUMNS = ["parse", "parsed", "score", "score note", "verdict", "judge's reason"]
+# What an item page shows first, in this order; the request's fields, the input and the study's
+# joined per-item tables follow behind the "more columns" control (MORE_COLUMNS).
+FIRST_COLUMNS = ["request set", "request_id", "model output", *ANSWER_COLUMNS, "error", "finish"]
+# A score given by the study's rule to an answer with nothing parsed (say, 0 for an empty list).
+DEFAULTED = "defaulted: nothing parsed; the study's rule scores such an answer"
 # Sorting and filtering in the page itself (no library, no network): headers sort on click
 # (numbers as numbers, blanks last); the controls filter by text, parse status, error and score.
 ITEMS_SCRIPT = """
@@ -37,7 +42,11 @@ ITEMS_SCRIPT = """
   const headers = Array.from(table.querySelectorAll('thead th'));
   const column = (name) => headers.findIndex((th) => th.textContent.trim() === name);
   const rows = () => Array.from(table.querySelectorAll('tbody tr'));
-  const cell = (row, i) => (i < 0 ? '' : row.children[i].textContent.trim());
+  // A missing value ("–") sorts and filters as a blank.
+  const cell = (row, i) => {
+    const text = i < 0 ? '' : row.children[i].textContent.trim();
+    return text === '\u2013' ? '' : text;
+  };
   const number = (text) => (text === '' || isNaN(Number(text)) ? null : Number(text));
   const controls = {
     q: document.getElementById('item-search'),
@@ -240,12 +249,22 @@ def answer_columns(items, study_root: Path, model, declared, max_chars, include_
     if declared.score is not None:
         score_path = study_root / declared.score.table.format(model=model)
         if score_path.exists():
-            means = _item_scores(pd.read_csv(score_path, sep="\t"), declared.score)
+            scores = pd.read_csv(score_path, sep="\t")
+            means = _item_scores(scores, declared.score)
             if means is not None:
                 unit = _key_values(items, declared.score.keys)
                 new["score"] = [
                     _score(means.get(u)) if a else "" for u, a in zip(unit, answer, strict=True)
                 ]
+                credited = _credited(scores, declared.score)
+                new["score note"] = [
+                    credited.get(u, "") if a else "" for u, a in zip(unit, answer, strict=True)
+                ]
+    # A score beside "nothing parsed" that no credit explains is the study's default.
+    unexplained = new["parse"].str.startswith("nothing parsed") & (new["score"] != "")
+    new.loc[unexplained & (new["score note"] == ""), "score note"] = DEFAULTED
+    if not (new["score note"] != "").any():
+        new = new.drop(columns=["score note"])
     if not declared.verdict:
         new = new.drop(columns=["verdict", "judge's reason"])
     at = items.columns.get_loc("model output") + 1
@@ -267,6 +286,26 @@ def _item_scores(scores: pd.DataFrame, declared) -> pd.Series | None:
             return None
     values = pd.to_numeric(scores[declared.column], errors="coerce")
     return values.groupby(_grouped(scores, declared.keys)).mean()
+
+
+def _credited(scores: pd.DataFrame, declared) -> dict:
+    """answer key -> the study's sentence for a score credited by its rule (with how many of
+    the answer's rows were credited, when not all), for answers with a credited row."""
+    if not declared.credited or declared.credited[0] not in scores.columns:
+        return {}
+    column, sentence = declared.credited
+    if declared.where:
+        try:
+            scores = scores.query(declared.where, engine="python")
+        except NameError:
+            return {}
+    flags = scores[column].astype(str).str.lower().isin(("true", "1", "1.0"))
+    out = {}
+    for key, part in flags.groupby(_grouped(scores, declared.keys)):
+        if part.any():
+            share = "" if part.all() else f" ({int(part.sum())} of {len(part)} rows)"
+            out[key] = sentence + share
+    return out
 
 
 def _text(value) -> str:
@@ -308,10 +347,35 @@ def _cell(value):
     return json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value
 
 
+def first_columns_first(items: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The table with :data:`FIRST_COLUMNS` first (those it has), then the input, the
+    request's fields and the joined tables; and how many columns come first."""
+    first = [c for c in FIRST_COLUMNS if c in items.columns]
+    rest = [c for c in items.columns if c not in first]
+    rest = [c for c in ("input",) if c in rest] + [c for c in rest if c != "input"]
+    return items[first + rest], len(first)
+
+
+def more_columns(n_first: int, extra, table_id: str = "items") -> str:
+    """A "more columns" control (``<details>``) that shows the table's columns after the
+    first ``n_first`` when opened; closed, the page shows only the first ones (CSS alone)."""
+    if not len(extra):
+        return ""
+    cells = f"#{table_id} td:nth-child(n+{n_first + 1}), #{table_id} th:nth-child(n+{n_first + 1})"
+    names = ", ".join(tables.column_label(c) for c in extra)
+    return (
+        f"<style>details#more-columns:not([open]) ~ {cells} {{ display: none; }}</style>"
+        f"<details id='more-columns'><summary>more columns ({len(extra)}): the input, the "
+        "request's fields and the study's per-item tables</summary>"
+        f"<p class='caption'>{html.escape(names)}</p></details>"
+    )
+
+
 def items_page(
     root, study: str, model: str, max_chars: int = 600, include_text: bool = True, compare=None
 ) -> str:
     items = item_rows(root, study, model, max_chars, include_text)
+    items, n_first = first_columns_first(items) if len(items) else (items, 0)
     failed = int((items["error"] != "").sum()) if len(items) else 0
     link = (
         f" <a href='{html.escape(compare)}'>Compare the models' answers item by item.</a>"
@@ -319,18 +383,23 @@ def items_page(
         else ""
     )
     intro = (
-        f"<p class='caption'>Every request of {html.escape(study)} answered by "
-        f"<b>{html.escape(model)}</b>, one row each: the input (truncated to {max_chars} "
-        "characters), the raw model output, what parsed from it, the item's score and, for a "
-        f"judged study, the judge's verdict and reason; then finish reason and error. "
-        f"{len(items)} items, {failed} failed calls. Showing "
-        f"<span id='item-count'>{len(items)}</span>. Click a column header to sort.{link}</p>"
-        + FILTERS
+        f"<p class='caption'>Every request of {html.escape(catalog.study_name(study))} "
+        f"answered by <b>{html.escape(model)}</b>, one row each: the raw model output, what "
+        "parsed from it, the item's score (and why, where the study's rule credits or "
+        "defaults it) and, for a judged study, the judge's verdict and reason; then error and "
+        f"finish reason; the input (truncated to {max_chars} characters) and the study's "
+        f"further columns behind 'more columns'. {len(items)} items, {failed} failed calls. "
+        f"Showing <span id='item-count'>{len(items)}</span>. Click a column header to "
+        f"sort.{link}</p>" + FILTERS
     )
+    more = more_columns(n_first, items.columns[n_first:]) if len(items) else ""
     body = intro + (
-        tables.table_html(items, "items", max_rows=100000) if len(items) else "<p>No items.</p>"
+        more + tables.table_html(items, "items", max_rows=100000)
+        if len(items)
+        else "<p>No items.</p>"
     )
-    return tables.page(f"{study} · {model}: per-item records", body, ITEMS_SCRIPT)
+    title = f"{catalog.study_name(study)} · {model}: answers item by item"
+    return tables.page(title, body, ITEMS_SCRIPT)
 
 
 def compare_rows(root, study: str, models, max_chars: int = 600, include_text: bool = True):
@@ -344,7 +413,9 @@ def compare_rows(root, study: str, models, max_chars: int = 600, include_text: b
             continue
         if declared is not None:
             items = items[items["request set"] == declared.requestset]
-        shown = [c for c in ("model output", "parse", "score", "verdict") if c in items]
+        shown = [
+            c for c in ("model output", "parse", "score", "score note", "verdict") if c in items
+        ]
         part = items[["request_id", "input", *shown]].rename(
             columns={c: f"{model}: {c}" for c in shown}
         )
@@ -359,12 +430,14 @@ def compare_page(root, study: str, models, max_chars: int = 600, include_text: b
     rows = compare_rows(root, study, models, max_chars, include_text)
     intro = (
         f"<p class='caption'>The answers of {len(models)} models to each item of "
-        f"{html.escape(study)} side by side: per model, its output, what parsed and the item's "
-        f"score. {len(rows)} items. Showing <span id='item-count'>{len(rows)}</span>. Click a "
+        f"{html.escape(catalog.study_name(study))} side by side: per model, its output, what "
+        "parsed, the item's score and why, where the study's rule credits or defaults it. "
+        f"{len(rows)} items. Showing <span id='item-count'>{len(rows)}</span>. Click a "
         "column header to sort.</p>"
         "<p><input id='item-search' type='search' placeholder='Search the items' size='30'></p>"
     )
     body = intro + (
         tables.table_html(rows, "items", max_rows=100000) if len(rows) else "<p>No items.</p>"
     )
-    return tables.page(f"{study}: the models' answers side by side", body, ITEMS_SCRIPT)
+    title = f"{catalog.study_name(study)}: the models' answers side by side"
+    return tables.page(title, body, ITEMS_SCRIPT)

@@ -153,13 +153,19 @@ def landing_frame(summary: pd.DataFrame, results: Path, replayed=()) -> pd.DataF
                     "value [95% CI]": tables.format_ci(
                         _number(r.get("value")), r.get("ci_low"), r.get("ci_high")
                     ),
-                    "n": tables.format_number(_count(r.get("n"))),
+                    "n": tables.n_text(
+                        _count(r.get("n")), r.get("n_clusters"), _text(r.get("unit"))
+                    ),
                     "warnings": "; ".join(
                         warnings_for(r, call_counts(calls, r["model"]), replayed)
                     ),
                 }
             )
     return pd.DataFrame(frames, columns=["study", "measure", *COLUMNS])
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _number(value):

@@ -33,8 +33,8 @@ UNSCORED_COLUMNS = ("n_unscored", "parse_failures", "unscored")
 # What the model did, per model and study (oncoeval.studies.contract.Answers), beside each headline.
 ANSWER_COLUMNS = ["answers", "cut_share", "unparsed_share", "failed", "filtered"]
 SUMMARY_COLUMNS = [
-    "study", "model", "measure", "value", "ci_low", "ci_high", "n", "n_unscored",
-    *ANSWER_COLUMNS, "warnings", "source",
+    "study", "model", "measure", "value", "ci_low", "ci_high", "n", "n_unscored", "n_clusters",
+    "unit", *ANSWER_COLUMNS, "warnings", "source",
 ]  # fmt: skip
 SUMMARY_NOTE = (
     "Headline result of each study per model, with 95% CIs over whole clusters (Wilson for a "
@@ -87,25 +87,63 @@ def headline_rows(results: Path, studies) -> list[dict]:
         n_col = _first(df.columns, N_COLUMNS)
         unscored_col = _first(df.columns, UNSCORED_COLUMNS)
         invalid = [c for c in df.columns if c.startswith("invalid_")]
+        ranked = _ranked_counts(Path(results) / h.study, h.measure)
         for _, r in df.iterrows():
             model = r[model_col] if model_col else ""
             counts = answer_counts(results, h.study, model) if model_col else {}
-            rows.append(
-                {
-                    **base,
-                    **counts,
-                    "warnings": warnings_of(counts),
-                    "model": model,
-                    "value": _cell(r[h.column]),
-                    "ci_low": r.get(f"{h.column}_ci_low", float("nan")),
-                    "ci_high": r.get(f"{h.column}_ci_high", float("nan")),
-                    "n": r[n_col] if n_col else float("nan"),
-                    "n_unscored": r[unscored_col]
-                    if unscored_col
-                    else (r[invalid].sum() if invalid else float("nan")),
-                }
-            )
+            row = {
+                **base,
+                **counts,
+                "warnings": warnings_of(counts),
+                "model": model,
+                "value": _cell(r[h.column]),
+                "ci_low": r.get(f"{h.column}_ci_low", float("nan")),
+                "ci_high": r.get(f"{h.column}_ci_high", float("nan")),
+                "n": r[n_col] if n_col else float("nan"),
+                "n_unscored": r[unscored_col]
+                if unscored_col
+                else (r[invalid].sum() if invalid else float("nan")),
+                "n_clusters": float("nan"),
+                # "n_notes" counts notes; a bare "n", the study's resampling unit
+                "unit": catalog.N_COLUMNS.get(n_col or "", "").removesuffix("s")
+                or (_unit_words(catalog.RESAMPLINGS.get(h.study)).split("/")[0] if n_col else ""),
+            }
+            # The units the interval was made over, as the leaderboard counts them, so that the
+            # summary, the landing and the leaderboard state one n in one unit.
+            rows.append({**row, **ranked.get(model, {})})
     return rows
+
+
+def _ranked_counts(study_root: Path, measure: str) -> dict[str, dict]:
+    """model -> n, n_unscored, n_clusters and the unit of one measure, from the study's
+    leaderboard (oncoeval.compare); {} where it does not rank the measure."""
+    path = study_root / "tables" / "leaderboard.tsv"
+    if not path.exists():
+        return {}
+    board = pd.read_csv(path, sep="\t")
+    needed = {"measure", "model", "n_units", "n_unscored"}
+    if not needed <= set(board.columns):
+        return {}
+    resampling = catalog.RESAMPLINGS.get(study_root.name)
+    out = {}
+    for _, r in board[board["measure"] == measure].iterrows():
+        if pd.isna(r["n_units"]):  # not compared: the table's own count stands
+            continue
+        out[r["model"]] = {
+            "n": r["n_units"],
+            "n_unscored": r["n_unscored"],
+            "n_clusters": r.get("n_clusters", float("nan")),
+            "unit": _unit_words(resampling),
+        }
+    return out
+
+
+def _unit_words(resampling) -> str:
+    """ "rollout/patient": the resampling unit and its cluster in a word or two each."""
+    if resampling is None:
+        return ""
+    unit, cluster = (str(x).split(" (", 1)[0] for x in (resampling.unit, resampling.cluster))
+    return unit if cluster == unit else f"{unit}/{cluster}"
 
 
 def study_answers(study: str) -> Answers | None:
@@ -211,7 +249,9 @@ def leader_rows(results: Path, studies) -> list[dict]:
                     "measure": measure,
                     "tied for first": ", ".join(_leader_names(tied)) or "(no value)",
                     "behind the leader": ", ".join(
-                        f"{m} (rank {_int(r)})"
+                        f"{m} (rank {tables.format_count(r)})"
+                        if not pd.isna(r)
+                        else f"{m} (no value)"
                         for m, r in zip(behind["model"], behind["rank"], strict=True)
                     )
                     or "none",
@@ -325,7 +365,7 @@ def display_frame(headline: pd.DataFrame) -> pd.DataFrame:
     headline = headline.reindex(columns=SUMMARY_COLUMNS)
     shown = pd.DataFrame(
         {
-            "study": headline["study"],
+            "study": [catalog.study_name(s) for s in headline["study"]],
             "model": headline["model"],
             "measure": headline["measure"],
             "result [95% CI]": [
@@ -334,12 +374,17 @@ def display_frame(headline: pd.DataFrame) -> pd.DataFrame:
                     headline["value"], headline["ci_low"], headline["ci_high"], strict=True
                 )
             ],
-            "n scored": [tables.format_number(_int(v)) for v in headline["n"]],
-            "unscored": [tables.format_number(_int(v)) for v in headline["n_unscored"]],
+            "n scored": [
+                tables.n_text(v, c, u if isinstance(u, str) else "")
+                for v, c, u in zip(
+                    headline["n"], headline["n_clusters"], headline["unit"], strict=True
+                )
+            ],
+            "unscored": [tables.format_count(v) for v in headline["n_unscored"]],
             "cut at cap": _shares(headline, "cut_share"),
             "nothing parsed": _shares(headline, "unparsed_share"),
-            "failed": [tables.format_number(_int(v)) for v in headline["failed"]],
-            "filtered": [tables.format_number(_int(v)) for v in headline["filtered"]],
+            "failed": [tables.format_count(v) for v in headline["failed"]],
+            "filtered": [tables.format_count(v) for v in headline["filtered"]],
             # An all-empty column reads back as float NaN: cast before filling.
             "warnings": headline["warnings"].astype(object).fillna("").astype(str),
         }
@@ -355,26 +400,15 @@ def _shares(headline: pd.DataFrame, column: str) -> list[str]:
     ]
 
 
-def _int(value):
-    return int(value) if isinstance(value, int | float) and not math.isnan(value) else value
-
-
 def usage_display(usage: pd.DataFrame) -> pd.DataFrame:
     usage = usage.reindex(columns=USAGE_COLUMNS)
     shown = usage.copy()
     for col in ("cost_usd", "spent_usd", "cached_usd"):
         shown[col] = [tables.format_usd(v) for v in usage[col]]
-    shown = shown.rename(
-        columns={
-            "cost_usd": "cost",
-            "spent_usd": "spent in this run",
-            "cached_usd": "cost of answers read from the cache",
-        }
-    )
-    for col in ("prompt_tokens", "completion_tokens"):
-        shown[col] = ["–" if pd.isna(v) else f"{int(v)}" for v in usage[col]]
+    for col in ("requests", "failed", "cached", "prompt_tokens", "completion_tokens"):
+        shown[col] = [tables.format_count(v) for v in usage[col]]
     shown["wall_s"] = [tables.format_seconds(v) for v in usage["wall_s"]]
-    return shown
+    return shown.rename(columns=tables.column_label)
 
 
 def _styled(df: pd.DataFrame, table_id: str, links=()) -> str:
@@ -394,6 +428,16 @@ def item_links(pages) -> dict[tuple[str, str], str]:
         if len(parts) == 5 and parts[3] == "drilldown":
             out[(parts[2], Path(page).stem)] = str(Path(*parts[1:]))
     return out
+
+
+def _markdown(shown: pd.DataFrame) -> str:
+    """A display frame (cells already text) as Markdown; numbers are not re-read as floats."""
+    return shown.to_markdown(index=False, disable_numparse=True)
+
+
+def leaders_shown(leaders: pd.DataFrame) -> pd.DataFrame:
+    """The leaders as a reader sees them: the study by its name."""
+    return leaders.assign(study=[catalog.study_name(s) for s in leaders["study"]])
 
 
 def leaders_frame(root: Path, studies) -> pd.DataFrame:
@@ -423,13 +467,13 @@ def fragment_html(
     if leaders is not None and len(leaders):
         parts.append("<h3>Which model leads, and which are tied with it</h3>")
         parts.append(f"<p class='caption'>{html.escape(LEADERS_NOTE)}</p>")
-        parts.append(_styled(leaders, "summary-leaders"))
+        parts.append(_styled(leaders_shown(leaders), "summary-leaders"))
     shown = display_frame(headline)
     shown["items"] = [
         _items_cell(links, s, m) for s, m in zip(headline["study"], headline["model"], strict=True)
     ]
     for study in dict.fromkeys(headline["study"]):
-        block = shown[shown["study"] == study].drop(columns="study")
+        block = shown[(headline["study"] == study).to_numpy()].drop(columns="study")
         title = catalog.STUDY_TITLES.get(study, study).split(" ", 1)[-1]
         parts.append(f"<h3>{html.escape(title)}</h3>")
         parts.append(_styled(block, f"summary-{study}", links=["items"]))
@@ -487,9 +531,9 @@ def write_summary(
     md = ["# OncoEval summary", ""] + ([f"**{scope}**", ""] if scope else []) + [note, ""]
     if len(leaders):
         md += ["## Which model leads, and which are tied with it", "", LEADERS_NOTE, ""]
-        md += [leaders.to_markdown(index=False), "", "## Headline results per model", ""]
-    md.append(display_frame(headline).to_markdown(index=False))
-    md += ["", "## Models", "", usage_display(usage).to_markdown(index=False), ""]
+        md += [_markdown(leaders_shown(leaders)), "", "## Headline results per model", ""]
+    md.append(_markdown(display_frame(headline)))
+    md += ["", "## Models", "", _markdown(usage_display(usage)), ""]
     Path(out_md).write_text("\n".join(md), encoding="utf-8")
     return headline, usage
 
@@ -509,7 +553,7 @@ def _scope_of(headline: pd.DataFrame) -> str:
 # rows, then what each model did (answers cut, unparsed, failed), its leader and its warnings.
 TERMINAL_WIDTH = 100
 # Terminal columns wrap their text at these widths (model ids and measure names run long).
-TERMINAL_WRAP = {"model": 30, "measure": 28, "result [95% CI]": 24}
+TERMINAL_WRAP = {"model": 30, "measure": 28, "result [95% CI]": 24, "n": 14}
 
 
 def _terminal_table(df: pd.DataFrame, indent: str = "  ", wrap=None) -> list[str]:
@@ -537,7 +581,7 @@ def terminal_study_block(
 ) -> list[str]:
     """One study's lines of the end-of-run table, none wider than :data:`TERMINAL_WIDTH`."""
     rows = headline[headline["study"] == study]
-    shown = display_frame(rows)
+    shown = display_frame(rows).drop(columns="study")
     title = catalog.STUDY_TITLES.get(study, study).split(" ", 1)[-1]
     lines = [title]
     if leaders is not None and len(leaders):
@@ -571,16 +615,16 @@ def terminal_usage(usage: pd.DataFrame) -> list[str]:
     narrow = pd.DataFrame(
         {
             "model": shown["model"],
-            "calls": shown["requests"].map(tables.format_number),
-            "failed": shown["failed"].map(tables.format_number),
-            "cached": shown["cached"].map(tables.format_number),
+            "calls": shown["requests"],
+            "failed": shown["failed"],
+            "cached": shown["cached"],
             "tokens": [
                 "–" if p == c == "–" else f"{p}/{c}"
-                for p, c in zip(shown["prompt_tokens"], shown["completion_tokens"], strict=True)
+                for p, c in zip(shown["prompt tokens"], shown["completion tokens"], strict=True)
             ],
             "spent": shown["spent in this run"],
             "from cache": shown["cost of answers read from the cache"],
-            "wall s": shown["wall_s"],
+            "wall s": shown["wall time (s)"],
         }
     )
     # Eight columns: the model id wraps sooner than in the headline table.

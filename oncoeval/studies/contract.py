@@ -220,6 +220,9 @@ class ItemScore:
     column: str
     keys: tuple
     where: str = ""
+    # (column, sentence): the table's boolean column marking a row whose score is credited by
+    # the study's rule rather than earned by what parsed, and what the item page says of it
+    credited: tuple = ()
 
 
 @dataclass(frozen=True)

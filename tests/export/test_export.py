@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 import shutil
 import socket
@@ -39,6 +40,7 @@ from live_page import browse
 from oncoeval.export import checklist, crate, run
 from oncoeval.export.items import place_in_units, study_items, unit_clusters
 from oncoeval.export.phi import redactor_for
+from oncoeval.format import finite
 from oncoeval.report.provenance import provenance
 
 MARKER = "ZQXPHIMARKER7731"
@@ -142,7 +144,10 @@ def test_inspect_logs_read_back_every_sample_with_its_scores_and_verdicts(run_di
         assert sorted(samples) == sorted(i.id for i in source)
         for item in source:
             sample = samples[item.id]
-            assert {k: v.value for k, v in (sample.scores or {}).items()} == item.scores
+            # Finite scores only, each with the model's answer (inspect view's answer column).
+            scored = {k: v for k, v in item.scores.items() if finite(v) is not None}
+            assert {k: v.value for k, v in (sample.scores or {}).items()} == scored
+            assert all(v.answer == (item.output or "") for v in (sample.scores or {}).values())
             assert sample.metadata["judge"] == item.verdicts
             assert sample.metadata["unscored_reason"] == (item.unscored or None)
             assert sample.metadata["request_fields"] == item.meta
@@ -156,7 +161,11 @@ def test_inspect_logs_read_back_every_sample_with_its_scores_and_verdicts(run_di
         assert study != "coral" or any("parse_failures=" in i.unscored for i in source)
         measures = log.results.scores[0].metrics
         summary = pd.read_csv(workdir / "results" / "summary.tsv", sep="\t")
-        assert set(measures) == set(summary[summary["study"] == study]["measure"])
+        rows = summary[(summary["study"] == study) & (summary["model"] == model)]
+        valued = pd.to_numeric(rows["value"], errors="coerce").notna()
+        assert set(measures) == set(rows[valued]["measure"])
+        assert all(math.isfinite(m.value) for m in measures.values())
+        assert set(log.eval.metadata["headlines_without_value"]) == set(rows[~valued]["measure"])
 
 
 def _free_port() -> int:

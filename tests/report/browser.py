@@ -68,6 +68,7 @@ PROBE = """
       unreachable: unreachable(area).concat(unreachable(document.body)).slice(0, 20),
       scroll_width: [area.scrollWidth, area.clientWidth],
       text: target ? target.innerText : '',
+      also: Object.fromEntries(%(also)s.map((s) => [s, box(document.querySelector(s))])),
     };
     const pre = document.createElement('pre');
     pre.id = 'oncoeval-probe';
@@ -80,12 +81,15 @@ PROBE = """
 """
 
 
-def measure(page: Path, selector: str, window: tuple[int, int], fragment: str = "") -> dict:
-    """What the probe measured on ``page`` at ``window`` (width, height) for ``selector``."""
+def measure(
+    page: Path, selector: str, window: tuple[int, int], fragment: str = "", also=()
+) -> dict:
+    """What the probe measured on ``page`` at ``window`` (width, height) for ``selector``;
+    ``also``: further selectors whose bounding boxes it gives under ``"also"``."""
     probed = page.with_name(f".probe-{window[0]}x{window[1]}-{page.name}")
     source = page.read_text(encoding="utf-8")
     cut = source.rindex("</body>")
-    probe = PROBE % {"selector": json.dumps(selector)}
+    probe = PROBE % {"selector": json.dumps(selector), "also": json.dumps(list(also))}
     probed.write_text(source[:cut] + probe + source[cut:], encoding="utf-8")
     try:
         proc = subprocess.run(

@@ -9,6 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
 from matplotlib.container import ErrorbarContainer  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.text import Annotation  # noqa: E402
@@ -323,3 +324,19 @@ def test_coral_pair_without_data_reads_no_data_not_zero(monkeypatch, tmp_path):
     )  # fmt: skip
     aggregate.figure3(by_field, "em_f1", tmp_path / "f.png", "t")
     assert panels.pop()["labels"] == ["0.00 (n=5)", "no data (n=0)"]
+
+
+def test_bar_labels_sit_beyond_the_error_bar_and_never_overprint(tmp_path):
+    """Eight narrow bars side by side: their labels would overprint each other, so saving
+    turns them upright; each sits above its bar's error bar, not on it."""
+    fig, ax = plt.subplots(figsize=(2.5, 3))
+    values = [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.0, float("nan")]
+    bars = ax.bar(range(8), np.nan_to_num(values), yerr=0.1, width=0.9)
+    figures.label_bars(ax, bars, values, [11, 5, 120, 3, 9, 10, 4, 0])
+    assert figures.overlapping_labels(fig), "the example must crowd its labels"
+    figures.save(fig, tmp_path / "bars.png")
+    assert figures.overlapping_labels(fig) == []
+    first = next(t for t in ax.texts if t.get_text() == "0.50 (n=11)")
+    assert first.xy[1] == pytest.approx(0.6)  # the top of its error bar, 0.5 + 0.1
+    assert first.get_rotation() == 90
+    plt.close(fig)

@@ -58,7 +58,7 @@ def test_leader_and_ties_come_from_the_leaderboard(tmp_path):
     assert frame["measure"].unique().tolist() == ["PCS (raw judge verdicts)"]
     assert frame["standing"].to_dict() == {"a": "leader", "b": "tied with leader", "c": ""}
     assert frame.loc["a", "value [95% CI]"] == "0.500 [0.400, 0.600]"
-    assert frame.loc["b", "n"] == "20"
+    assert frame.loc["b", "n"] == "20 questions"  # in the study's resampling unit
     assert frame.loc["b", "warnings"] == "2 of 22 unscored"
 
 

@@ -30,8 +30,8 @@ def test_ci_is_folded_into_its_value_column():
         }
     )
     shown = tables.with_cis(df)
-    assert list(shown.columns) == ["model", "f1 [95% CI]", "accuracy [95% CI]", "n"]
-    assert shown.loc[0, "f1 [95% CI]"] == "0.410 [0.333, 0.495]"
+    assert list(shown.columns) == ["model", "F1 [95% CI]", "accuracy [95% CI]", "n"]
+    assert shown.loc[0, "F1 [95% CI]"] == "0.410 [0.333, 0.495]"
     # A bare ci_low/ci_high pair belongs to the numeric column before it.
     assert shown.loc[0, "accuracy [95% CI]"] == "0.500 [0.250, 0.750]"
     assert shown.loc[0, "n"] == "12"

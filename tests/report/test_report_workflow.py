@@ -17,6 +17,7 @@ from pathlib import Path
 import browser
 import pandas as pd
 import pytest
+import reader
 from conftest import (
     REPO,
     link_workflow,
@@ -27,7 +28,8 @@ from conftest import (
 )
 from statsmodels.stats.proportion import proportion_confint
 
-from oncoeval.report import catalog, landing, summary, tables
+from oncoeval.report import catalog, drilldown, landing, summary, tables
+from oncoeval.studies import STUDIES as STUDY_IDS
 
 # Four studies, answered by stored answers only: the side-effects, Cancer-Myth and CORAL reference
 # sets and the guidelines demo's two replays (no synthetic supervision, which needs a generator
@@ -165,7 +167,7 @@ def test_every_table_and_figure_the_run_writes_is_in_the_report_once(run):
     table = results["results/report/side_effects/tables/table1.html"]
     assert table["mime_type"] == "text/html"
     page = (workdir / "results/report/side_effects/tables/table1.html").read_text()
-    assert "f1 [95% CI]" in page and tables.format_ci(1.0, wilson_low(6), 1.0) in page
+    assert "F1 [95% CI]" in page and tables.format_ci(1.0, wilson_low(6), 1.0) in page
     assert (workdir / "results/side_effects/tables/table1.tsv").exists()
 
 
@@ -266,9 +268,49 @@ def test_numbers_print_alike_on_every_page_and_the_terminal(run):
             continue
         for df in pd.read_html(io.StringIO(page.read_text()), thousands=None):
             for column in (c for c in df.columns if isinstance(c, str)):
-                if tables.is_count_column(column):
+                # Headers are in words: "n units", "unscored", "TP" (oncoeval.format).
+                name = column.lower().replace(" ", "_")
+                if tables.is_count_column(name) or name == "unscored":
                     decimals = [v for v in df[column].astype(str) if re.fullmatch(r"\d+\.\d+", v)]
                     assert not decimals, (str(page), column, decimals[:3])
+
+
+def test_no_page_table_or_terminal_line_shows_nan_an_id_title_or_a_snake_case_header(run):
+    """Every text file and page the run writes (the study tables' Markdown, the report's
+    pages, the summary) and the terminal's results read as words: "–" or a reason for a
+    missing value, the study's name in titles, headers in words (oncoeval.format)."""
+    workdir, _, _ = run
+    results = workdir / "results"
+    # report.html is Snakemake's own page (its scripts); its entries are the pages read here.
+    files = [
+        p for p in results.rglob("*") if p.suffix in (".md", ".html", ".txt")
+        and p.name != "report.html"
+    ]  # fmt: skip
+    assert len(files) > 100
+    found = [
+        problem
+        for path in files
+        for problem in reader.problems(path.relative_to(workdir), path.read_text(), STUDY_IDS)
+    ]
+    terminal = summary.terminal_summary(workdir)
+    found += reader.problems(Path("terminal"), terminal, STUDY_IDS)
+    assert not found, "\n".join(found)
+    # A table page's title is its study's name and the entry's label, as the report lists it.
+    page = (results / "report/side_effects/tables/leaderboard.html").read_text()
+    title = (
+        "Side effects · Table: Models ranked per headline measure with their values and intervals"
+    )
+    assert reader.titles(page)[0] == title
+    # The guidelines headline states one n in one unit, the leaderboard's: 22 rollouts of 11
+    # patients, on the summary, the landing and in the terminal alike.
+    board = pd.read_csv(results / "guidelines/tables/leaderboard.tsv", sep="\t")
+    assert set(board["n_units"]) == {22} and set(board["n_clusters"]) == {11}
+    for text in (
+        (results / "summary.md").read_text(),
+        reader.visible_text((results / "report/landing.html").read_text()),
+    ):
+        assert "22 rollouts in 11 patients" in text
+    assert "22 rollouts in" in terminal  # its n column wraps after "in"
 
 
 def test_report_refuses_results_of_another_config_naming_them(run):
@@ -373,6 +415,69 @@ def test_item_page_of_each_study_starts_on_its_items(run, window):
             # of the reference answers: 1, the false presupposition corrected).
             verdicts = {row[header.index("verdict")] for row in rows if len(row) == len(header)}
             assert verdicts == {"1"}, verdicts
+
+
+# The window sizes the pages must fit: a small laptop and a desktop monitor.
+FIT_WINDOWS = browser.WINDOWS[:2]
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+@pytest.mark.parametrize("window", FIT_WINDOWS, ids=lambda w: f"{w[0]}x{w[1]}")
+def test_item_pages_show_output_parse_and_score_on_the_first_screen(run, window):
+    """Each study's item page leads with the answer, its parse and its score, inside the first
+    screen and the page's width; the study's further columns wait behind "more columns"."""
+    workdir, _, _ = run
+    for study, model in ITEM_PAGES.items():
+        page = workdir / f"results/report/{study}/drilldown/{model}.html"
+        headers = reader.html_headers(page.read_text())
+        cells = {c: f"#items th:nth-child({headers.index(c) + 1})" for c in ("score", "parse")}
+        found = browser.measure(page, "#items table", window, also=cells.values())
+        table, (scroll, content) = found["target"], found["scroll_width"]
+        # The table takes the page's width, and nothing is left to scroll sideways to.
+        assert table["right"] - table["left"] >= 0.9 * content, (study, table, content)
+        assert scroll <= content + 1, (study, scroll, content)
+        for name, selector in cells.items():
+            assert browser.within(found["also"][selector], found["window"]), (study, name)
+        # The request's fields and the joined tables are there, behind the control.
+        shown = found["text"].splitlines()[0].split("\t")
+        assert shown.index("score") < 6 and len(shown) < len(headers), shown
+        assert "more columns" in page.read_text()
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)"
+)
+@pytest.mark.parametrize("window", FIT_WINDOWS, ids=lambda w: f"{w[0]}x{w[1]}")
+def test_a_table_page_takes_the_width_of_the_page(run, window):
+    workdir, _, _ = run
+    for name in ("side_effects/tables/table1", "guidelines/tables/leaderboard"):
+        page = workdir / f"results/report/{name}.html"
+        found = browser.measure(page, "#table table", window)
+        table, (scroll, content) = found["target"], found["scroll_width"]
+        assert table["right"] - table["left"] >= 0.9 * content, (name, table, content)
+        assert content >= 0.9 * (window[0] - 60), (name, content)  # the body's width
+        assert scroll <= content + 1, (name, scroll, content)
+
+
+def test_a_credited_or_defaulted_score_says_so_on_its_row(run):
+    """CORAL's published view credits an answer with nothing parsed where the gold is
+    unknown: its row says so beside the score."""
+    workdir, _, _ = run
+    page = workdir / "results/report/coral/drilldown/coral-reference-replay.html"
+    rows = pd.read_html(io.StringIO(page.read_text()), thousands=None, keep_default_na=False)[0]
+    rows = rows.astype(str)
+    nothing = rows[rows["parse"].str.startswith("nothing parsed") & (rows["score"] != "")]
+    assert len(nothing), "the demo has answers with nothing parsed and a score"
+    assert nothing["score note"].str.startswith("credited: the gold is 'unknown'").all()
+    assert not rows[rows["parse"] == "parsed"]["score note"].str.startswith("defaulted").any()
+    # The compare page puts the same note beside each model's score.
+    side = drilldown.compare_rows(workdir, "coral", ["coral-reference-replay"]).fillna("")
+    model = "coral-reference-replay"
+    credited = side[side[f"{model}: parse"].str.startswith("nothing parsed")]
+    assert len(credited) == len(nothing)
+    assert credited[f"{model}: score note"].str.startswith("credited: ").all()
 
 
 MAKE = shutil.which("make")

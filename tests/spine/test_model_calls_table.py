@@ -40,7 +40,7 @@ def test_calls_table_counts_failed_truncated_filtered_cached_and_other_model_row
          "n_truncated": 1, "n_refused": 1, "n_filtered": 1, "n_cached": 1, "n_other_model": 1},
     ]  # fmt: skip
     assert pd.read_csv(tmp_path / "calls.tsv", sep="\t").equals(table)
-    assert "n_truncated" in (tmp_path / "calls.md").read_text()
+    assert "n truncated" in (tmp_path / "calls.md").read_text()
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...compare import interval_note
+from ...compare import METHOD_NAMES, as_compare_settings, interval_note
 from ...io import read_jsonl, write_table
 from ...judges import adjudication, agreement
 from ...judges.adjudication import blind_id, read_filled_sheet
@@ -90,7 +90,7 @@ def aggregate(
             "unscored because the jurors' majority was tied. One juror: no jury."
         ],
     )
-    figures.overall_figure(overall, out["pcs_pcr_figure"])
+    figures.overall_figure(overall, out["pcs_pcr_figure"], figure_interval(settings))
     figures.category_figure(by_cat, out["pcs_by_category_figure"])
     figures.generator_figure(by_gen, out["pcs_by_generator_figure"])
 
@@ -357,3 +357,11 @@ def _corrected_pair(a, b, column, validation, settings, correction) -> dict:
     if "reason" in out:
         return n | {"test": f"not compared: {out['reason']}"}
     return n | out | {"interval": CORRECTED_INTERVAL}
+
+
+def figure_interval(settings) -> str:
+    """The interval a figure draws from its table, in a few words for its title."""
+    s = as_compare_settings(settings)
+    if s.interval == "auto":
+        return f"{s.level:.0%} CI: Wilson for a 0/1 share, else cluster-robust Student-t"
+    return f"{s.level:.0%} CI: {METHOD_NAMES[s.interval]}"

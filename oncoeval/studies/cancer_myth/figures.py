@@ -18,7 +18,9 @@ def _errors(df: pd.DataFrame, metric: str) -> np.ndarray:
     return np.vstack([low.to_numpy(), high.to_numpy()])
 
 
-def overall_figure(table: pd.DataFrame, path) -> None:
+def overall_figure(table: pd.DataFrame, path, interval: str = "the table's 95% CI") -> None:
+    """PCS and PCR per model with the intervals of the table (``interval`` names their method,
+    as the title says it)."""
     fig, axes = plt.subplots(1, 2, figsize=(max(6, 1.2 * len(table) + 4), 3.6))
     n_scored = int(table["n"].sum()) if len(table) else 0
     n_unscored = int(table["n_unscored"].sum()) if len(table) else 0
@@ -35,7 +37,7 @@ def overall_figure(table: pd.DataFrame, path) -> None:
         ax.tick_params(axis="x", rotation=30)
     axes[0].set_ylim(-1, 1)
     axes[1].set_ylim(0, 1)
-    fig.suptitle("Presupposition correction (bootstrap 95% CI)")
+    fig.suptitle(f"Presupposition correction ({interval})", fontsize=10)
     fig.tight_layout()
     save(fig, path)
     plt.close(fig)

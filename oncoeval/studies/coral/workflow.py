@@ -45,7 +45,15 @@ ANSWERS = Answers(
     value="value",
     # Mean exact-match F1 over the answer's fields, on the published gold.
     score=ItemScore(
-        "scores/{model}.tsv", "em_f1", ("doc_id", "section", "subtype"), "gold_view == 'published'"
+        "scores/{model}.tsv",
+        "em_f1",
+        ("doc_id", "section", "subtype"),
+        "gold_view == 'published'",
+        credited=(
+            "gold_unknown_only",
+            "credited: the gold is 'unknown'; the published view scores 'unknown' or no "
+            "answer there as right",
+        ),
     ),
 )
 # The published view scores every unit, so a field whose gold is "unknown" is credited to an

@@ -12,6 +12,7 @@ import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from ...compare import interval_note, mean_ci  # noqa: E402
+from ...format import column_label  # noqa: E402
 from ...io import as_written, write_table  # noqa: E402
 from ...report.figures import label_bars, legend_outside, note_empty  # noqa: E402
 from ...report.figures import save as save_figure  # noqa: E402
@@ -145,10 +146,10 @@ def _plot_accuracy_by_consistency(bdf, figure):
                 np.arange(len(centres)) + width * (len(models) - 1) / 2,
                 [f"{c:.2f}" for c in centres],
             )
-        ax.set_xlabel(f"{cons} (nearest bin centre)")
-        ax.set_ylabel(acc)
+        ax.set_xlabel(f"{column_label(cons)} (nearest bin centre)")
+        ax.set_ylabel(column_label(acc))
         ax.set_ylim(0, 1.2)  # room for the value labels
-        ax.set_title(f"{acc} by {cons}")
+        ax.set_title(f"{column_label(acc)} by {column_label(cons)}")
         # Unscored notes are not in the bins; the caption of the bins table counts them.
         note_empty(ax, int(part["n"].sum()) if len(part) else 0, None, "labelled notes")
     legend_outside(axes[1])

@@ -49,7 +49,7 @@ def proxy_agreement(proxy_paths: list, cross_scores, expert, boot, out: dict):
             "spearman: rank correlation across models; rmse: root mean squared difference of "
             "the accuracies; coverage: mean share of notes the proxy labels. Intervals "
             f"({boot.ci:.0%}): percentile bootstrap of the correlation over models (a statistic "
-            "of the whole set; NaN below 4 models). Unit: model; each unit its own cluster. "
+            "of the whole set; none (–) below 4 models). Unit: model; each unit its own cluster. "
             "n: n_models (models with both numbers)."
         ],
     )
@@ -94,7 +94,7 @@ def compliance_table(proxy_scores, expert, out, out_md):
         notes=[
             "Positive = NOT_GUIDELINE_COMPLIANT. Counted over every scored prediction (each "
             "rollout against the benchmark's label); unanswered predictions are counted apart "
-            "and left out of the cells. Precision, recall and F1 of the positive class; NaN "
+            "and left out of the cells. Precision, recall and F1 of the positive class; none (–) "
             "where no prediction or label is positive."
         ],
     )
