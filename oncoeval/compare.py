@@ -382,7 +382,7 @@ def _shift_bounds(diffs: Clustered, signs: np.ndarray) -> tuple[np.ndarray, np.n
         r2 = (a + total) / (b + size)
     low, high = np.minimum(r1, r2), np.maximum(r1, r2)
     # ties count as extreme (scipy's tolerance): widen by a hair so the estimate is inside
-    tol = 1e-9 * max(1.0, float(np.max(np.abs(s / n))))
+    tol = 1e-12 * max(1.0, float(np.max(np.abs(s / n))))
     low, high = np.where(trivial, -np.inf, low - tol), np.where(trivial, np.inf, high + tol)
     return low, high
 
@@ -560,10 +560,11 @@ def compare_arrays(
     else:
         key = "sign_flip" if diffs.singletons else "cluster_sign_flip"
         p, low, high = sign_flip_interval(diffs, alpha, s.permutations, s.bootstrap.seed)
-        if diffs.n_clusters >= 2 and np.all(diffs.values == diffs.values[0]) and low == high:
+        no_spread = np.all(diffs.values == diffs.values[0])
+        if diffs.n_clusters >= 2 and no_spread and np.isfinite(low) and np.isfinite(high):
             p0, low, high = _no_spread_bound(diffs.mean(), diffs.n_clusters, width, alpha)
             p = max(p, p0)
-    low, high = max(low, -width), min(high, width)
+    low, high = float(max(low, -width)), float(min(high, width))
     significant = bool(low > 0 or high < 0)
     delta = s.margin("", value_range) if margin is None else margin
     if no_significance_possible(diffs.n_clusters, m, s.alpha):
