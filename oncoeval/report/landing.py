@@ -244,9 +244,13 @@ def landing_html(summary: pd.DataFrame, results: Path, replayed=(), scope: str =
     if scope:
         parts.append(f"<p class='scope'>{html.escape(scope)}</p>")
     parts.append(
-        "<p>Each study's first headline measure per evaluated model, with its 95% CI over "
-        "whole clusters and the number of scored units (n); the other headlines, usage and "
-        "cost are in the full summary.</p>"
+        "<p>Each study's first headline measure (its primary measure) per evaluated model, "
+        "with its 95% CI over whole clusters and the number of scored units (n); the other "
+        "headlines, usage and cost are in the full summary. Standing against the leader: "
+        "behind the leader when the leader's advantage is significant (its difference "
+        "interval excludes 0 after the Bonferroni adjustment over every pair of models), "
+        "equivalent to it within the margin when that interval lies inside it, else not "
+        "separable from it at this n.</p>"
     )
     parts.append(table_html(frame) if len(frame) else "<p><em>No headline results.</em></p>")
     if (frame["standing"] == UNTESTED_BEST).any():
