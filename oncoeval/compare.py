@@ -715,6 +715,7 @@ def finish_rows(df: pd.DataFrame, settings: CompareSettings) -> pd.DataFrame:
             df.at[i, "verdict"] = verdict(
                 low, high, margin, df.at[i, "model_a"], df.at[i, "model_b"]
             )
+    df["m"] = pd.to_numeric(df["m"]).astype("Int64")
     return df
 
 
@@ -888,7 +889,7 @@ def verdict_note(settings: CompareSettings, primary: str | None, m: int) -> str:
         f"each decided at alpha {settings.alpha:g} / {m} with its difference interval at "
         f"{1 - settings.alpha / m:.4g} ({ADJUSTMENTS[settings.adjustment]}). Other measures are "
         f"descriptive: alpha {settings.alpha:g}, {1 - settings.alpha:.0%} intervals, no "
-        "adjustment, not verdicts."
+        "adjustment (their verdicts describe, they do not decide)."
         if primary
         else "No primary measure: every row is descriptive."
     )
