@@ -492,7 +492,8 @@ def minimum_detectable_difference(
     """The true mean difference the row's own decision detects with ``settings.power``: the
     half-width of its printed interval (which carries the test, the adjustment to alpha / m and
     the discreteness of an exact test) plus t_{power, G-1} x the cluster-robust SE of the
-    difference. NaN where no difference can be significant (``no_significance_possible``) or
+    difference, widened by the spread of the estimated half-width (sqrt(1 + c^2 / (2 (G - 1))),
+    c = half-width / SE). NaN where no difference can be significant (``no_significance_possible``) or
     the interval is unbounded."""
     g = diffs.n_clusters
     if g < 2 or no_significance_possible(g, m, settings.alpha):
@@ -500,7 +501,13 @@ def minimum_detectable_difference(
     if not (np.isfinite(low) and np.isfinite(high)):
         return float("nan")
     se = diffs.standard_error()
-    return float((high - low) / 2 + stats.t.ppf(settings.power, g - 1) * (se if se > 0 else 0))
+    if not se > 0:
+        return float((high - low) / 2)
+    half = (high - low) / 2
+    # the half-width is itself estimated (relative SD about 1 / sqrt(2 (G - 1))): its spread
+    # adds to the estimate's, so power is reached a little further out
+    spread = math.sqrt(1 + (half / se) ** 2 / (2 * (g - 1)))
+    return float(half + stats.t.ppf(settings.power, g - 1) * se * spread)
 
 
 def verdict(low: float, high: float, margin: float, a: str = "a", b: str = "b") -> str:
@@ -928,7 +935,7 @@ def notes(study: str, settings: CompareSettings, skipped, extra=(), measures=(),
         f"and a t quantile (setting comparisons.interval: {settings.interval}).",
         f"mdd: the smallest true difference the row's own decision detects with "
         f"{settings.power:.0%} power (half its printed interval plus t_power x the SE of the "
-        "difference), or the sentence that no difference can be significant with its clusters "
+        "difference, widened for the half-width's own spread), or the sentence that no difference can be significant with its clusters "
         "and comparisons.",
         *extra,
     ]

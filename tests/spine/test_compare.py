@@ -166,7 +166,9 @@ def test_minimum_detectable_difference_is_half_the_printed_interval_plus_t_power
     from scipy import stats
 
     se = d.std(ddof=1) / math.sqrt(20)
-    assert mdd == pytest.approx(0.06 + stats.t.ppf(0.8, 19) * se)
+    # the half-width 0.06 is estimated too: its spread widens the power term
+    spread = math.sqrt(1 + (0.06 / se) ** 2 / (2 * 19))
+    assert mdd == pytest.approx(0.06 + stats.t.ppf(0.8, 19) * se * spread)
     # 5 clusters and 3 comparisons: 3 x 2 / 32 > 0.05, no mdd whatever the data
     assert math.isnan(
         compare.minimum_detectable_difference(Clustered.of(d[:5]), -1, 1, SETTINGS, 3)
