@@ -22,8 +22,8 @@ Public functions the bench and the studies call:
   (binomial on the discordant pairs) with the Clopper-Pearson interval of the discordant split
   times that of the discordant share; otherwise the whole-cluster sign-flip test of the mean
   difference, inverted over shifts (``sign_flip_interval``).
-- ``minimum_detectable_difference(...)`` and ``no_significance_possible(...)``: the mdd of the
-  decision actually made (its test, its adjustment, its discreteness), or the sentence that no
+- ``minimum_detectable_difference(...)``, ``mcnemar_mdd(...)`` and
+  ``no_significance_possible(...)``: the mdd of the decision actually made (its test, its adjustment, its discreteness), or the sentence that no
   difference can be significant.
 - ``paired_diff_ci(a, b, settings, clusters, value_range=...)``: the same inverted test at the
   settings' level, for a study table's paired differences.
@@ -510,6 +510,38 @@ def minimum_detectable_difference(
     return float(half + stats.t.ppf(settings.power, g - 1) * se * spread)
 
 
+def mcnemar_power(n: int, discordant: float, theta: float, alpha: float) -> float:
+    """Exact power of the two-sided exact McNemar test at ``alpha`` on n independent pairs whose
+    discordant share is ``discordant`` and of which a wins the share ``theta``: the binomial
+    number of discordant pairs, then the binomial tail beyond each count's critical value."""
+    nd = np.arange(n + 1)
+    crit = stats.binom.isf(alpha / 2, np.maximum(nd, 1), 0.5)  # reject when above it
+    reject = np.where(nd > 0, stats.binom.sf(crit, nd, theta), 0.0)
+    return float(np.sum(stats.binom.pmf(nd, n, discordant) * reject))
+
+
+def mcnemar_mdd(n: int, discordant: float, alpha: float, power: float) -> float:
+    """The true difference exact McNemar at ``alpha`` detects with ``power`` on n pairs: at the
+    observed discordant share, a winning more of them; where even winning all of them is not
+    enough, a larger discordant share, all of it won (bisection on the exact power)."""
+
+    def solve(f, lo, hi):
+        for _ in range(50):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if f(mid) >= power else (mid, hi)
+        return hi
+
+    if discordant > 0 and mcnemar_power(n, discordant, 1.0, alpha) >= power:
+        return solve(
+            lambda d: mcnemar_power(n, discordant, (1 + d / discordant) / 2, alpha),
+            0.0,
+            discordant,
+        )
+    if mcnemar_power(n, 1.0, 1.0, alpha) < power:
+        return float("nan")
+    return solve(lambda d: mcnemar_power(n, d, 1.0, alpha), discordant, 1.0)
+
+
 def verdict(low: float, high: float, margin: float, a: str = "a", b: str = "b") -> str:
     """The row's verdict from its printed interval: "{a} ahead" / "{b} ahead" (excludes 0),
     "equivalent within +-delta" (inside the margin: two one-sided tests at the row's level),
@@ -576,6 +608,9 @@ def compare_arrays(
     delta = s.margin("", value_range) if margin is None else margin
     if no_significance_possible(diffs.n_clusters, m, s.alpha):
         mdd = impossible_sentence(diffs.n_clusters, m)
+    elif key == "mcnemar":
+        share = float(np.mean(a != b))
+        mdd = mcnemar_mdd(diffs.n_units, share, alpha, s.power) * (value_range[1] - value_range[0])
     else:
         mdd = minimum_detectable_difference(diffs, low, high, s, m)
     return row | {

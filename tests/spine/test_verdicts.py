@@ -97,6 +97,21 @@ def test_exact_mcnemar_and_its_interval_by_hand():
     assert (row["diff_ci_low"], row["diff_ci_high"]) == pytest.approx((-top, top))
 
 
+def test_the_mdd_of_a_mcnemar_row_is_where_exact_mcnemar_reaches_its_power():
+    # 30 pairs, 12 discordant (share 0.4): the exact power at the printed mdd is 80%, at
+    # alpha / 3 for a family of three
+    a = np.array([1] * 7 + [0] * 5 + [1] * 10 + [0] * 8)
+    b = np.array([0] * 7 + [1] * 5 + [1] * 10 + [0] * 8)
+    row = compare.compare_arrays(a, b, kind="binary", m=3, settings=SETTINGS)
+    mdd = row["mdd"]
+    theta = (1 + mdd / 0.4) / 2
+    assert compare.mcnemar_power(30, 0.4, theta, 0.05 / 3) == pytest.approx(0.8, abs=1e-6)
+    # by hand for one count: 10 discordant pairs at alpha 0.05 reject at 9 or 10 of 10 won
+    # (2 x 11 / 1024 = 0.021; 8 of 10 gives 0.109): the power at theta = 0.9 is P(X >= 9)
+    tail = stats.binom.sf(8, 10, 0.9)
+    assert compare.mcnemar_power(10, 1.0, 0.9, 0.05) == pytest.approx(tail)
+
+
 def test_a_pcs_sample_without_minus_one_is_still_a_score_on_minus_one_to_one():
     values = [1, 0, 1, 1, 0, 1]  # PCS, no -1 drawn: not a 0/1 share
     mean, low, high = compare.mean_ci(values, SETTINGS, kind="mean", value_range=(-1.0, 1.0))
