@@ -265,3 +265,15 @@ def test_the_config_declares_margins_and_a_single_adjustment():
     with pytest.raises(ValueError, match="comparisons.adjustment"):
         CompareSettings.from_config({"comparisons": {"adjustment": "holm"}})
     assert list(itertools.islice(compare.ADJUSTMENTS, 2)) == ["bonferroni"]
+
+
+def test_every_study_declares_one_primary_measure_with_its_kind_and_range():
+    from oncoeval.studies import STUDIES
+
+    for study in STUDIES:
+        measures = compare.study_measures(study)
+        assert sum(m.primary for m in measures) == 1, study
+        for m in measures:
+            assert m.kind in compare.KINDS and m.value_range[0] < m.value_range[1], (study, m)
+    pcs = compare.study_measures("cancer_myth")[0]
+    assert (pcs.name, pcs.value_range, pcs.primary) == ("PCS (raw judge verdicts)", (-1, 1), True)
