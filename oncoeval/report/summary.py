@@ -205,10 +205,11 @@ def leader_rows(results: Path, studies) -> list[dict]:
             pd.read_csv(comparison_path, sep="\t") if comparison_path.exists() else pd.DataFrame()
         )
         for measure, part in board.groupby("measure", sort=False):
-            said = part["standing"].astype(str) if "standing" in part else pd.Series(dtype=str)
+            said = part["standing"] if "standing" in part else pd.Series(pd.NA, index=part.index)
+            said = said.where(said.notna(), "").astype(str)
             leader = part[said == LEADER]
             behind = part[said == BEHIND]
-            others = part[(said != LEADER) & (said != BEHIND)]
+            others = part[~said.isin([LEADER, BEHIND, ""])]
             descriptive = "family" in part and (part["family"] == DESCRIPTIVE).all()
             rows.append(
                 {
@@ -216,7 +217,7 @@ def leader_rows(results: Path, studies) -> list[dict]:
                     "measure": measure + (" (descriptive)" if descriptive else ""),
                     "leader": ", ".join(leader["model"]) or "(no value)",
                     "equivalent or not separable": ", ".join(
-                        f"{m} ({s.replace(' the leader', '')})"
+                        f"{m} ({s.replace(' from the leader', '').replace(' to the leader', '')})"
                         for m, s in zip(others["model"], said[others.index], strict=True)
                     )
                     or "none",

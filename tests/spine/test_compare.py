@@ -248,7 +248,7 @@ def test_summary_names_the_leader_and_the_others_standing_before_ranks(tmp_path)
     other = "close" if leader == "lead" else "lead"
     assert row["leader"] == leader
     # 0.01 noise on 21 profiles: the interval lies inside +-0.05
-    assert row["equivalent or not separable"] == f"{other} (equivalent to within ±0.05)"
+    assert row["equivalent or not separable"] == f"{other} (equivalent within ±0.05)"
     assert row["behind the leader"] == "weak (rank 3)"
     mdd = pd.to_numeric(table["mdd"]).median()
     assert row["detectable difference"] == f"about {mdd:.3g} with 21 units"
