@@ -37,8 +37,9 @@ SUMMARY_COLUMNS = [
     *ANSWER_COLUMNS, "warnings", "source",
 ]  # fmt: skip
 SUMMARY_NOTE = (
-    "Headline result of each study per model, with 95% CIs over whole clusters (Wilson for a "
-    "share of independent units, else Student-t on the cluster-robust SE). Judged rates "
+    "Headline result of each study per model, with 95% CIs over whole clusters, chosen by the "
+    "measure's declared kind and range (Wilson for a share of independent units, else a "
+    "Wilson-type score interval with the effective n of the cluster-robust SE). Judged rates "
     "appear twice: as the raw judge verdicts and corrected for the judge's error measured on "
     "the validation set (or the reason no correction can be made). Beside each headline, what "
     "the model did: the share of its answers cut at the token cap, the share with nothing "
