@@ -468,6 +468,20 @@ def paired_test(a, b, clusters, kind: str, settings: CompareSettings) -> tuple[f
     return sign_flip_p(diffs, settings.permutations, settings.bootstrap.seed), key
 
 
+def adjust(p_values, method: str = "bonferroni") -> np.ndarray:
+    """Multiplicity-adjusted p-values (statsmodels ``multipletests``); NaN p-values stay NaN and
+    do not count. The tables use Bonferroni over the primary family (``compare_arrays`` with
+    its m); this is for library users adjusting p-values of their own."""
+    from statsmodels.stats.multitest import multipletests
+
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    known = ~np.isnan(p)
+    if known.any():
+        out[known] = multipletests(p[known], method=method)[1]
+    return out
+
+
 def smallest_p(n_clusters: int) -> float:
     """The smallest two-sided p a sign-flip test (or exact McNemar) can give on this many
     clusters (discordant pairs): 2 / 2^G."""
@@ -487,14 +501,22 @@ def impossible_sentence(n_clusters: int, m: int) -> str:
 
 
 def minimum_detectable_difference(
-    diffs: Clustered, low: float, high: float, settings: CompareSettings, m: int = 1
+    diffs: Clustered, settings: CompareSettings, m: int = 1, interval=None
 ) -> float:
-    """The true mean difference the row's own decision detects with ``settings.power``: the
-    half-width of its printed interval (which carries the test, the adjustment to alpha / m and
-    the discreteness of an exact test) plus t_{power, G-1} x the cluster-robust SE of the
-    difference, widened by the spread of the estimated half-width (sqrt(1 + c^2 / (2 (G - 1))),
-    c = half-width / SE). NaN where no difference can be significant (``no_significance_possible``) or
-    the interval is unbounded."""
+    """The true mean difference the row's own decision detects with ``settings.power``, for
+    the paired differences ``diffs`` (a Clustered) of a family of ``m``: the half-width of its
+    printed interval ``interval`` = (low, high) (by default the sign-flip inversion at
+    alpha / m; it carries the test, the adjustment and the discreteness of an exact test) plus
+    t_{power, G-1} x the cluster-robust SE of the difference, widened by the spread of the
+    estimated half-width (sqrt(1 + c^2 / (2 (G - 1))), c = half-width / SE). NaN where no
+    difference can be significant (``no_significance_possible``) or the interval is unbounded.
+    An exact McNemar row's mdd is ``mcnemar_mdd``."""
+    if interval is None:
+        alpha = settings.alpha / m
+        interval = sign_flip_interval(diffs, alpha, settings.permutations, settings.bootstrap.seed)[
+            1:
+        ]
+    low, high = interval
     g = diffs.n_clusters
     if g < 2 or no_significance_possible(g, m, settings.alpha):
         return float("nan")
@@ -612,7 +634,7 @@ def compare_arrays(
         share = float(np.mean(a != b))
         mdd = mcnemar_mdd(diffs.n_units, share, alpha, s.power) * (value_range[1] - value_range[0])
     else:
-        mdd = minimum_detectable_difference(diffs, low, high, s, m)
+        mdd = minimum_detectable_difference(diffs, s, m, (low, high))
     return row | {
         "value_a": float(a.mean()),
         "value_b": float(b.mean()),

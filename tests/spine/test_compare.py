@@ -162,16 +162,19 @@ def test_leaderboard_counts_unscored_units_and_uses_wilson_for_shares():
 def test_minimum_detectable_difference_is_half_the_printed_interval_plus_t_power_se():
     d = np.array([0.1, -0.1] * 10)  # SD of the differences 0.1026, n 20
     diffs = Clustered.of(d)
-    mdd = compare.minimum_detectable_difference(diffs, -0.05, 0.07, SETTINGS, m=3)
+    mdd = compare.minimum_detectable_difference(diffs, SETTINGS, 3, (-0.05, 0.07))
     from scipy import stats
 
     se = d.std(ddof=1) / math.sqrt(20)
     # the half-width 0.06 is estimated too: its spread widens the power term
     spread = math.sqrt(1 + (0.06 / se) ** 2 / (2 * 19))
     assert mdd == pytest.approx(0.06 + stats.t.ppf(0.8, 19) * se * spread)
+    # by default the interval is the row's own (sign-flip inverted at alpha / m), as the table's
+    row = compare.compare_arrays(0.5 + d / 2, 0.5 - d / 2, m=3, settings=SETTINGS)
+    assert row["mdd"] == pytest.approx(compare.minimum_detectable_difference(diffs, SETTINGS, 3))
     # 5 clusters and 3 comparisons: 3 x 2 / 32 > 0.05, no mdd whatever the data
     assert math.isnan(
-        compare.minimum_detectable_difference(Clustered.of(d[:5]), -1, 1, SETTINGS, 3)
+        compare.minimum_detectable_difference(Clustered.of(d[:5]), SETTINGS, 3, (-1, 1))
     )
 
 
