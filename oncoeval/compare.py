@@ -11,7 +11,8 @@ Public functions the bench and the studies call:
 - ``mean_ci(values, settings, clusters, kind=..., value_range=...)``: the interval of a mean,
   chosen by the measure's DECLARED kind (``binary``: a 0/1 outcome; ``mean``: a bounded score)
   and range ((0, 1); (-1, 1) for PCS), never by the values the sample holds. A share of 0/1
-  outcomes over independent units gets Wilson's interval; every other mean a Wilson-type score
+  outcomes over independent units gets Wilson's interval with a t quantile (n - 1 df); every
+  other mean a Wilson-type score
   interval on the measure's range with the effective n of the cluster-robust standard error
   and a t quantile (G - 1 df). A sample with no spread gets effective n = G (as if each cluster
   were one draw), so with 2 clusters or more no interval has zero width.
@@ -37,6 +38,7 @@ the margin: two one-sided tests at the row's level), else not separable at this 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -44,7 +46,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy import stats
-from statsmodels.stats.proportion import proportion_confint
 
 from .schema import top_level_defaults
 from .stats import BootstrapSettings
@@ -199,7 +200,7 @@ def interval_method(data: Clustered, kind: str, settings: CompareSettings) -> st
 
 
 METHOD_NAMES = {
-    "wilson": "Wilson score interval",
+    "wilson": "Wilson score interval (t quantile, n - 1 df)",
     "score": "Wilson-type score interval, effective n of the cluster-robust SE, t (G - 1 df)",
     "t": "Student-t on the cluster-robust SE",
     "bca": "BCa cluster bootstrap",
@@ -260,8 +261,10 @@ def interval(
     if method == "score" or (no_spread and method != "wilson"):
         low, high = score_interval(data, kind, value_range, level)
     elif method == "wilson":
-        count = int(round(data.values.sum()))
-        low, high = proportion_confint(count, data.n_units, alpha=1 - level, method="wilson")
+        # Wilson with a t quantile (n - 1 df): its exact coverage at 12-50 units is 0.933-0.988
+        # at p = 0.05-0.95, where the z quantile dips to 0.922 (p = 0.5, n = 21)
+        q = stats.t.ppf(0.5 + level / 2, data.n_units - 1)
+        low, high = _wilson(data.mean(), data.n_units, q)
     elif method == "t":
         half = stats.t.ppf(0.5 + level / 2, data.n_clusters - 1) * data.standard_error()
         low, high = mean - half, mean + half
@@ -307,7 +310,8 @@ def mean_ci(
 
     The interval follows the DECLARED ``kind`` (``binary``: a 0/1 outcome; ``mean``: a bounded
     score) and ``value_range`` ((0, 1), or (-1, 1) for PCS) of the measure, never the values
-    the sample happens to hold (``interval_method``): Wilson for a share of independent units,
+    the sample happens to hold (``interval_method``): Wilson (t quantile, n - 1 df) for a share
+    of independent units,
     else the effective-n Wilson-type score interval (``score_interval``), within the range. NaN
     values are dropped (an unscored unit is not a zero); the interval is NaN below 2 clusters
     and never of zero width from 2 on. A value outside the declared range raises ValueError."""
@@ -326,8 +330,8 @@ def interval_note(unit: str, cluster: str, n: str, settings=None) -> str:
     s = as_compare_settings(settings)
     if s.interval == "auto":
         method = (
-            "chosen by each measure's declared kind and range: Wilson score interval for a share "
-            "of a 0/1 outcome over independent units, otherwise a Wilson-type score interval on "
+            "chosen by each measure's declared kind and range: Wilson score interval (t quantile, "
+            "n - 1 df) for a share of a 0/1 outcome over independent units, otherwise a Wilson-type score interval on "
             "the measure's range with the effective n of the cluster-robust standard error and a "
             "t quantile (G - 1 df, G clusters; a sample with no spread: n = G)"
         )
@@ -356,15 +360,19 @@ def mcnemar_exact(a, b) -> float:
     return float(stats.binomtest(only_a, only_a + only_b, 0.5).pvalue)
 
 
+@functools.lru_cache(maxsize=64)
 def _sign_vectors(g: int, permutations: int, seed: int) -> np.ndarray:
     """(K, g) sign vectors: all 2^g when few (exact), else the identity and ``permutations``
     random ones (p = (count + 1) / (permutations + 1), as scipy's permutation_test)."""
     if g <= EXACT_MAX_CLUSTERS or 2**g <= permutations + 1:
         bits = (np.arange(2**g)[:, None] >> np.arange(g)) & 1
-        return 1.0 - 2.0 * bits
-    rng = np.random.default_rng(seed)
-    draws = rng.choice([-1.0, 1.0], size=(permutations, g))
-    return np.vstack([np.ones((1, g)), draws])
+        signs = 1.0 - 2.0 * bits
+    else:
+        rng = np.random.default_rng(seed)
+        draws = rng.choice([-1.0, 1.0], size=(permutations, g))
+        signs = np.vstack([np.ones((1, g)), draws])
+    signs.flags.writeable = False  # cached: the same seed gives the same flips every call
+    return signs
 
 
 def _shift_bounds(diffs: Clustered, signs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

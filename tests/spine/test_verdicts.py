@@ -126,7 +126,7 @@ def test_a_pcs_sample_without_minus_one_is_still_a_score_on_minus_one_to_one():
     # the same values declared as a 0/1 share get Wilson's interval of 4 of 6: the declaration,
     # not the sample, picks the method
     share_ci = compare.mean_ci(values, SETTINGS, kind="binary")[1:]
-    assert share_ci == pytest.approx(_wilson(4 / 6, 6, Z))
+    assert share_ci == pytest.approx(_wilson(4 / 6, 6, stats.t.ppf(0.975, 5)))
     with pytest.raises(ValueError, match="outside the declared range"):
         compare.mean_ci([-1, 0, 1], SETTINGS)
 
