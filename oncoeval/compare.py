@@ -33,7 +33,7 @@ Multiplicity: each study declares a primary headline measure (``Headline.primary
 is every pair of evaluated models on it (m pairs), decided at alpha / m with intervals at
 1 - alpha / m (Bonferroni). Other measures are descriptive (alpha, 1 - alpha, unadjusted).
 Verdicts: ahead/behind (significant), equivalent within +/- delta (the printed interval inside
-the margin: two one-sided tests at the row's level), else not separable at this n.
+the margin: two one-sided tests, each at alpha / (2 m)), else not separable at this n.
 """
 
 from __future__ import annotations
@@ -574,7 +574,7 @@ def mcnemar_mdd(n: int, discordant: float, alpha: float, power: float) -> float:
 
 def verdict(low: float, high: float, margin: float, a: str = "a", b: str = "b") -> str:
     """The row's verdict from its printed interval: "{a} ahead" / "{b} ahead" (excludes 0),
-    "equivalent within +-delta" (inside the margin: two one-sided tests at the row's level),
+    "equivalent within +-delta" (inside the margin: two one-sided tests, each at alpha / (2 m)),
     else "not separable at this n"."""
     if low > 0:
         return f"{a} ahead"
@@ -970,7 +970,7 @@ def verdict_note(settings: CompareSettings, primary: str | None, m: int) -> str:
         "(exactly when p_adjusted <= alpha: the interval inverts the row's own test); "
         "equivalent within +-delta when the interval lies inside the margin "
         f"(comparisons.equivalence_margin {settings.equivalence_margin:g} of the measure's range "
-        "unless comparisons.margins names it: two one-sided tests at the row's level); else not "
+        "unless comparisons.margins names it: two one-sided tests, each at alpha / (2 m)); else not "
         "separable at this n. Standing (leaderboard): each model's verdict against the leader."
     )
 
