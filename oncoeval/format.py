@@ -24,7 +24,7 @@ CI_SUFFIXES = ("_ci_low", "_ci_high")
 # Decimals of a mean, a score or a rate, and of its interval's bounds.
 DIGITS = 3
 # Columns that hold counts besides ``n`` and ``n_*`` (confusion cells, ranks).
-COUNT_COLUMNS = frozenset({"tp", "fp", "fn", "tn", "rank", "requests", "failed", "cached"})
+COUNT_COLUMNS = frozenset({"tp", "fp", "fn", "tn", "rank", "m", "requests", "failed", "cached"})
 # Text a missing value turns into when a column of it was cast to strings.
 MISSING_TEXT = frozenset({"nan", "NaN", "None", "<NA>", "NaT", "null"})
 # Words of a header kept as written in the papers and the statistics (``em_f1`` -> "EM-F1"
@@ -39,7 +39,6 @@ WORDS = {
 # Whole headers that read better in other words than their parts.
 LABELS = {
     "n_unscored": "unscored",
-    "tied_with_best": "tied with the leader",
     "p_adjusted": "adjusted p",
     "p_value": "p",
     "requestset": "request set",
