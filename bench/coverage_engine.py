@@ -30,6 +30,7 @@ class Family:
     high: np.ndarray
     significant: np.ndarray  # the decision: one model is ahead of the other
     mdd: np.ndarray  # printed minimum detectable difference; NaN where none is printed
+    level: float  # nominal level of the printed difference intervals
 
     @property
     def coherent(self) -> np.ndarray:
@@ -72,9 +73,54 @@ class MainEngine:
             rows.append((diff, low, high, p, mdd))
         diff, low, high, p, mdd = (np.array(c, dtype=float) for c in zip(*rows, strict=True))
         significant = compare.adjust(p, s.adjustment) <= s.alpha
-        return Family(diff, low, high, significant, mdd)
+        return Family(diff, low, high, significant, mdd, s.level)
+
+
+class DeclaredEngine(MainEngine):
+    """The engine of issue #34: the interval by the measure's declared kind and range
+    (``mean_ci(..., kind=, value_range=)``), one row per pair by ``compare_arrays`` with its
+    family size ``m`` (the decision at alpha / m and the interval that inverts its test), the mdd
+    a number or the sentence that no difference can be significant."""
+
+    name = "declared kind and range, compare_arrays"
+
+    def describe(self) -> str:
+        s = self.settings
+        return (
+            f"engine: {self.name}; alpha {s.alpha} over the family's m pairs "
+            f"({compare.ADJUSTMENTS.get(s.adjustment, s.adjustment)}), {s.permutations} sign "
+            f"flips where not exact, power {s.power} for the mdd"
+        )
+
+    @staticmethod
+    def declared(kind) -> dict:
+        return {"kind": "binary" if kind.scale == "binary" else "mean", "value_range": kind.range}
+
+    def mean_interval(self, values, clusters, kind) -> tuple[float, float, float]:
+        return compare.mean_ci(values, self.settings, clusters, **self.declared(kind))
+
+    def family(self, scores, clusters, kind) -> Family:
+        pairs = list(itertools.combinations(range(scores.shape[0]), 2))
+        rows = [
+            compare.compare_arrays(
+                scores[a], scores[b], clusters, m=len(pairs), settings=self.settings,
+                **self.declared(kind),
+            )
+            for a, b in pairs
+        ]  # fmt: skip
+        mdd = [r["mdd"] if isinstance(r["mdd"], float) else np.nan for r in rows]
+        return Family(
+            np.array([r["diff"] for r in rows], dtype=float),
+            np.array([r["diff_ci_low"] for r in rows], dtype=float),
+            np.array([r["diff_ci_high"] for r in rows], dtype=float),
+            np.array([bool(r["significant"]) for r in rows]),
+            np.array(mdd, dtype=float),
+            float(min(r["ci_level"] for r in rows)),
+        )
 
 
 def engine(permutations: int | None = None):
     """The adapter of the engine this tree holds."""
+    if hasattr(compare, "compare_arrays"):
+        return DeclaredEngine(permutations)
     return MainEngine(permutations)
