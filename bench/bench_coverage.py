@@ -96,6 +96,18 @@ def mean_coverage(eng, cell: Cell, reps: int, seed: int, limit: int) -> dict:
     return {"mean_cov": hit / reps, "mean_zero": zero / reps, "mean_reps": reps}
 
 
+@contextlib.contextmanager
+def _no_forced_gc():
+    """statsmodels' multipletests calls gc.collect() on every call (0.15 s each here, most of a
+    family's time); the bench makes hundreds of thousands of calls. Results are unchanged."""
+    collect = gc.collect
+    gc.collect = lambda *args, **kwargs: 0
+    try:
+        yield
+    finally:
+        gc.collect = collect
+
+
 def _median_mdd(mdds) -> tuple[float, float]:
     """(median printed mdd, share of studies that print one); NaN where under half do."""
     mdds = np.asarray(mdds, dtype=float)
@@ -116,6 +128,7 @@ class _Tally:
         self.levels.add(round(fam.level, 4))
 
 
+@_no_forced_gc()
 def family_metrics(eng, cell: Cell, reps: int, models: int, seed: int) -> dict:
     """Family-wise error, difference coverage and the printed mdd under the global null; power
     and coverage with model 0 truly ahead by the printed mdd; the share of coherent rows.
@@ -173,24 +186,8 @@ def family_metrics(eng, cell: Cell, reps: int, models: int, seed: int) -> dict:
     return out
 
 
-@contextlib.contextmanager
-def _no_forced_gc():
-    """statsmodels' multipletests calls gc.collect() on every call (0.15 s each here, most of a
-    family's time); the bench makes hundreds of thousands of calls. Results are unchanged."""
-    collect = gc.collect
-    gc.collect = lambda *args, **kwargs: 0
-    try:
-        yield
-    finally:
-        gc.collect = collect
-
-
 def run_cell(args) -> dict:
-    with _no_forced_gc():
-        return _run_cell(*args)
-
-
-def _run_cell(cell: Cell, opts: dict) -> dict:
+    cell, opts = args
     started = time.perf_counter()
     eng = coverage_engine.engine(opts["permutations"])
     row = {"kind": cell.kind, "design": cell.design, "clusters": cell.clusters}
