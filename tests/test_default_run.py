@@ -120,11 +120,12 @@ def test_cancer_myth_reference_answers_are_the_ceiling_row(default_run):
 
 COMPARISON_COLUMNS = [
     "measure", "model_a", "model_b", "n_units", "value_a", "value_b", "diff", "diff_ci_low",
-    "diff_ci_high", "p_value", "p_adjusted", "test", "adjustment",
+    "diff_ci_high", "p_value", "p_adjusted", "test", "adjustment", "family", "m", "ci_level",
+    "significant", "verdict", "margin", "mdd",
 ]  # fmt: skip
 LEADERBOARD_COLUMNS = [
     "measure", "model", "value", "ci_low", "ci_high", "n_units", "n_unscored", "rank", "best",
-    "p_vs_best_adjusted", "tied_with_best",
+    "p_vs_best_adjusted", "standing", "mdd", "family",
 ]  # fmt: skip
 
 
@@ -150,11 +151,25 @@ def test_each_study_compares_its_models_in_its_tables_report_and_summary(default
     assert comparison["p_adjusted"].dropna().ge(comparison["p_value"].dropna()).all()
     for _, part in board[board["measure"].isin(measures)].groupby("measure"):
         leader = part[part["model"] == part["best"]]
-        assert len(leader) == 1 and leader["tied_with_best"].astype(str).eq("True").all()
+        assert len(leader) == 1 and leader["standing"].eq("leader").all()
+    # every row's interval and decision agree (issue #34): significant exactly when the printed
+    # interval excludes 0, and p_adjusted <= alpha exactly then
+    tested = comparison.dropna(subset=["diff_ci_low", "diff_ci_high", "p_adjusted"])
+    excludes = (tested["diff_ci_low"] > 0) | (tested["diff_ci_high"] < 0)
+    assert (tested["significant"].astype(str) == excludes.astype(str)).all()
+    assert ((tested["p_adjusted"] <= 0.05) == excludes).all()
+    assert (tested["diff_ci_high"] > tested["diff_ci_low"]).all()
+    assert comparison["family"].eq("primary").sum() >= 1
     report = default_run / "results" / "report" / study / "tables"
     assert (report / "model_comparison.html").exists() and (report / "leaderboard.html").exists()
     summary = (default_run / "results" / "summary.md").read_text(encoding="utf-8")
-    assert "Which model leads, and which are tied with it" in summary
+    assert "Which model leads, and where the others stand" in summary
+    # the word "tied" leaves every output: the tables, the summary, the landing page
+    texts = [
+        tables / f"{n}.{e}" for n in ("model_comparison", "leaderboard") for e in ("tsv", "md")
+    ]
+    for path in [*texts, default_run / "results/summary.md", default_run / "results/summary.tsv"]:
+        assert "tied" not in path.read_text(encoding="utf-8").lower(), path
     assert f"| {study} " in summary
 
 

@@ -54,8 +54,8 @@ def per_class_table(truth, judged, classes, settings: BootstrapSettings) -> pd.D
     rows = []
     for c in classes:
         is_c = t == c
-        sens = mean_ci((j[is_c] == c).astype(float), settings)
-        spec = mean_ci((j[~is_c] != c).astype(float), settings)
+        sens = mean_ci((j[is_c] == c).astype(float), settings, kind="binary")
+        spec = mean_ci((j[~is_c] != c).astype(float), settings, kind="binary")
         rows.append(
             {
                 "class": c,
@@ -103,7 +103,7 @@ def validation_summary(truth, judged, classes, settings: BootstrapSettings, judg
     """n, n_unscored, exact agreement and Cohen's κ with their intervals, as one table row."""
     truth, judged, keep = _readable(truth, judged)
     pairs = [(t, j) for t, j, k in zip(truth, judged, keep, strict=True) if k]
-    exact = mean_ci([float(t == j) for t, j in pairs], settings)
+    exact = mean_ci([float(t == j) for t, j in pairs], settings, kind="binary")
     kappa = kappa_with_ci(truth, judged, classes, settings)
     return {
         "judge": judge_id,

@@ -46,14 +46,17 @@ DESCRIPTIONS = {
     },
     **{
         (study, "model_comparison"): "Every pair of evaluated models per headline measure: "
-        "paired difference with its interval, paired test (exact McNemar or sign-flip "
-        "permutation), multiplicity-adjusted p and the minimum detectable difference (mdd)."
+        "paired difference with its interval (the inversion of the row's own test, exact "
+        "McNemar or sign-flip permutation, at the row's level), p, Bonferroni-adjusted p over "
+        "the primary measure's pairs (m; other measures descriptive), the verdict (ahead, "
+        "equivalent within the margin, not separable at this n) and the minimum detectable "
+        "difference (mdd)."
         for study in STUDIES
     },
     **{
         (study, "leaderboard"): "Models ranked per headline measure with their values and "
-        "intervals. tied_with_best: the leader's advantage is not significant at the adjusted "
-        "level."
+        "intervals. standing: behind the leader (significant after adjustment), equivalent "
+        "to it within the margin, or not separable from it at this n."
         for study in STUDIES
     },
 }
@@ -62,13 +65,14 @@ DESCRIPTIONS = {
 # INTERVAL_NOTE); else the comparison's interval, which the study tables share; the comparison
 # tables name each row's method in their `interval` column (oncoeval.compare).
 INTERVAL_METHOD = (
-    "the comparison's interval (Wilson score for a share of independent units, else Student-t "
-    "on the cluster-robust standard error)"
+    "the comparison's interval, by the measure's declared kind and range (Wilson score for a "
+    "share of independent units, else a Wilson-type score interval with the effective n of the "
+    "cluster-robust standard error)"
 )
 INTERVAL_NOTE = re.compile(r"Intervals \(\d+%\): [^\n]*")
 ROW_INTERVALS = (
-    "the method each row names in its interval column (Wilson score interval for shares of "
-    "independent units, else Student-t on the cluster-robust standard error)"
+    "the method each row names in its interval column (a difference: the inversion of the "
+    "row's own test; a value: Wilson or the effective-n score interval, by declared kind)"
 )
 INTERVAL_METHODS = {
     (s, name): ROW_INTERVALS for s in STUDIES for name in ("model_comparison", "leaderboard")

@@ -1,10 +1,11 @@
 """The report's first screen: the answer, in one compact table.
 
 Per enabled study its first declared headline measure (``HEADLINES``), and per evaluated model
-its value with the 95% CI, n, whether it leads or is tied with the leader, and what a reader must
+its value with the 95% CI, n, its standing against the leader (leader, behind, equivalent
+within the margin, or not separable at this n), and what a reader must
 know before quoting it (warnings). Below the table: a link into each study and to the full
-summary. Leader and ties come from the study's ``tables/leaderboard.tsv`` when the workflow
-wrote one; without it the highest value is marked as the best and ties are not tested.
+summary. Standings come from the study's ``tables/leaderboard.tsv`` when the workflow
+wrote one; without it the highest value is marked as the best and nothing is tested.
 
 The fragment is the Snakemake report's landing text (``report/workflow.rst``). Its style sheet
 makes that landing start at the top left of the content area and use its full width (Snakemake
@@ -66,19 +67,19 @@ def read_tsv(path: Path) -> pd.DataFrame | None:
 
 
 def standings(rows: pd.DataFrame, leaderboard: pd.DataFrame | None, measure: str) -> dict:
-    """model -> "leader" / "tied with leader" / "" for one measure's rows.
+    """model -> its standing for one measure's rows: "leader", "behind the leader",
+    "equivalent to the leader within ±delta" or "not separable from the leader at this n".
 
-    From the study's leaderboard (oncoeval.compare: ``best`` names the leader, ``tied_with_best``
-    marks the models not significantly behind it) when it ranks this measure, else the highest
-    value is marked :data:`UNTESTED_BEST` (no test of ties).
+    From the study's leaderboard (oncoeval.compare: its ``standing`` column, the verdict of
+    each model's comparison with the leader) when it ranks this measure, else the highest
+    value is marked :data:`UNTESTED_BEST` (nothing tested).
     """
-    if leaderboard is not None and {"measure", "model", "best"} <= set(leaderboard.columns):
+    if leaderboard is not None and {"measure", "model", "standing"} <= set(leaderboard.columns):
         ranked = leaderboard[leaderboard["measure"] == measure]
         if len(ranked):
-            tied = ranked.get("tied_with_best", pd.Series(False, index=ranked.index))
             return {
-                m: "leader" if m == best else ("tied with leader" if str(t) == "True" else "")
-                for m, best, t in zip(ranked["model"], ranked["best"], tied, strict=True)
+                m: "" if pd.isna(s) else str(s)
+                for m, s in zip(ranked["model"], ranked["standing"], strict=True)
             }
     values = pd.to_numeric(rows["value"], errors="coerce")
     if values.notna().any():
@@ -243,15 +244,19 @@ def landing_html(summary: pd.DataFrame, results: Path, replayed=(), scope: str =
     if scope:
         parts.append(f"<p class='scope'>{html.escape(scope)}</p>")
     parts.append(
-        "<p>Each study's first headline measure per evaluated model, with its 95% CI over "
-        "whole clusters and the number of scored units (n); the other headlines, usage and "
-        "cost are in the full summary.</p>"
+        "<p>Each study's first headline measure (its primary measure) per evaluated model, "
+        "with its 95% CI over whole clusters and the number of scored units (n); the other "
+        "headlines, usage and cost are in the full summary. Standing against the leader: "
+        "behind the leader when the leader's advantage is significant (its difference "
+        "interval excludes 0 after the Bonferroni adjustment over every pair of models), "
+        "equivalent to it within the margin when that interval lies inside it, else not "
+        "separable from it at this n.</p>"
     )
     parts.append(table_html(frame) if len(frame) else "<p><em>No headline results.</em></p>")
     if (frame["standing"] == UNTESTED_BEST).any():
         parts.append(
             f"<p>{UNTESTED_BEST} the highest value; without the study's leaderboard "
-            "(tables/leaderboard.tsv) no test says which models are tied with it.</p>"
+            "(tables/leaderboard.tsv) no test says where the others stand against it.</p>"
         )
     links = [_link("Full summary", "summary.html", open_entry_js("results/summary.html"))]
     for study in dict.fromkeys(frame["study"]):

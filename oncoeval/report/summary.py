@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import tabulate
 
-from ..compare import smallest_p
+from ..compare import BEHIND, DESCRIPTIVE, LEADER
 from ..failures import filtered
 from ..io import iter_jsonl
 from ..studies import STUDIES
@@ -181,17 +181,19 @@ def _cell(value):
 LEADER_COLUMNS = [
     "study",
     "measure",
-    "tied for first",
+    "leader",
+    "equivalent or not separable",
     "behind the leader",
     "detectable difference",
 ]
 
 
 def leader_rows(results: Path, studies) -> list[dict]:
-    """Per study and compared headline measure: the leader and the models tied with it (first,
-    so "tied" is read before any rank), the models significantly behind with their rank, and
-    the minimum detectable difference of the study at its n (results/{study}/tables/
-    leaderboard.tsv and model_comparison.tsv, oncoeval.compare)."""
+    """Per study and compared headline measure: the leader, the models equivalent to it or not
+    separable from it at this n (first, before any rank), the models significantly behind with
+    their rank, and the minimum detectable difference of the study at its n (results/{study}/
+    tables/leaderboard.tsv and model_comparison.tsv, oncoeval.compare). A descriptive measure
+    (not the study's primary one) says so beside its name."""
     rows = []
     for study in (s for s in STUDIES if s in studies):
         board_path = Path(results) / study / "tables" / "leaderboard.tsv"
@@ -203,13 +205,21 @@ def leader_rows(results: Path, studies) -> list[dict]:
             pd.read_csv(comparison_path, sep="\t") if comparison_path.exists() else pd.DataFrame()
         )
         for measure, part in board.groupby("measure", sort=False):
-            tied = part[part["tied_with_best"].astype(str) == "True"]
-            behind = part[part["tied_with_best"].astype(str) != "True"]
+            said = part["standing"].astype(str) if "standing" in part else pd.Series(dtype=str)
+            leader = part[said == LEADER]
+            behind = part[said == BEHIND]
+            others = part[(said != LEADER) & (said != BEHIND)]
+            descriptive = "family" in part and (part["family"] == DESCRIPTIVE).all()
             rows.append(
                 {
                     "study": study,
-                    "measure": measure,
-                    "tied for first": ", ".join(_leader_names(tied)) or "(no value)",
+                    "measure": measure + (" (descriptive)" if descriptive else ""),
+                    "leader": ", ".join(leader["model"]) or "(no value)",
+                    "equivalent or not separable": ", ".join(
+                        f"{m} ({s.replace(' the leader', '')})"
+                        for m, s in zip(others["model"], said[others.index], strict=True)
+                    )
+                    or "none",
                     "behind the leader": ", ".join(
                         f"{m} (rank {_int(r)})"
                         for m, r in zip(behind["model"], behind["rank"], strict=True)
@@ -221,26 +231,20 @@ def leader_rows(results: Path, studies) -> list[dict]:
     return rows
 
 
-def _leader_names(tied: pd.DataFrame) -> list[str]:
-    names = []
-    for model, best in zip(tied["model"], tied["best"], strict=True):
-        names.append(f"{model} (leader)" if model == best else f"{model} (tied)")
-    return names
-
-
 def _mdd_text(comparison: pd.DataFrame, measure: str) -> str:
-    """ "about 0.12 with 21 units (80% power)": the median over the measure's pairs."""
+    """ "about 0.12 with 21 units (80% power)": the median over the measure's pairs; or the
+    sentence that no difference can be significant with its clusters and comparisons."""
     if comparison.empty or "mdd" not in comparison.columns:
         return "fewer than two models"
     part = comparison[comparison["measure"] == measure]
-    known = part["mdd"].dropna()
+    if not len(part):
+        return "fewer than two models"
+    said = [v for v in part["mdd"] if isinstance(v, str) and v.startswith("no difference")]
+    if said:
+        return said[0]
+    known = pd.to_numeric(part["mdd"], errors="coerce").dropna()
     if known.empty:
-        if not len(part):
-            return "fewer than two models"
-        clusters = int(part["n_clusters"].fillna(0).max()) if "n_clusters" in part else 0
-        if clusters and smallest_p(clusters) > 0.05:
-            return f"none: with {clusters} units no difference can be significant"
-        return "not estimable (no spread in the paired differences)"
+        return "not estimable"
     n = int(part["n_units"].fillna(0).max())
     clusters = int(part["n_clusters"].fillna(0).max()) if "n_clusters" in part else n
     unit = f"{n} units" + (f" in {clusters} clusters" if clusters != n else "")
@@ -394,12 +398,16 @@ def leaders_frame(root: Path, studies) -> pd.DataFrame:
     return pd.DataFrame(leader_rows(Path(root) / "results", studies), columns=LEADER_COLUMNS)
 
 
+LEADERS_TITLE = "Which model leads, and where the others stand"
 LEADERS_NOTE = (
-    "Which model leads each headline measure, and which are tied with it: a model is tied "
-    "when the leader's advantage over it is not significant after the multiplicity adjustment "
-    "(paired test on the units both were scored on; results/{study}/tables/leaderboard.tsv). "
-    "Detectable difference: the true difference the study's paired comparison finds with 80% "
-    "power at its n (docs/comparisons.md)."
+    "Which model leads each headline measure, and where each other model stands against it: "
+    "behind the leader (the leader's advantage is significant: its difference interval "
+    "excludes 0 after the Bonferroni adjustment over every pair of models on the study's "
+    "primary measure), equivalent within the measure's margin (the interval lies inside it), "
+    "or not separable at this n (neither); measures marked descriptive are not adjusted and "
+    "are not verdicts (results/{study}/tables/leaderboard.tsv). Detectable difference: the "
+    "true difference the decision made finds with 80% power at its n, or that no difference "
+    "can be significant (docs/comparisons.md)."
 )
 
 
@@ -409,13 +417,13 @@ def fragment_html(
     leaders: pd.DataFrame | None = None,
     item_pages=(),
 ) -> str:
-    """The summary as an HTML fragment: who leads (and who is tied with the leader), one table
+    """The summary as an HTML fragment: who leads (and where the others stand), one table
     per study (each model linked to its item page, and to the compare page where there is one),
     then the usage table."""
     links = item_links(item_pages)
     parts = []
     if leaders is not None and len(leaders):
-        parts.append("<h3>Which model leads, and which are tied with it</h3>")
+        parts.append(f"<h3>{LEADERS_TITLE}</h3>")
         parts.append(f"<p class='caption'>{html.escape(LEADERS_NOTE)}</p>")
         parts.append(_styled(leaders, "summary-leaders"))
     shown = display_frame(headline)
@@ -480,7 +488,7 @@ def write_summary(
     )
     md = ["# OncoEval summary", ""] + ([f"**{scope}**", ""] if scope else []) + [note, ""]
     if len(leaders):
-        md += ["## Which model leads, and which are tied with it", "", LEADERS_NOTE, ""]
+        md += [f"## {LEADERS_TITLE}", "", LEADERS_NOTE, ""]
         md += [leaders.to_markdown(index=False), "", "## Headline results per model", ""]
     md.append(display_frame(headline).to_markdown(index=False))
     md += ["", "## Models", "", usage_display(usage).to_markdown(index=False), ""]
@@ -537,8 +545,9 @@ def terminal_study_block(
     if leaders is not None and len(leaders):
         for _, lead in leaders[leaders["study"] == study].iterrows():
             lines += _wrapped(
-                f"{lead['measure']}: tied for first: {lead['tied for first']}; behind: "
-                f"{lead['behind the leader']}; detectable difference {lead['detectable difference']}.",
+                f"{lead['measure']}: leader {lead['leader']}; equivalent or not separable: "
+                f"{lead['equivalent or not separable']}; behind: {lead['behind the leader']}; "
+                f"detectable difference: {lead['detectable difference']}.",
                 "  ",
             )
     lines += _terminal_table(

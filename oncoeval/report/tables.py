@@ -24,7 +24,7 @@ CI_SUFFIXES = ("_ci_low", "_ci_high")
 # Decimals of a mean, a score or a rate, and of its interval's bounds.
 DIGITS = 3
 # Columns that hold counts besides ``n`` and ``n_*`` (confusion cells, ranks).
-COUNT_COLUMNS = frozenset({"tp", "fp", "fn", "tn", "rank", "requests", "failed", "cached"})
+COUNT_COLUMNS = frozenset({"tp", "fp", "fn", "tn", "rank", "m", "requests", "failed", "cached"})
 
 
 def is_count_column(name: str) -> bool:

@@ -119,11 +119,14 @@ class Headline:
     measure: str  # as the summary names it
     column: str  # value column; its interval is {column}_ci_low/_ci_high
     where: tuple = ()  # (column, value) pairs selecting the rows of the published view
-    # per-unit value: "mean" (a bounded score) or "binary" (a 0/1 outcome); the comparison
-    # treats any sample of only 0s and 1s as binary (Wilson interval, exact McNemar)
+    # per-unit value: "mean" (a bounded score on ``scale``) or "binary" (a 0/1 outcome): the
+    # interval and the test follow this declaration, never the values a sample holds
     kind: str = "mean"
     per_unit: bool = True  # False: no per-unit value, so not compared between models
     scale: tuple = (0.0, 1.0)  # the range a value can take (exports state it with the value)
+    # The study's primary measure: its pairs of models are the adjusted family of the verdicts;
+    # the other measures are descriptive (one per study; else the first compared headline).
+    primary: bool = False
 
 
 @dataclass(frozen=True)

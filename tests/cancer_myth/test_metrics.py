@@ -44,9 +44,13 @@ def test_bootstrap_ci_matches_the_normal_approximation_on_a_large_set():
     assert row["pcr_ci_high"] == pytest.approx(0.549, abs=0.01)
 
 
-def test_constant_scores_give_a_zero_width_interval_and_seeded_reruns_agree():
+def test_constant_scores_get_an_effective_n_bound_and_seeded_reruns_agree():
     row = metrics.pcs_pcr([-1, -1, -1], SETTINGS)
-    assert (row["pcs"], row["pcs_ci_low"], row["pcs_ci_high"]) == (-1, -1, -1)
+    # PCS on its declared [-1, 1]: no spread, so n = 3 questions with t at 2 df (4.303):
+    # Wilson's upper bound of 0 of 3, q^2 / (3 + q^2), rescaled to [-1, 1]; not [-1, -1]
+    q2 = 4.302653**2
+    assert (row["pcs"], row["pcs_ci_low"]) == (-1, -1)
+    assert row["pcs_ci_high"] == pytest.approx(-1 + 2 * q2 / (3 + q2), abs=1e-5)
     # PCR 0 of 3 is a share: Wilson's interval, [0, z^2 / (n + z^2)] = [0, 0.562], not [0, 0]
     assert row["pcr"] == 0 and row["pcr_ci_low"] == pytest.approx(0, abs=1e-12)
     assert row["pcr_ci_high"] == pytest.approx(3.8415 / 6.8415, abs=1e-3)

@@ -37,7 +37,7 @@ def _headlines(results):
     return pd.DataFrame(summary.headline_rows(results, ["cancer_myth"]))
 
 
-def test_leader_and_ties_come_from_the_leaderboard(tmp_path):
+def test_leader_and_standings_come_from_the_leaderboard(tmp_path):
     results = tmp_path / "results"
     _pcs_table(results, ["a", "b", "c"], [0.5, 0.45, 0.1])
     _write(
@@ -49,26 +49,34 @@ def test_leader_and_ties_come_from_the_leaderboard(tmp_path):
                 "value": [0.5, 0.45, 0.1],
                 "rank": [1, 2, 3],
                 "best": ["a", "a", "a"],  # the leader, named on every row
-                "tied_with_best": [True, True, False],
+                "standing": [
+                    "leader",
+                    "not separable from the leader at this n",
+                    "behind the leader",
+                ],
             }
         ),
     )
     frame = landing.landing_frame(_headlines(results), results).set_index("model")
     # One measure per study: the first the study declares, PCS from the raw verdicts.
     assert frame["measure"].unique().tolist() == ["PCS (raw judge verdicts)"]
-    assert frame["standing"].to_dict() == {"a": "leader", "b": "tied with leader", "c": ""}
+    assert frame["standing"].to_dict() == {
+        "a": "leader",
+        "b": "not separable from the leader at this n",
+        "c": "behind the leader",
+    }
     assert frame.loc["a", "value [95% CI]"] == "0.500 [0.400, 0.600]"
     assert frame.loc["b", "n"] == "20"
     assert frame.loc["b", "warnings"] == "2 of 22 unscored"
 
 
-def test_without_a_leaderboard_the_best_value_is_marked_and_ties_are_said_untested(tmp_path):
+def test_without_a_leaderboard_the_best_value_is_marked_and_said_untested(tmp_path):
     results = tmp_path / "results"
     _pcs_table(results, ["a", "b"], [0.2, 0.6])
     page = landing.landing_html(_headlines(results), results)
     frame = landing.landing_frame(_headlines(results), results).set_index("model")
     assert frame["standing"].to_dict() == {"a": "", "b": landing.UNTESTED_BEST}
-    assert "no test says which models are tied" in page
+    assert "no test says where the others stand against it" in page and "tied" not in page
     # The table, then a link to the full summary and into the study's report entries.
     assert page.index(f'id="{landing.TABLE_ID}"') < page.index("Full summary")
     assert "report/cancer_myth/tables/pcs_pcr.html" in page

@@ -184,11 +184,14 @@ def test_table2_delta_is_paired_by_profile():
             )
     row = aggregate.delta_row("m", pd.DataFrame(rows), BootstrapSettings(n_resamples=500))
     assert row["delta_precision"] == pytest.approx(-(0.4 + 0.3 + 0.2) / 3)
-    # paired differences -0.4, -0.3, -0.2 (sd 0.1): -0.3 +- t(0.975, 2 df) x 0.1 / sqrt(3), by
-    # hand 4.303 x 0.0577 = 0.248; unpaired, the spread between profiles would make it far wider
-    half = 4.302653 * 0.1 / np.sqrt(3)
-    assert row["delta_precision_ci_low"] == pytest.approx(-0.3 - half, abs=1e-6)
-    assert row["delta_precision_ci_high"] == pytest.approx(-0.3 + half, abs=1e-6)
+    # paired differences -0.4, -0.3, -0.2: the sign-flip test by profile has 2^3 = 8 flips, its
+    # smallest p 2/8 > 0.05, so no shift is rejected: the interval is every difference, [-1, 1]
+    assert (row["delta_precision_ci_low"], row["delta_precision_ci_high"]) == (-1.0, 1.0)
+    # six profiles, every difference negative: p = 2/64 < 0.05 and the interval is below 0
+    six = pd.concat([pd.DataFrame(rows).assign(profile_id=lambda d, k=k: d["profile_id"] + k)
+                     for k in ("1", "2")])  # fmt: skip
+    row = aggregate.delta_row("m", six, BootstrapSettings(n_resamples=500))
+    assert row["n_profiles"] == 6 and row["delta_precision_ci_high"] < 0
 
 
 def test_bootstrap_interval_covers_the_true_mean_about_95_percent_of_the_time():

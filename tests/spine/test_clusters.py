@@ -20,6 +20,18 @@ SETTINGS = BootstrapSettings(n_resamples=500, seed=0)
 T_3DF, T_7DF = 3.182446305284263, 2.364624251592785  # t quantiles 0.975 at 3 and 7 df
 
 
+def _score_bounds(mean, se, n, g, q, lo=0.0, hi=1.0):
+    """The effective-n Wilson-type interval of a bounded score, written out: on the range
+    rescaled to [0, 1], dispersion n se^2 / (m (1 - m)) shrunk by one pseudo-cluster of 1,
+    n_eff = n / dispersion, then Wilson's formula with the t quantile q."""
+    m, s = (mean - lo) / (hi - lo), se / (hi - lo)
+    dispersion = (n * s * s / (m * (1 - m)) * (g - 1) + 1) / g
+    k = n / dispersion
+    centre = (m + q * q / (2 * k)) / (1 + q * q / k)
+    half = q * np.sqrt(m * (1 - m) / k + q * q / (4 * k * k)) / (1 + q * q / k)
+    return lo + (centre - half) * (hi - lo), lo + (centre + half) * (hi - lo)
+
+
 def test_two_rollouts_of_one_note_move_together_by_hand():
     # Four notes, two rollouts each, the rollouts of a note agreeing: 0.6 0.6 | 0.4 0.4 | ...
     values = [0.6, 0.6, 0.4, 0.4, 0.55, 0.55, 0.45, 0.45]
@@ -28,12 +40,12 @@ def test_two_rollouts_of_one_note_move_together_by_hand():
     se = np.sqrt(4 / 3 * 0.1) / 8  # 0.04564
     mean, low, high = mean_ci(values, SETTINGS, notes)
     assert mean == pytest.approx(0.5)
-    assert (low, high) == pytest.approx((0.5 - T_3DF * se, 0.5 + T_3DF * se))  # 0.355, 0.645
-    # Treated as 8 independent rollouts the interval is half as wide: s / sqrt(8), 7 df.
+    assert (low, high) == pytest.approx(_score_bounds(0.5, se, 8, 4, T_3DF))  # 0.238, 0.762
+    # Treated as 8 independent rollouts the interval is narrower: s / sqrt(8), 7 df.
     s = np.sqrt(0.05 / 7)
     _, low8, high8 = mean_ci(values, SETTINGS)
-    assert (low8, high8) == pytest.approx((0.5 - T_7DF * s / np.sqrt(8), 0.5 + T_7DF * s / 8**0.5))
-    assert high - low > 2 * (high8 - low8)
+    assert (low8, high8) == pytest.approx(_score_bounds(0.5, s / np.sqrt(8), 8, 8, T_7DF))
+    assert high - low > 1.5 * (high8 - low8)
 
 
 def test_a_paired_difference_resamples_whole_clusters_by_hand():
@@ -41,11 +53,15 @@ def test_a_paired_difference_resamples_whole_clusters_by_hand():
     a = [0.8, 0.8, 0.6, 0.6, 0.7, 0.7]
     b = [0.5, 0.5, 0.5, 0.5, 0.5, 0.5]
     notes = ["x", "x", "y", "y", "z", "z"]
-    # cluster sums of residuals 0.2, -0.2, 0: SE = sqrt(3/2 x 0.08) / 6 = 0.0577, 2 df (4.303)
-    se = np.sqrt(1.5 * 0.08) / 6
+    # The sign-flip test flips whole notes: 2^3 = 8 patterns, so the smallest p is 2/8 > 0.05
+    # and no shift is rejected: the interval is the whole range of a difference, [-1, 1].
     diff, low, high = paired_diff_ci(a, b, SETTINGS, notes)
     assert diff == pytest.approx(0.2)
-    assert (low, high) == pytest.approx((0.2 - 4.302653 * se, 0.2 + 4.302653 * se), abs=1e-5)
+    assert (low, high) == (-1.0, 1.0)
+    # Six independent rollouts: 2^6 = 64 patterns; every difference positive, p = 2/64 < 0.05,
+    # so 0 is outside; the bound is the 2nd largest (3rd with ties) shift not rejected.
+    _, low6, high6 = paired_diff_ci(a, b, SETTINGS)
+    assert 0 < low6 < 0.2 < high6 < 0.3 + 1e-9
 
 
 def test_bootstrap_intervals_also_take_whole_clusters():
@@ -104,8 +120,8 @@ def test_cancerguide_table1_resamples_the_rollouts_of_a_patient_together(tmp_pat
     se = np.sqrt(8 / 7 * 8) / 16
     assert row["treatment_match_sem"] == pytest.approx(se, abs=1e-6)  # the table as written
     assert (row["treatment_match_ci_low"], row["treatment_match_ci_high"]) == pytest.approx(
-        (0.5 - T_7DF * se, 0.5 + T_7DF * se), abs=1e-6
-    )  # 0.053, 0.947
+        _score_bounds(0.5, se, 16, 8, T_7DF), abs=1e-6
+    )  # 0.174, 0.826
     assert "Unit: rollout" in caption and "cluster: patient" in caption
 
 
@@ -143,16 +159,18 @@ def test_cancer_myth_table_caption_names_method_unit_cluster_and_n(tmp_path):
     aggregate({"m": str(path)}, out, SETTINGS)
     caption = (tmp_path / "pcs_pcr.md").read_text()
     # method, unit, cluster and n, each named
-    assert "Student-t on the cluster-robust standard error" in caption
+    assert "effective n of the cluster-robust standard error" in caption
     assert "Wilson score interval" in caption
     assert "Unit: question" in caption
     assert "cluster: the source record (myth)" in caption
     assert "n: the n column (questions scored), in n_clusters clusters" in caption
     table = pd.read_csv(tmp_path / "pcs_pcr.tsv", sep="\t").iloc[0]
     assert (table["n"], table["n_clusters"]) == (6, 3)
-    # PCS over 3 myths (1, -1, 0): SE = sqrt(3/2 x (2^2 + 2^2 + 0)) / 6, t at 2 df
+    # PCS over 3 myths (1, -1, 0) on its declared range [-1, 1]: SE = sqrt(3/2 x (2^2 + 2^2 +
+    # 0)) / 6, t at 2 df
     se = np.sqrt(1.5 * 8) / 6
-    assert table["pcs_ci_high"] == pytest.approx(min(1.0, 4.302653 * se), abs=1e-5)
+    bounds = _score_bounds(0.0, se, 6, 3, 4.302653, -1.0, 1.0)
+    assert (table["pcs_ci_low"], table["pcs_ci_high"]) == pytest.approx(bounds, abs=1e-5)
     # a hand-written question (source_row -1: no cluster in its record) stays its own cluster
     alone = _cancer_myth_scores(tmp_path / "h.tsv", [("h1", "", 1), ("h2", "", 0)])
     assert pd.read_csv(alone, sep="\t")["cluster"].tolist() == ["h1", "h2"]
@@ -160,7 +178,7 @@ def test_cancer_myth_table_caption_names_method_unit_cluster_and_n(tmp_path):
 
 def test_interval_note_names_method_unit_cluster_and_n():
     note = interval_note("note", "patient", "n_notes", SETTINGS)
-    assert note.startswith("Intervals (95%): Wilson score interval")
+    assert note.startswith("Intervals (95%): chosen by each measure's declared kind and range")
     assert "Unit: note; cluster: patient, resampled whole" in note
     assert note.endswith("n: n_notes.")
     bca = interval_note("q", "q", "n", CompareSettings(interval="bca"))
@@ -298,17 +316,17 @@ def test_coral_notes_of_one_patient_are_resampled_together():
     row = _summary(df, SETTINGS)
     assert (row["n_notes"], row["n_clusters"]) == (6, 3)
     # patient residual sums 0.2, -0.2, 0: SE = sqrt(3/2 x 0.08) / 6, t at 2 df
-    half = 4.302653 * np.sqrt(1.5 * 0.08) / 6
+    se = np.sqrt(1.5 * 0.08) / 6
     assert (row["em_f1_ci_low"], row["em_f1_ci_high"]) == pytest.approx(
-        (0.5 - half, 0.5 + half), abs=1e-5
+        _score_bounds(0.5, se, 6, 3, 4.302653), abs=1e-5
     )
 
 
 def test_a_share_of_zero_or_all_sits_inside_its_own_wilson_interval():
     # 0 of 6: Wilson's computed lower bound is ~3e-17; the interval must still hold the 0.
-    mean, low, high = mean_ci([0] * 6)
+    mean, low, high = mean_ci([0] * 6, kind="binary")
     assert (mean, low) == (0.0, 0.0) and high == pytest.approx(0.390, abs=1e-3)
-    mean, low, high = mean_ci([1] * 6)
+    mean, low, high = mean_ci([1] * 6, kind="binary")
     assert (mean, high) == (1.0, 1.0) and low == pytest.approx(0.610, abs=1e-3)
 
 

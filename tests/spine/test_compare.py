@@ -8,10 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.bench_coverage import CASES, coverage
 from oncoeval import compare
 from oncoeval.compare import Clustered, CompareSettings, Measure
-from oncoeval.stats import BootstrapSettings, paired_bootstrap_diff
+from oncoeval.stats import BootstrapSettings
 from oncoeval.studies.cancer_myth import workflow as cancer_myth
 
 SETTINGS = CompareSettings(bootstrap=BootstrapSettings(n_resamples=2000, seed=0))
@@ -38,12 +37,33 @@ def test_sign_flip_permutation_on_six_units_by_hand():
     assert (p, test) == (pytest.approx(14 / 64), "sign_flip")
 
 
-def test_holm_on_four_p_values_by_hand():
-    # sorted 0.005, 0.01, 0.03, 0.04 -> 4 x 0.005, 3 x 0.01, 2 x 0.03, max(0.06, 1 x 0.04)
-    adjusted = compare.adjust([0.01, 0.04, 0.03, 0.005], "holm")
-    assert adjusted == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    # NaN (no test) stays NaN and does not count as a test
-    assert compare.adjust([0.01, float("nan")], "holm")[0] == pytest.approx(0.01)
+def test_bonferroni_family_of_the_primary_measure_decides_at_alpha_over_m():
+    # three models: m = 3 pairs on the primary measure, decided at 0.05 / 3 with intervals at
+    # 1 - 0.05 / 3; the other measure's rows are descriptive (m = 1, 95%)
+    rng = np.random.default_rng(7)
+    base = rng.uniform(0.2, 0.7, size=20)
+    scores = {
+        k: pd.concat([_long("P", v), _long("D", v)])
+        for k, v in (
+            (k, np.clip(base + shift + rng.normal(0, 0.05, 20), 0, 1))
+            for k, shift in (("a", 0.2), ("b", 0.1), ("c", 0.0))
+        )
+    }
+    measures = [Measure("P", primary=True), Measure("D")]
+    table = compare.comparison_table(scores, measures, SETTINGS)
+    primary = table[table["measure"] == "P"]
+    assert primary["family"].eq("primary").all() and primary["m"].eq(3).all()
+    assert primary["ci_level"].to_numpy() == pytest.approx([1 - 0.05 / 3] * 3)
+    assert primary["p_adjusted"].to_numpy() == pytest.approx(
+        np.minimum(1, 3 * primary["p_value"].to_numpy())
+    )
+    assert primary["adjustment"].iloc[0].startswith("Bonferroni: alpha 0.05 / 3")
+    descriptive = table[table["measure"] == "D"]
+    assert descriptive["family"].eq("descriptive").all() and descriptive["m"].eq(1).all()
+    assert descriptive["ci_level"].to_numpy() == pytest.approx([0.95] * 3)
+    # the same differences: the adjusted interval is the wider one
+    width = (table["diff_ci_high"] - table["diff_ci_low"]).to_numpy()
+    assert (width[:3] > width[3:]).all()
 
 
 def test_one_cluster_resample_takes_whole_clusters():
@@ -78,37 +98,50 @@ def _long(measure, values, clusters=None):
     )
 
 
-def test_identical_models_differ_by_zero_with_p_one_and_are_tied():
+def test_identical_models_differ_by_zero_with_p_one_and_are_not_separable_or_equivalent():
     rng = np.random.default_rng(1)
     values = rng.uniform(size=20)
     scores = {"a": _long("m", values), "b": _long("m", values)}
-    table = compare.comparison_table(scores, [Measure("m")], SETTINGS)
+    table = compare.comparison_table(scores, [Measure("m", primary=True)], SETTINGS)
     row = table.iloc[0]
     assert (row["diff"], row["p_value"], row["p_adjusted"]) == (0, 1, 1)
-    assert (row["diff_ci_low"], row["diff_ci_high"]) == (0, 0)
-    board = compare.leaderboard(scores, [Measure("m")], table, SETTINGS)
-    assert board["tied_with_best"].tolist() == [True, True]
+    # no spread in the differences: a Wilson bound on 0 of 20 clusters, not a point
+    q = 1.959964
+    u = q * q / (20 + q * q)
+    assert (row["diff_ci_low"], row["diff_ci_high"]) == pytest.approx((-u, u), abs=1e-5)
+    assert row["verdict"] == compare.NOT_SEPARABLE  # +-0.16 is wider than the margin 0.05
+    board = compare.leaderboard(scores, [Measure("m", primary=True)], table, SETTINGS)
+    assert board["standing"].tolist() == ["leader", "not separable from the leader at this n"]
     assert board["rank"].tolist() == [1, 1]
+    # with a margin of 0.2 the same interval says equivalent
+    wide = CompareSettings(margins=(("m", 0.2),), bootstrap=SETTINGS.bootstrap)
+    row = compare.comparison_table(scores, [Measure("m", primary=True)], wide).iloc[0]
+    assert row["verdict"] == "equivalent within ±0.2"
 
 
-def test_better_on_every_unit_of_thirty_is_significantly_better_and_not_tied():
+def test_better_on_every_unit_of_thirty_is_significantly_better_and_the_others_behind():
     rng = np.random.default_rng(2)
     b = rng.uniform(0, 0.8, size=30)
     scores = {"a": _long("m", b + 0.1), "b": _long("m", b), "c": _long("m", b + 0.05)}
-    table = compare.comparison_table(scores, [Measure("m")], SETTINGS)
+    measures = [Measure("m", primary=True)]
+    table = compare.comparison_table(scores, measures, SETTINGS)
     ab = table.set_index(["model_a", "model_b"]).loc[("a", "b")]
     assert ab["diff"] == pytest.approx(0.1)
-    assert ab["p_value"] < 0.001 and ab["significant"]
+    assert ab["p_value"] < 0.001 and ab["significant"] and ab["verdict"] == "a ahead"
     assert ab["diff_ci_low"] > 0
-    board = compare.leaderboard(scores, [Measure("m")], table, SETTINGS).set_index("model")
+    board = compare.leaderboard(scores, measures, table, SETTINGS).set_index("model")
     assert board["best"].unique().tolist() == ["a"]
-    assert board.loc["a", "rank"] == 1 and board.loc["a", "tied_with_best"]
-    assert not board.loc["b", "tied_with_best"] and board.loc["b", "rank"] == 3
+    assert board.loc["a", "rank"] == 1 and board.loc["a", "standing"] == "leader"
+    assert board.loc["b", "standing"] == "behind the leader" and board.loc["b", "rank"] == 3
     # better on every unit of 30 in a binary outcome too: exact McNemar, 30 of 30 discordant
     binary = {"a": _long("r", [1.0] * 30), "b": _long("r", [0.0] * 30)}
     row = compare.comparison_table(binary, [Measure("r", "binary")], SETTINGS).iloc[0]
     assert row["test"].startswith("exact McNemar")
     assert row["p_value"] == pytest.approx(2 * 0.5**30)
+    # Clopper-Pearson at 95%: the split 30 of 30 (>= 0.884) times the discordant share
+    # 30 of 30 (>= 0.884): 0.884 x (2 x 0.884 - 1)
+    assert row["diff_ci_low"] == pytest.approx(0.8843 * (2 * 0.8843 - 1), abs=1e-3)
+    assert row["diff_ci_high"] == 1.0
 
 
 def test_leaderboard_counts_unscored_units_and_uses_wilson_for_shares():
@@ -126,13 +159,20 @@ def test_leaderboard_counts_unscored_units_and_uses_wilson_for_shares():
     assert (a["ci_low"], a["ci_high"]) == pytest.approx((centre - half, centre + half), abs=1e-5)
 
 
-def test_minimum_detectable_difference_from_the_paired_differences():
+def test_minimum_detectable_difference_is_half_the_printed_interval_plus_t_power_se():
     d = np.array([0.1, -0.1] * 10)  # SD of the differences 0.1026, n 20
-    mdd = compare.minimum_detectable_difference(Clustered.of(d), SETTINGS)
+    diffs = Clustered.of(d)
+    mdd = compare.minimum_detectable_difference(diffs, -0.05, 0.07, SETTINGS, m=3)
     from scipy import stats
 
     se = d.std(ddof=1) / math.sqrt(20)
-    assert mdd == pytest.approx((stats.t.ppf(0.975, 19) + stats.t.ppf(0.8, 19)) * se)
+    # the half-width 0.06 is estimated too: its spread widens the power term
+    spread = math.sqrt(1 + (0.06 / se) ** 2 / (2 * 19))
+    assert mdd == pytest.approx(0.06 + stats.t.ppf(0.8, 19) * se * spread)
+    # 5 clusters and 3 comparisons: 3 x 2 / 32 > 0.05, no mdd whatever the data
+    assert math.isnan(
+        compare.minimum_detectable_difference(Clustered.of(d[:5]), -1, 1, SETTINGS, 3)
+    )
 
 
 def test_cancer_myth_comparison_gives_the_old_pairwise_numbers_for_the_same_method(tmp_path):
@@ -153,21 +193,28 @@ def test_cancer_myth_comparison_gives_the_old_pairwise_numbers_for_the_same_meth
         )
         paths[model] = tmp_path / f"{model}.tsv"
         df.to_csv(paths[model], sep="\t", index=False)
-    settings = CompareSettings(interval="percentile", bootstrap=SETTINGS.bootstrap)
     scores = compare.study_unit_scores("cancer_myth", paths, {})
     measures = compare.study_measures("cancer_myth")
     assert [m.name for m in measures] == ["PCS (raw judge verdicts)", "PCR (raw judge verdicts)"]
-    table = compare.comparison_table(scores, measures, settings)
+    # declared: PCS a score on [-1, 1], the primary measure; PCR a 0/1 outcome
+    assert [(m.kind, m.value_range, m.primary) for m in measures] == [
+        ("mean", (-1.0, 1.0), True),
+        ("binary", (0.0, 1.0), False),
+    ]
+    table = compare.comparison_table(scores, measures, SETTINGS)
     pcs = table[table["measure"] == measures[0].name].set_index(["model_a", "model_b"])
     pcr = table[table["measure"] == measures[1].name].set_index(["model_a", "model_b"])
     ab = pcs.loc[("a", "b")]
     assert ab["n_units"] == 7  # question 7 is unscored for a
-    old = paired_bootstrap_diff(rows["a"][:7], rows["b"][:7], SETTINGS.bootstrap)
-    assert (ab["diff"], ab["diff_ci_low"], ab["diff_ci_high"]) == pytest.approx(old)
     assert ab["diff"] == pytest.approx((6 - (-4)) / 7)
+    # 7 questions, differences 2 2 1 2 1 2 0: of 2^7 flips only the all-kept and all-flipped
+    # six non-zero ones reach |sum| 10, whatever the zero's sign: p = 4 / 128, m = 3 pairs
+    assert ab["p_value"] == pytest.approx(4 / 128)
+    assert ab["p_adjusted"] == pytest.approx(12 / 128)
+    assert not ab["significant"] and ab["diff_ci_low"] <= 0 <= ab["diff_ci_high"]
     assert pcr.loc[("a", "b"), "p_value"] == pytest.approx(2 * 0.5**6)  # 6 vs 0 discordant
     assert pcr.loc[("a", "c"), "p_value"] == 1.0
-    assert (table["adjustment"] == "Holm").all()
+    assert pcr["family"].eq("descriptive").all() and pcs["family"].eq("primary").all()
 
 
 def test_hand_written_questions_are_each_their_own_cluster():
@@ -179,14 +226,7 @@ def test_hand_written_questions_are_each_their_own_cluster():
     assert cancer_myth.RESAMPLING.unit == "question"
 
 
-@pytest.mark.parametrize(("name", "n"), CASES)
-def test_intervals_cover_between_93_and_97_percent_at_small_n(name, n):
-    """The workflow's intervals (auto) on simulated samples of known mean: bench_coverage's
-    scenarios with 1000 repetitions (the bench runs 4000 and the bootstrap methods)."""
-    assert 0.93 <= coverage(name, n, "auto", reps=1000, seed=3) <= 0.97
-
-
-def test_summary_names_the_leader_and_tied_models_before_ranks(tmp_path):
+def test_summary_names_the_leader_and_the_others_standing_before_ranks(tmp_path):
     from oncoeval.report import summary
 
     rng = np.random.default_rng(4)
@@ -196,7 +236,7 @@ def test_summary_names_the_leader_and_tied_models_before_ranks(tmp_path):
         "close": _long("F1", base + 0.1 - rng.normal(0, 0.01, 21)),
         "weak": _long("F1", base),
     }
-    measures = [Measure("F1")]
+    measures = [Measure("F1", primary=True)]
     table = compare.comparison_table(scores, measures, SETTINGS)
     board = compare.leaderboard(scores, measures, table, SETTINGS)
     tables = tmp_path / "results" / "side_effects" / "tables"
@@ -206,9 +246,11 @@ def test_summary_names_the_leader_and_tied_models_before_ranks(tmp_path):
     (row,) = summary.leader_rows(tmp_path / "results", {"side_effects"})
     leader = board["best"].iloc[0]
     other = "close" if leader == "lead" else "lead"
-    assert row["tied for first"] == f"{leader} (leader), {other} (tied)"
+    assert row["leader"] == leader
+    # 0.01 noise on 21 profiles: the interval lies inside +-0.05
+    assert row["equivalent or not separable"] == f"{other} (equivalent to within ±0.05)"
     assert row["behind the leader"] == "weak (rank 3)"
-    mdd = table["mdd"].median()
+    mdd = pd.to_numeric(table["mdd"]).median()
     assert row["detectable difference"] == f"about {mdd:.3g} with 21 units"
     # the terminal summary prints the same rows (it reads results/summary.tsv for the studies)
     headline = {"study": "side_effects", "model": leader, "measure": "F1", "value": 0.5}
@@ -216,7 +258,7 @@ def test_summary_names_the_leader_and_tied_models_before_ranks(tmp_path):
         tmp_path / "results" / "summary.tsv", sep="\t", index=False
     )
     text = summary.terminal_summary(tmp_path)
-    assert text.index("(tied)") < text.index("rank 3")
+    assert text.index("equivalent") < text.index("rank 3") and "tied" not in text
 
 
 def _cm_scores(path, ones, n=30):
@@ -283,8 +325,9 @@ def test_judge_corrected_rates_are_compared_corrected_to_corrected(tmp_path):
 def test_the_comparison_page_states_the_minimum_detectable_difference():
     rng = np.random.default_rng(5)
     base = rng.uniform(0, 0.8, size=21)
-    scores = {"a": _long("F1", base + rng.normal(0, 0.1, 21)), "b": _long("F1", base)}
-    table = compare.comparison_table(scores, [Measure("F1")], SETTINGS)
+    noisy = np.clip(base + rng.normal(0, 0.1, 21), 0, 1)
+    scores = {"a": _long("F1", noisy), "b": _long("F1", base)}
+    table = compare.comparison_table(scores, [Measure("F1", primary=True)], SETTINGS)
     (sentence,) = compare.mdd_sentences(table, SETTINGS)
     assert sentence.startswith("F1: with 21 units this study tells apart differences of about")
     assert f"{table['mdd'].iloc[0]:.3g}" in sentence
@@ -359,11 +402,16 @@ def test_guidelines_units_are_the_expert_labelled_notes(tmp_path):
 
 def test_a_perfect_share_gets_a_wilson_interval_not_a_zero_width_one():
     # 11 of 11 right (the demo's oracle): Wilson's lower bound n / (n + z^2) = 11 / 14.84
-    board = compare.leaderboard({"m": _long("x", [1.0] * 11)}, [Measure("x")], None, SETTINGS)
+    share = [Measure("x", "binary")]
+    board = compare.leaderboard({"m": _long("x", [1.0] * 11)}, share, None, SETTINGS)
     row = board.iloc[0]
     assert row["interval"] == "Wilson score interval"
     assert row["ci_low"] == pytest.approx(11 / (11 + 1.959964**2), abs=1e-4)
     assert row["ci_high"] == pytest.approx(1.0)
+    # the same 11 of 11 in a study table (mean_ci, the same declaration): the same interval
+    assert compare.mean_ci([1.0] * 11, SETTINGS, kind="binary")[1:] == pytest.approx(
+        (row["ci_low"], row["ci_high"])
+    )
 
 
 def test_intervals_stay_within_the_range_of_a_bounded_score():
@@ -374,7 +422,8 @@ def test_intervals_stay_within_the_range_of_a_bounded_score():
     table = compare.comparison_table(scores, [Measure("F1")], SETTINGS)
     assert table.iloc[0]["diff_ci_high"] <= 1.0
     board = compare.leaderboard(scores, [Measure("F1")], table, SETTINGS).set_index("model")
-    assert board.loc["m", "ci_low"] == 0.0
+    assert 0.0 <= board.loc["m", "ci_low"] < board.loc["m", "value"]
+    assert board.loc["ref", "ci_low"] < 1.0 == board.loc["ref", "ci_high"]
 
 
 def test_too_few_units_for_any_significance_say_so_instead_of_a_detectable_difference():
@@ -382,9 +431,10 @@ def test_too_few_units_for_any_significance_say_so_instead_of_a_detectable_diffe
     scores = {"a": _long("EM", [0.9, 0.8, 0.7, 0.95]), "b": _long("EM", [0.1, 0.3, 0.2, 0.25])}
     table = compare.comparison_table(scores, [Measure("EM")], SETTINGS)
     assert table.iloc[0]["p_value"] == pytest.approx(2 / 16)
-    assert math.isnan(table.iloc[0]["mdd"])
+    said = "no difference can be significant with 4 clusters and 1 comparison"
+    assert table.iloc[0]["mdd"] == said
     (sentence,) = compare.mdd_sentences(table, SETTINGS)
-    assert "no difference can be significant" in sentence and "0.125" in sentence
+    assert sentence == f"EM (descriptive): {said}, whatever its size."
 
 
 def test_rows_that_could_not_be_compared_do_not_break_the_detectable_difference():

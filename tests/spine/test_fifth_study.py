@@ -249,10 +249,13 @@ def test_the_toy_studys_models_are_compared_by_the_generic_rule(toy_run):
     # shared scored questions: the sloppy model's unparseable one is left out
     assert (row["model_a"], row["model_b"], row["n_units"]) == ("toy-good", "toy-sloppy", 3)
     assert row["diff"] == pytest.approx(1 / 3)  # 3 of 3 right against 2 of 3
-    # one discordant pair: exact McNemar p = 1, so the sloppy model is tied with the leader
+    # one discordant pair: exact McNemar p = 1, so the sloppy model cannot be told apart
     assert row["test"].startswith("exact McNemar") and row["p_value"] == 1.0
+    assert row["verdict"] == "not separable at this n"
     board = pd.read_csv(tables / "leaderboard.tsv", sep="\t").set_index("model")
     assert board["best"].unique().tolist() == ["toy-good"]
-    assert board.loc["toy-sloppy", "tied_with_best"]
+    assert board.loc["toy-sloppy", "standing"] == "not separable from the leader at this n"
+    # 3 shared questions: 2 / 2^3 > 0.05, so the mdd says no difference can be significant
+    assert board.loc["toy-sloppy", "mdd"].startswith("no difference can be significant with 3")
     assert (board.loc["toy-sloppy", "n_units"], board.loc["toy-sloppy", "n_unscored"]) == (3, 1)
     assert (workdir / "results/report/toy/tables/leaderboard.html").exists()

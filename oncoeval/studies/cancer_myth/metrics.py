@@ -47,8 +47,8 @@ def pcs_pcr(
     keep = s.notna().to_numpy()
     scored = s[keep].to_numpy()
     c = None if clusters is None else np.asarray(list(clusters), dtype=object)[keep]
-    pcs, pcs_lo, pcs_hi = mean_ci(scored, settings, c)
-    pcr, pcr_lo, pcr_hi = mean_ci((scored == 1).astype(float), settings, c)
+    pcs, pcs_lo, pcs_hi = mean_ci(scored, settings, c, value_range=(-1.0, 1.0))
+    pcr, pcr_lo, pcr_hi = mean_ci((scored == 1).astype(float), settings, c, kind="binary")
     return {
         "n": int(scored.size),
         "n_clusters": Clustered.of(scored, c).n_clusters,
@@ -174,8 +174,8 @@ def judge_agreement(human, verifier, settings, verifier_id: str = ""):
     h, v = h[keep], v[keep]
     exact = (h == v).astype(float)
     binary = ((h == 1) == (v == 1)).astype(float)
-    e, e_lo, e_hi = mean_ci(exact, settings)
-    b, b_lo, b_hi = mean_ci(binary, settings)
+    e, e_lo, e_hi = mean_ci(exact, settings, kind="binary")
+    b, b_lo, b_hi = mean_ci(binary, settings, kind="binary")
     if len(h) and len(set(h) | set(v)) > 1:
         kappa = float(cohen_kappa_score(h.astype(int), v.astype(int), labels=list(SCORES)))
     else:

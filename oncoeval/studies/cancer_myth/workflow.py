@@ -61,7 +61,12 @@ HEADLINES = (
     # (corrected_comparison below), the validation set resampled once for both models.
     # PCS averages verdicts of -1, 0 and 1.
     Headline(
-        "cancer_myth", "tables/pcs_pcr.tsv", "PCS (raw judge verdicts)", "pcs", scale=(-1.0, 1.0)
+        "cancer_myth",
+        "tables/pcs_pcr.tsv",
+        "PCS (raw judge verdicts)",
+        "pcs",
+        scale=(-1.0, 1.0),
+        primary=True,
     ),
     Headline(
         "cancer_myth",

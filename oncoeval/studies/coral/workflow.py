@@ -84,6 +84,7 @@ HEADLINES = tuple(
         column,
         (("view", view),),
         per_unit=view == "published",
+        primary=(column, view) == ("em_f1", "published"),
     )
     for label, column in (("EM-F1", "em_f1"), ("BLEU-4", "bleu4"), ("ROUGE-1", "rouge1"))
     for view, name in (("published", PUBLISHED), ("informative", INFORMATIVE))

@@ -77,7 +77,9 @@ def analyse(model, paths_by_patient, modal, labels, top_n, settings: BootstrapSe
     top_nodes = top_nodes[:top_n]
     errors = label_points(modal, labels)
     flagged = [float(d[0] in top_nodes) for d in errors.values()]
-    mean, lo, hi = mean_ci(flagged, settings)  # one label error per patient: its own cluster
+    mean, lo, hi = mean_ci(
+        flagged, settings, kind="binary"
+    )  # one label error per patient: its own cluster
     summary = {
         "model": model,
         "n_patients": len(labels),
@@ -106,7 +108,7 @@ def pooled_row(flagged_all: list[tuple], summaries: list[dict], top_n, settings)
     one patient (by several models) resampled together."""
     patients = [p for p, _ in flagged_all]
     flagged_all = [v for _, v in flagged_all]
-    mean, lo, hi = mean_ci(flagged_all, settings, patients)
+    mean, lo, hi = mean_ci(flagged_all, settings, patients, kind="binary")
     return {
         "model": "all models",
         "n_patients": int(np.sum([s["n_patients"] for s in summaries])),

@@ -92,7 +92,7 @@ def consistency_accuracy(scores, boot, bins: int, out, out_md, bins_out, bins_md
         mean_row = {"model": "mean ± SEM", "n_patients": int(df["n_patients"].sum())}
         for metric, _, _ in PAIRS:
             r = df[f"{metric}_r"].to_numpy(float)
-            mean, lo, hi = mean_ci(r, boot)
+            mean, lo, hi = mean_ci(r, boot, value_range=(-1.0, 1.0))  # correlations
             r = r[~np.isnan(r)]
             mean_row[f"{metric}_r"] = mean
             mean_row[f"{metric}_r_sem"] = float(stats.sem(r)) if len(r) > 1 else np.nan

@@ -35,7 +35,9 @@ def table1_expert(scores, rollouts: dict[str, pd.DataFrame], boot, out, out_md):
             row[f"{metric}_sem"] = data.standard_error()
             row[f"{metric}_ci_low"], row[f"{metric}_ci_high"] = lo, hi
         mod = group["modal_treatment_correct"].to_numpy(float)
-        row["modal_treatment_accuracy"], lo, hi = mean_ci(mod, boot, group["patient_id"])
+        row["modal_treatment_accuracy"], lo, hi = mean_ci(
+            mod, boot, group["patient_id"], kind="binary"
+        )
         row["modal_treatment_accuracy_ci_low"], row["modal_treatment_accuracy_ci_high"] = lo, hi
         row["n_rollouts"] = len(ro)
         invalid = ro.loc[~ro["valid"].astype(str).eq("True"), "invalid_reason"].value_counts()

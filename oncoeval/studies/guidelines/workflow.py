@@ -66,7 +66,7 @@ FIGURE_CAPTIONS = {
     ),
 }
 HEADLINES = (
-    Headline(STUDY, "tables/table1_expert.tsv", "path overlap", "path_overlap"),
+    Headline(STUDY, "tables/table1_expert.tsv", "path overlap", "path_overlap", primary=True),
     Headline(STUDY, "tables/table1_expert.tsv", "treatment match", "treatment_match"),
     Headline(
         STUDY,

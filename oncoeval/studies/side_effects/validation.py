@@ -182,7 +182,7 @@ def evaluate(df: pd.DataFrame, val_tasks: list[MatchTask], results: dict, settin
     decisions = [
         float(((row.prediction, row.reference) in made) == row.same) for row in scored.itertuples()
     ]
-    agreement = mean_ci(decisions, settings) if decisions else (math.nan,) * 3
+    agreement = mean_ci(decisions, settings, kind="binary") if decisions else (math.nan,) * 3
     return {
         "n_wordings": int(wordings["prediction"].nunique()),
         "n_positive": len(positive),
