@@ -129,6 +129,30 @@ class _Tally:
         self.levels.add(round(fam.level, 4))
 
 
+PILOT_ROUNDS = 4
+
+
+def _fixed_point(kind, start: float, printed_mdd, reps: int, models: int) -> float:
+    """The true difference that the studies having it print as their mdd (median): from the
+    null's median, rounds of a fifth as many studies (at least 20) at the current difference,
+    until the median moves by under 5% (at most ``PILOT_ROUNDS``). NaN: none printed, or the
+    range leaves no room for the difference."""
+    target = start
+    for _ in range(PILOT_ROUNDS):
+        lead, rest = kind.shift_for(target) if np.isfinite(target) else (math.nan, math.nan)
+        if not (np.isfinite(lead) and np.isfinite(rest)):
+            return math.nan
+        shifts = [lead] + [rest] * (models - 1)
+        median, _ = _median_mdd([printed_mdd(shifts) for _ in range(max(20, reps // 5))])
+        if not np.isfinite(median):
+            return target
+        moved = abs(median - target) / target
+        target = median
+        if moved < 0.05:
+            break
+    return target
+
+
 @_no_forced_gc()
 def family_metrics(eng, cell: Cell, reps: int, models: int, seed: int) -> dict:
     """Family-wise error, difference coverage and the printed mdd under the global null; power
@@ -136,7 +160,7 @@ def family_metrics(eng, cell: Cell, reps: int, models: int, seed: int) -> dict:
 
     The mdd a study prints depends on its spread, which a true difference changes (rare 0/1
     outcomes most), so the difference is set where the studies that have it print it: the null's
-    median mdd, then the median printed by a pilot fifth as many studies at that difference."""
+    median mdd, then the median printed by pilot rounds at that difference (``_fixed_point``)."""
     kind = KINDS[cell.kind]
     rng = np.random.default_rng(seed)
     tally = _Tally()
@@ -165,16 +189,10 @@ def family_metrics(eng, cell: Cell, reps: int, models: int, seed: int) -> dict:
         "power": math.nan,
         "diff_cov_mdd": math.nan,
     }
-    target = mdd_null
-    for step in ("pilot", "final"):
-        lead, rest = kind.shift_for(target) if np.isfinite(target) else (math.nan, math.nan)
-        if not (np.isfinite(lead) and np.isfinite(rest)):
-            break
+    target = _fixed_point(kind, mdd_null, lambda shifts: study(shifts).mdd[0], reps, models)
+    lead, rest = kind.shift_for(target) if np.isfinite(target) else (math.nan, math.nan)
+    if np.isfinite(lead) and np.isfinite(rest):
         shifts = [lead] + [rest] * (models - 1)
-        if step == "pilot":
-            pilot, _ = _median_mdd([study(shifts).mdd[0] for _ in range(max(20, reps // 5))])
-            target = pilot if np.isfinite(pilot) else target
-            continue
         truth = kind.mean(lead) - kind.mean(rest)
         ahead = cover = 0
         for _ in range(reps):
@@ -326,7 +344,7 @@ def legend(opts: dict, eng_text: str, seconds: float, rows: list[dict]) -> list[
         "zero-width: share of mean intervals of zero width. FWER: share of null studies (all "
         "models equal) with any pair declared ahead/behind. mdd: the true difference at which "
         "power is measured, the median mdd printed by studies that have it (from the null's "
-        "median by one pilot round; none: printed in under half the null studies; - with a "
+        "median by pilot rounds until it moves under 5%; none: printed in under half the null studies; - with a "
         "number: the range leaves no room for a difference that large); power: share of those studies whose row "
         "declares the leading model ahead. Mirror kinds (mean 0.9, p = 0.95) run the mean "
         "interval only. The targets apply at 12-50 clusters (coverage) and >= 12 (power).",
