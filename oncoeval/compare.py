@@ -11,7 +11,8 @@ Public functions the bench and the studies call:
 - ``mean_ci(values, settings, clusters, kind=..., value_range=...)``: the interval of a mean,
   chosen by the measure's DECLARED kind (``binary``: a 0/1 outcome; ``mean``: a bounded score)
   and range ((0, 1); (-1, 1) for PCS), never by the values the sample holds. A share of 0/1
-  outcomes over independent units gets Wilson's interval; every other mean a Wilson-type score
+  outcomes over independent units gets Wilson's interval with a t quantile (n - 1 df); every
+  other mean a Wilson-type score
   interval on the measure's range with the effective n of the cluster-robust standard error
   and a t quantile (G - 1 df). A sample with no spread gets effective n = G (as if each cluster
   were one draw), so with 2 clusters or more no interval has zero width.
@@ -22,8 +23,8 @@ Public functions the bench and the studies call:
   (binomial on the discordant pairs) with the Clopper-Pearson interval of the discordant split
   times that of the discordant share; otherwise the whole-cluster sign-flip test of the mean
   difference, inverted over shifts (``sign_flip_interval``).
-- ``minimum_detectable_difference(...)`` and ``no_significance_possible(...)``: the mdd of the
-  decision actually made (its test, its adjustment, its discreteness), or the sentence that no
+- ``minimum_detectable_difference(...)``, ``mcnemar_mdd(...)`` and
+  ``no_significance_possible(...)``: the mdd of the decision actually made (its test, its adjustment, its discreteness), or the sentence that no
   difference can be significant.
 - ``paired_diff_ci(a, b, settings, clusters, value_range=...)``: the same inverted test at the
   settings' level, for a study table's paired differences.
@@ -32,11 +33,12 @@ Multiplicity: each study declares a primary headline measure (``Headline.primary
 is every pair of evaluated models on it (m pairs), decided at alpha / m with intervals at
 1 - alpha / m (Bonferroni). Other measures are descriptive (alpha, 1 - alpha, unadjusted).
 Verdicts: ahead/behind (significant), equivalent within +/- delta (the printed interval inside
-the margin: two one-sided tests at the row's level), else not separable at this n.
+the margin: two one-sided tests, each at alpha / (2 m)), else not separable at this n.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -44,7 +46,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy import stats
-from statsmodels.stats.proportion import proportion_confint
 
 from .schema import top_level_defaults
 from .stats import BootstrapSettings
@@ -199,7 +200,7 @@ def interval_method(data: Clustered, kind: str, settings: CompareSettings) -> st
 
 
 METHOD_NAMES = {
-    "wilson": "Wilson score interval",
+    "wilson": "Wilson score interval (t quantile, n - 1 df)",
     "score": "Wilson-type score interval, effective n of the cluster-robust SE, t (G - 1 df)",
     "t": "Student-t on the cluster-robust SE",
     "bca": "BCa cluster bootstrap",
@@ -260,8 +261,10 @@ def interval(
     if method == "score" or (no_spread and method != "wilson"):
         low, high = score_interval(data, kind, value_range, level)
     elif method == "wilson":
-        count = int(round(data.values.sum()))
-        low, high = proportion_confint(count, data.n_units, alpha=1 - level, method="wilson")
+        # Wilson with a t quantile (n - 1 df): its exact coverage at 12-50 units is 0.933-0.988
+        # at p = 0.05-0.95, where the z quantile dips to 0.922 (p = 0.5, n = 21)
+        q = stats.t.ppf(0.5 + level / 2, data.n_units - 1)
+        low, high = _wilson(data.mean(), data.n_units, q)
     elif method == "t":
         half = stats.t.ppf(0.5 + level / 2, data.n_clusters - 1) * data.standard_error()
         low, high = mean - half, mean + half
@@ -307,7 +310,8 @@ def mean_ci(
 
     The interval follows the DECLARED ``kind`` (``binary``: a 0/1 outcome; ``mean``: a bounded
     score) and ``value_range`` ((0, 1), or (-1, 1) for PCS) of the measure, never the values
-    the sample happens to hold (``interval_method``): Wilson for a share of independent units,
+    the sample happens to hold (``interval_method``): Wilson (t quantile, n - 1 df) for a share
+    of independent units,
     else the effective-n Wilson-type score interval (``score_interval``), within the range. NaN
     values are dropped (an unscored unit is not a zero); the interval is NaN below 2 clusters
     and never of zero width from 2 on. A value outside the declared range raises ValueError."""
@@ -326,8 +330,8 @@ def interval_note(unit: str, cluster: str, n: str, settings=None) -> str:
     s = as_compare_settings(settings)
     if s.interval == "auto":
         method = (
-            "chosen by each measure's declared kind and range: Wilson score interval for a share "
-            "of a 0/1 outcome over independent units, otherwise a Wilson-type score interval on "
+            "chosen by each measure's declared kind and range: Wilson score interval (t quantile, "
+            "n - 1 df) for a share of a 0/1 outcome over independent units, otherwise a Wilson-type score interval on "
             "the measure's range with the effective n of the cluster-robust standard error and a "
             "t quantile (G - 1 df, G clusters; a sample with no spread: n = G)"
         )
@@ -356,15 +360,19 @@ def mcnemar_exact(a, b) -> float:
     return float(stats.binomtest(only_a, only_a + only_b, 0.5).pvalue)
 
 
+@functools.lru_cache(maxsize=64)
 def _sign_vectors(g: int, permutations: int, seed: int) -> np.ndarray:
     """(K, g) sign vectors: all 2^g when few (exact), else the identity and ``permutations``
     random ones (p = (count + 1) / (permutations + 1), as scipy's permutation_test)."""
     if g <= EXACT_MAX_CLUSTERS or 2**g <= permutations + 1:
         bits = (np.arange(2**g)[:, None] >> np.arange(g)) & 1
-        return 1.0 - 2.0 * bits
-    rng = np.random.default_rng(seed)
-    draws = rng.choice([-1.0, 1.0], size=(permutations, g))
-    return np.vstack([np.ones((1, g)), draws])
+        signs = 1.0 - 2.0 * bits
+    else:
+        rng = np.random.default_rng(seed)
+        draws = rng.choice([-1.0, 1.0], size=(permutations, g))
+        signs = np.vstack([np.ones((1, g)), draws])
+    signs.flags.writeable = False  # cached: the same seed gives the same flips every call
+    return signs
 
 
 def _shift_bounds(diffs: Clustered, signs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -468,6 +476,20 @@ def paired_test(a, b, clusters, kind: str, settings: CompareSettings) -> tuple[f
     return sign_flip_p(diffs, settings.permutations, settings.bootstrap.seed), key
 
 
+def adjust(p_values, method: str = "bonferroni") -> np.ndarray:
+    """Multiplicity-adjusted p-values (statsmodels ``multipletests``); NaN p-values stay NaN and
+    do not count. The tables use Bonferroni over the primary family (``compare_arrays`` with
+    its m); this is for library users adjusting p-values of their own."""
+    from statsmodels.stats.multitest import multipletests
+
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    known = ~np.isnan(p)
+    if known.any():
+        out[known] = multipletests(p[known], method=method)[1]
+    return out
+
+
 def smallest_p(n_clusters: int) -> float:
     """The smallest two-sided p a sign-flip test (or exact McNemar) can give on this many
     clusters (discordant pairs): 2 / 2^G."""
@@ -487,14 +509,22 @@ def impossible_sentence(n_clusters: int, m: int) -> str:
 
 
 def minimum_detectable_difference(
-    diffs: Clustered, low: float, high: float, settings: CompareSettings, m: int = 1
+    diffs: Clustered, settings: CompareSettings, m: int = 1, interval=None
 ) -> float:
-    """The true mean difference the row's own decision detects with ``settings.power``: the
-    half-width of its printed interval (which carries the test, the adjustment to alpha / m and
-    the discreteness of an exact test) plus t_{power, G-1} x the cluster-robust SE of the
-    difference, widened by the spread of the estimated half-width (sqrt(1 + c^2 / (2 (G - 1))),
-    c = half-width / SE). NaN where no difference can be significant (``no_significance_possible``) or
-    the interval is unbounded."""
+    """The true mean difference the row's own decision detects with ``settings.power``, for
+    the paired differences ``diffs`` (a Clustered) of a family of ``m``: the half-width of its
+    printed interval ``interval`` = (low, high) (by default the sign-flip inversion at
+    alpha / m; it carries the test, the adjustment and the discreteness of an exact test) plus
+    t_{power, G-1} x the cluster-robust SE of the difference, widened by the spread of the
+    estimated half-width (sqrt(1 + c^2 / (2 (G - 1))), c = half-width / SE). NaN where no
+    difference can be significant (``no_significance_possible``) or the interval is unbounded.
+    An exact McNemar row's mdd is ``mcnemar_mdd``."""
+    if interval is None:
+        alpha = settings.alpha / m
+        interval = sign_flip_interval(diffs, alpha, settings.permutations, settings.bootstrap.seed)[
+            1:
+        ]
+    low, high = interval
     g = diffs.n_clusters
     if g < 2 or no_significance_possible(g, m, settings.alpha):
         return float("nan")
@@ -510,9 +540,41 @@ def minimum_detectable_difference(
     return float(half + stats.t.ppf(settings.power, g - 1) * se * spread)
 
 
+def mcnemar_power(n: int, discordant: float, theta: float, alpha: float) -> float:
+    """Exact power of the two-sided exact McNemar test at ``alpha`` on n independent pairs whose
+    discordant share is ``discordant`` and of which a wins the share ``theta``: the binomial
+    number of discordant pairs, then the binomial tail beyond each count's critical value."""
+    nd = np.arange(n + 1)
+    crit = stats.binom.isf(alpha / 2, np.maximum(nd, 1), 0.5)  # reject when above it
+    reject = np.where(nd > 0, stats.binom.sf(crit, nd, theta), 0.0)
+    return float(np.sum(stats.binom.pmf(nd, n, discordant) * reject))
+
+
+def mcnemar_mdd(n: int, discordant: float, alpha: float, power: float) -> float:
+    """The true difference exact McNemar at ``alpha`` detects with ``power`` on n pairs: at the
+    observed discordant share, a winning more of them; where even winning all of them is not
+    enough, a larger discordant share, all of it won (bisection on the exact power)."""
+
+    def solve(f, lo, hi):
+        for _ in range(50):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if f(mid) >= power else (mid, hi)
+        return hi
+
+    if discordant > 0 and mcnemar_power(n, discordant, 1.0, alpha) >= power:
+        return solve(
+            lambda d: mcnemar_power(n, discordant, (1 + d / discordant) / 2, alpha),
+            0.0,
+            discordant,
+        )
+    if mcnemar_power(n, 1.0, 1.0, alpha) < power:
+        return float("nan")
+    return solve(lambda d: mcnemar_power(n, d, 1.0, alpha), discordant, 1.0)
+
+
 def verdict(low: float, high: float, margin: float, a: str = "a", b: str = "b") -> str:
     """The row's verdict from its printed interval: "{a} ahead" / "{b} ahead" (excludes 0),
-    "equivalent within +-delta" (inside the margin: two one-sided tests at the row's level),
+    "equivalent within +-delta" (inside the margin: two one-sided tests, each at alpha / (2 m)),
     else "not separable at this n"."""
     if low > 0:
         return f"{a} ahead"
@@ -576,8 +638,11 @@ def compare_arrays(
     delta = s.margin("", value_range) if margin is None else margin
     if no_significance_possible(diffs.n_clusters, m, s.alpha):
         mdd = impossible_sentence(diffs.n_clusters, m)
+    elif key == "mcnemar":
+        share = float(np.mean(a != b))
+        mdd = mcnemar_mdd(diffs.n_units, share, alpha, s.power) * (value_range[1] - value_range[0])
     else:
-        mdd = minimum_detectable_difference(diffs, low, high, s, m)
+        mdd = minimum_detectable_difference(diffs, s, m, (low, high))
     return row | {
         "value_a": float(a.mean()),
         "value_b": float(b.mean()),
@@ -905,7 +970,7 @@ def verdict_note(settings: CompareSettings, primary: str | None, m: int) -> str:
         "(exactly when p_adjusted <= alpha: the interval inverts the row's own test); "
         "equivalent within +-delta when the interval lies inside the margin "
         f"(comparisons.equivalence_margin {settings.equivalence_margin:g} of the measure's range "
-        "unless comparisons.margins names it: two one-sided tests at the row's level); else not "
+        "unless comparisons.margins names it: two one-sided tests, each at alpha / (2 m)); else not "
         "separable at this n. Standing (leaderboard): each model's verdict against the leader."
     )
 

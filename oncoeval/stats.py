@@ -2,8 +2,8 @@
 ``bootstrap`` settings block.
 
 The studies' means and paired differences take their intervals from ``oncoeval.compare``
-(``mean_ci``, ``paired_diff_ci``: whole clusters, Wilson or Student-t on the cluster-robust SE,
-chosen by the coverage simulation of docs/comparisons.md). What stays here: statistics of a
+(``mean_ci``, ``paired_diff_ci``: whole clusters, by the measure's declared kind and range;
+docs/comparisons.md). What stays here: statistics of a
 whole set (``bootstrap_stat_ci``: an AUROC, a rank correlation), the settings, and the matrix
 bootstrap the benchmarks compare against scipy.
 """

@@ -240,16 +240,19 @@ def entries(f: RunFacts) -> list[Entry]:
     )  # filled when every judged study has its validation table
     stats_answer = (
         f"Means with {boot['ci']:.0%} intervals over whole clusters of the resampling unit "
-        f"of each study ({units}): Wilson for a share of independent units, else Student-t on "
-        "the cluster-robust standard error (docs/comparisons.md); each table's caption names "
+        f"of each study ({units}), chosen by each measure's declared kind and range: Wilson for "
+        "a share of independent units, else a Wilson-type score interval with the effective n "
+        "of the cluster-robust standard error (docs/comparisons.md); each table's caption names "
         "its method, unit, cluster and n. Unparseable answers counted as unscored in "
         "results/summary.tsv."
     )
     compare_answer = (
         "Every pair of evaluated models per headline measure: paired difference over shared "
-        "units with an interval over whole clusters, p and Holm-adjusted p; leaderboard ties "
-        "with the "
-        "leader flagged. Tables: " + _join(comparisons, "none (one model per study)")
+        "units, p, Bonferroni-adjusted p over every pair on the study's primary measure (other "
+        "measures descriptive) and the interval that inverts the same test at the same "
+        "adjustment; each model's standing against the leader (behind, equivalent within a "
+        "margin, or not separable at this n). Tables: "
+        + _join(comparisons, "none (one model per study)")
     )
     phi = f.phi_studies()
     software = (

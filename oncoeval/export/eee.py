@@ -30,7 +30,8 @@ BENCHMARK_PREFIX = "oncoeval-"
 
 # The studies' intervals (oncoeval.compare.mean_ci): no bootstrap resamples to count.
 INTERVAL_METHOD = (
-    "Wilson score interval for a share of independent units, else Student-t on the "
+    "by the measure's declared kind and range: Wilson score interval for a share of "
+    "independent units, else a Wilson-type score interval with the effective n of the "
     "cluster-robust standard error, whole clusters"
 )
 

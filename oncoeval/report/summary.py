@@ -37,8 +37,9 @@ SUMMARY_COLUMNS = [
     *ANSWER_COLUMNS, "warnings", "source",
 ]  # fmt: skip
 SUMMARY_NOTE = (
-    "Headline result of each study per model, with 95% CIs over whole clusters (Wilson for a "
-    "share of independent units, else Student-t on the cluster-robust SE). Judged rates "
+    "Headline result of each study per model, with 95% CIs over whole clusters, chosen by the "
+    "measure's declared kind and range (Wilson for a share of independent units, else a "
+    "Wilson-type score interval with the effective n of the cluster-robust SE). Judged rates "
     "appear twice: as the raw judge verdicts and corrected for the judge's error measured on "
     "the validation set (or the reason no correction can be made). Beside each headline, what "
     "the model did: the share of its answers cut at the token cap, the share with nothing "
@@ -205,10 +206,11 @@ def leader_rows(results: Path, studies) -> list[dict]:
             pd.read_csv(comparison_path, sep="\t") if comparison_path.exists() else pd.DataFrame()
         )
         for measure, part in board.groupby("measure", sort=False):
-            said = part["standing"].astype(str) if "standing" in part else pd.Series(dtype=str)
+            said = part["standing"] if "standing" in part else pd.Series(pd.NA, index=part.index)
+            said = said.where(said.notna(), "").astype(str)
             leader = part[said == LEADER]
             behind = part[said == BEHIND]
-            others = part[(said != LEADER) & (said != BEHIND)]
+            others = part[~said.isin([LEADER, BEHIND, ""])]
             descriptive = "family" in part and (part["family"] == DESCRIPTIVE).all()
             rows.append(
                 {
@@ -216,7 +218,7 @@ def leader_rows(results: Path, studies) -> list[dict]:
                     "measure": measure + (" (descriptive)" if descriptive else ""),
                     "leader": ", ".join(leader["model"]) or "(no value)",
                     "equivalent or not separable": ", ".join(
-                        f"{m} ({s.replace(' the leader', '')})"
+                        f"{m} ({s.replace(' from the leader', '').replace(' to the leader', '')})"
                         for m, s in zip(others["model"], said[others.index], strict=True)
                     )
                     or "none",

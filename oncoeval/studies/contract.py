@@ -111,7 +111,8 @@ class Headline:
     between models (oncoeval.compare: results/{study}/tables/model_comparison.tsv and
     leaderboard.tsv) from the per-unit values the study's ``unit_scores`` gives, unless
     ``per_unit`` is False (a statistic of the whole set, such as an AUROC). Higher is better:
-    the leaderboard ranks the highest value first.
+    the leaderboard ranks the highest value first. ``kind`` and ``scale`` choose its intervals
+    and test; the ``primary`` headline's pairs of models are the study's adjusted family.
     """
 
     study: str

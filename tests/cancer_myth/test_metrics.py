@@ -51,9 +51,9 @@ def test_constant_scores_get_an_effective_n_bound_and_seeded_reruns_agree():
     q2 = 4.302653**2
     assert (row["pcs"], row["pcs_ci_low"]) == (-1, -1)
     assert row["pcs_ci_high"] == pytest.approx(-1 + 2 * q2 / (3 + q2), abs=1e-5)
-    # PCR 0 of 3 is a share: Wilson's interval, [0, z^2 / (n + z^2)] = [0, 0.562], not [0, 0]
+    # PCR 0 of 3 is a share: Wilson's interval (t at 2 df), [0, t^2 / (n + t^2)], not [0, 0]
     assert row["pcr"] == 0 and row["pcr_ci_low"] == pytest.approx(0, abs=1e-12)
-    assert row["pcr_ci_high"] == pytest.approx(3.8415 / 6.8415, abs=1e-3)
+    assert row["pcr_ci_high"] == pytest.approx(q2 / (3 + q2), abs=1e-3)
     a = metrics.pcs_pcr([1, 0, -1, 1, 0], SETTINGS)
     b = metrics.pcs_pcr([1, 0, -1, 1, 0], SETTINGS)
     assert a == b

@@ -71,7 +71,7 @@ def test_each_fact_sits_under_the_item_that_asks_for_it(tmp_path):
     for key in ("TRIPOD-LLM 7c", "MI-CLEAR-LLM 1", "CHART 6"):
         assert "no responses in results/ yet" in by_id[key].answer, key
     # TRIPOD-LLM 7e and CHART 9a: comparisons and the data analysis.
-    assert "Holm-adjusted" in by_id["TRIPOD-LLM 7e"].answer
+    assert "Bonferroni-adjusted" in by_id["TRIPOD-LLM 7e"].answer
     assert "intervals over whole clusters" in by_id["CHART 9a"].answer
     # TRIPOD-LLM 9a: prompt design, curation and selection (for the authors beyond the files).
     assert by_id["TRIPOD-LLM 9a"].status == checklist.PARTLY

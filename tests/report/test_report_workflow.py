@@ -25,7 +25,7 @@ from conftest import (
     workflow_env,
     write_config,
 )
-from statsmodels.stats.proportion import proportion_confint
+from scipy import stats
 
 from oncoeval.report import catalog, landing, summary, tables
 
@@ -67,9 +67,11 @@ def run(tmp_path_factory):
     return workdir, config, proc.stdout + proc.stderr
 
 
-def wilson_low(n: int) -> float:
-    """The lower bound of the 95% Wilson interval of a share of n out of n."""
-    return proportion_confint(n, n, alpha=0.05, method="wilson")[0]
+def edge_low(g: int) -> float:
+    """The lower bound of the 95% interval of a mean at the top of [0, 1] over g clusters (or
+    units): no spread, so Wilson's bound with n = g and t at g - 1 df, g / (g + t^2)."""
+    t = stats.t.ppf(0.975, g - 1)
+    return g / (g + t * t)
 
 
 def report_index(html: str) -> tuple[dict, dict]:
@@ -90,10 +92,10 @@ def test_summary_has_each_study_and_model_with_cis(run):
     headline = cells.assign(value=pd.to_numeric(cells["value"], errors="coerce"))
     assert set(headline["study"]) == set(STUDIES)
     f1 = headline[headline["measure"] == "F1, free-form (ff)"].iloc[0]
-    # The stored reference answers list exactly the reference: F1 1 in every profile, a share
-    # of 6 of 6 with its Wilson interval (oncoeval.compare.mean_ci).
+    # The stored reference answers list exactly the reference: F1 1 in every profile, so no
+    # spread over 6 profiles: the effective-n bound (oncoeval.compare.mean_ci).
     assert (f1["model"], f1["value"], f1["ci_high"]) == ("side-effects-reference-replay", 1.0, 1.0)
-    assert f1["ci_low"] == pytest.approx(wilson_low(6), rel=1e-5)
+    assert f1["ci_low"] == pytest.approx(edge_low(6), rel=1e-5)
     assert (f1["n"], f1["n_unscored"]) == (6, 0)
     # The stored gold tuples: exact-match F1 1 on the published view.
     em = headline[headline["measure"].str.startswith("EM-F1 (published")].iloc[0]
@@ -109,19 +111,24 @@ def test_summary_has_each_study_and_model_with_cis(run):
     # The stored answers that correct each false presupposition, with their stored verdicts:
     # PCS and PCR 1 over the 21 demo questions, none unscored.
     myth = headline[headline["study"] == "cancer_myth"].set_index("measure")
+    pcs_pcr = pd.read_csv(workdir / "results/cancer_myth/tables/pcs_pcr.tsv", sep="\t")
+    pcs_pcr = pcs_pcr.set_index("model")
     for measure in ("PCS (raw judge verdicts)", "PCR (raw judge verdicts)"):
         row = myth.loc[measure]
         assert (row["model"], row["value"], row["ci_high"]) == (
             "cancer-myth-reference-replay", 1.0, 1.0,
         )  # fmt: skip
-        assert row["ci_low"] == pytest.approx(wilson_low(21), rel=1e-5)
+        # no spread: n = G, the question clusters (myths); PCS on [-1, 1], PCR on [0, 1]
+        g = int(pcs_pcr.loc["cancer-myth-reference-replay", "n_clusters"])
+        low = edge_low(g) if measure.startswith("PCR") else -1 + 2 * edge_low(g)
+        assert row["ci_low"] == pytest.approx(low, rel=1e-5)
         assert (row["n"], row["n_unscored"]) == (21, 0)
     corrected = cells[cells["measure"] == "PCS (corrected for judge error)"]["value"]
     assert corrected.tolist() == ["no judge validation (human_scores not set)"]
     overlap = headline[headline["measure"] == "path overlap"].set_index("model")["value"]
     assert overlap["demo-oracle-replay"] == 1.0 and overlap["demo-noisy-replay"] < 1.0
     md = (workdir / "results" / "summary.md").read_text()
-    assert tables.format_ci(1.0, wilson_low(6), 1.0) in md
+    assert tables.format_ci(1.0, edge_low(6), 1.0) in md
     usage = pd.read_csv(workdir / "results" / "usage.tsv", sep="\t").set_index("model")
     assert usage.loc["side-effects-reference-replay", "requests"] == 48
     assert usage.loc["demo-noisy-replay", "failed"] == 0
@@ -165,7 +172,7 @@ def test_every_table_and_figure_the_run_writes_is_in_the_report_once(run):
     table = results["results/report/side_effects/tables/table1.html"]
     assert table["mime_type"] == "text/html"
     page = (workdir / "results/report/side_effects/tables/table1.html").read_text()
-    assert "f1 [95% CI]" in page and tables.format_ci(1.0, wilson_low(6), 1.0) in page
+    assert "f1 [95% CI]" in page and tables.format_ci(1.0, edge_low(6), 1.0) in page
     assert (workdir / "results/side_effects/tables/table1.tsv").exists()
 
 

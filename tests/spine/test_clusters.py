@@ -323,11 +323,12 @@ def test_coral_notes_of_one_patient_are_resampled_together():
 
 
 def test_a_share_of_zero_or_all_sits_inside_its_own_wilson_interval():
-    # 0 of 6: Wilson's computed lower bound is ~3e-17; the interval must still hold the 0.
+    # 0 of 6: Wilson's bounds (t at 5 df: t^2 = 6.608) are [0, t^2 / (6 + t^2)]; the interval
+    # holds the 0 (the formula's computed low can be ~3e-17)
     mean, low, high = mean_ci([0] * 6, kind="binary")
-    assert (mean, low) == (0.0, 0.0) and high == pytest.approx(0.390, abs=1e-3)
+    assert (mean, low) == (0.0, 0.0) and high == pytest.approx(6.608 / 12.608, abs=1e-3)
     mean, low, high = mean_ci([1] * 6, kind="binary")
-    assert (mean, high) == (1.0, 1.0) and low == pytest.approx(0.610, abs=1e-3)
+    assert (mean, high) == (1.0, 1.0) and low == pytest.approx(6 / 12.608, abs=1e-3)
 
 
 def test_a_figure_error_bar_is_never_negative_nor_drawn_for_an_unknown_bound():

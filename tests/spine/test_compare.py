@@ -151,9 +151,10 @@ def test_leaderboard_counts_unscored_units_and_uses_wilson_for_shares():
     board = compare.leaderboard(scores, [Measure("r", "binary")], table, SETTINGS)
     a = board.set_index("model").loc["a"]
     assert (a["n_units"], a["n_unscored"], a["value"]) == (4, 1, 0.75)
-    assert a["interval"] == "Wilson score interval"
-    # Wilson 95%: (p + z^2/2n +- z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n), p = 3/4, n = 4
-    z, n, p = 1.959964, 4, 0.75
+    assert a["interval"].startswith("Wilson score interval")
+    # Wilson 95%: (p + z^2/2n +- z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n), p = 3/4, n = 4,
+    # with z the t quantile at n - 1 = 3 df
+    z, n, p = 3.182446, 4, 0.75
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     assert (a["ci_low"], a["ci_high"]) == pytest.approx((centre - half, centre + half), abs=1e-5)
@@ -162,16 +163,19 @@ def test_leaderboard_counts_unscored_units_and_uses_wilson_for_shares():
 def test_minimum_detectable_difference_is_half_the_printed_interval_plus_t_power_se():
     d = np.array([0.1, -0.1] * 10)  # SD of the differences 0.1026, n 20
     diffs = Clustered.of(d)
-    mdd = compare.minimum_detectable_difference(diffs, -0.05, 0.07, SETTINGS, m=3)
+    mdd = compare.minimum_detectable_difference(diffs, SETTINGS, 3, (-0.05, 0.07))
     from scipy import stats
 
     se = d.std(ddof=1) / math.sqrt(20)
     # the half-width 0.06 is estimated too: its spread widens the power term
     spread = math.sqrt(1 + (0.06 / se) ** 2 / (2 * 19))
     assert mdd == pytest.approx(0.06 + stats.t.ppf(0.8, 19) * se * spread)
+    # by default the interval is the row's own (sign-flip inverted at alpha / m), as the table's
+    row = compare.compare_arrays(0.5 + d / 2, 0.5 - d / 2, m=3, settings=SETTINGS)
+    assert row["mdd"] == pytest.approx(compare.minimum_detectable_difference(diffs, SETTINGS, 3))
     # 5 clusters and 3 comparisons: 3 x 2 / 32 > 0.05, no mdd whatever the data
     assert math.isnan(
-        compare.minimum_detectable_difference(Clustered.of(d[:5]), -1, 1, SETTINGS, 3)
+        compare.minimum_detectable_difference(Clustered.of(d[:5]), SETTINGS, 3, (-1, 1))
     )
 
 
@@ -248,7 +252,7 @@ def test_summary_names_the_leader_and_the_others_standing_before_ranks(tmp_path)
     other = "close" if leader == "lead" else "lead"
     assert row["leader"] == leader
     # 0.01 noise on 21 profiles: the interval lies inside +-0.05
-    assert row["equivalent or not separable"] == f"{other} (equivalent to within ±0.05)"
+    assert row["equivalent or not separable"] == f"{other} (equivalent within ±0.05)"
     assert row["behind the leader"] == "weak (rank 3)"
     mdd = pd.to_numeric(table["mdd"]).median()
     assert row["detectable difference"] == f"about {mdd:.3g} with 21 units"
@@ -258,7 +262,7 @@ def test_summary_names_the_leader_and_the_others_standing_before_ranks(tmp_path)
         tmp_path / "results" / "summary.tsv", sep="\t", index=False
     )
     text = summary.terminal_summary(tmp_path)
-    assert text.index("equivalent") < text.index("rank 3") and "tied" not in text
+    assert text.index("equivalent") < text.index("behind: weak") and "tied" not in text
 
 
 def _cm_scores(path, ones, n=30):
@@ -401,12 +405,12 @@ def test_guidelines_units_are_the_expert_labelled_notes(tmp_path):
 
 
 def test_a_perfect_share_gets_a_wilson_interval_not_a_zero_width_one():
-    # 11 of 11 right (the demo's oracle): Wilson's lower bound n / (n + z^2) = 11 / 14.84
+    # 11 of 11 right (the demo's oracle): Wilson's lower bound n / (n + t^2), t at 10 df
     share = [Measure("x", "binary")]
     board = compare.leaderboard({"m": _long("x", [1.0] * 11)}, share, None, SETTINGS)
     row = board.iloc[0]
-    assert row["interval"] == "Wilson score interval"
-    assert row["ci_low"] == pytest.approx(11 / (11 + 1.959964**2), abs=1e-4)
+    assert row["interval"].startswith("Wilson score interval")
+    assert row["ci_low"] == pytest.approx(11 / (11 + 2.228139**2), abs=1e-4)
     assert row["ci_high"] == pytest.approx(1.0)
     # the same 11 of 11 in a study table (mean_ci, the same declaration): the same interval
     assert compare.mean_ci([1.0] * 11, SETTINGS, kind="binary")[1:] == pytest.approx(

@@ -97,6 +97,21 @@ def test_exact_mcnemar_and_its_interval_by_hand():
     assert (row["diff_ci_low"], row["diff_ci_high"]) == pytest.approx((-top, top))
 
 
+def test_the_mdd_of_a_mcnemar_row_is_where_exact_mcnemar_reaches_its_power():
+    # 30 pairs, 12 discordant (share 0.4): the exact power at the printed mdd is 80%, at
+    # alpha / 3 for a family of three
+    a = np.array([1] * 7 + [0] * 5 + [1] * 10 + [0] * 8)
+    b = np.array([0] * 7 + [1] * 5 + [1] * 10 + [0] * 8)
+    row = compare.compare_arrays(a, b, kind="binary", m=3, settings=SETTINGS)
+    mdd = row["mdd"]
+    theta = (1 + mdd / 0.4) / 2
+    assert compare.mcnemar_power(30, 0.4, theta, 0.05 / 3) == pytest.approx(0.8, abs=1e-6)
+    # by hand for one count: 10 discordant pairs at alpha 0.05 reject at 9 or 10 of 10 won
+    # (2 x 11 / 1024 = 0.021; 8 of 10 gives 0.109): the power at theta = 0.9 is P(X >= 9)
+    tail = stats.binom.sf(8, 10, 0.9)
+    assert compare.mcnemar_power(10, 1.0, 0.9, 0.05) == pytest.approx(tail)
+
+
 def test_a_pcs_sample_without_minus_one_is_still_a_score_on_minus_one_to_one():
     values = [1, 0, 1, 1, 0, 1]  # PCS, no -1 drawn: not a 0/1 share
     mean, low, high = compare.mean_ci(values, SETTINGS, kind="mean", value_range=(-1.0, 1.0))
@@ -111,7 +126,7 @@ def test_a_pcs_sample_without_minus_one_is_still_a_score_on_minus_one_to_one():
     # the same values declared as a 0/1 share get Wilson's interval of 4 of 6: the declaration,
     # not the sample, picks the method
     share_ci = compare.mean_ci(values, SETTINGS, kind="binary")[1:]
-    assert share_ci == pytest.approx(_wilson(4 / 6, 6, Z))
+    assert share_ci == pytest.approx(_wilson(4 / 6, 6, stats.t.ppf(0.975, 5)))
     with pytest.raises(ValueError, match="outside the declared range"):
         compare.mean_ci([-1, 0, 1], SETTINGS)
 
@@ -250,3 +265,15 @@ def test_the_config_declares_margins_and_a_single_adjustment():
     with pytest.raises(ValueError, match="comparisons.adjustment"):
         CompareSettings.from_config({"comparisons": {"adjustment": "holm"}})
     assert list(itertools.islice(compare.ADJUSTMENTS, 2)) == ["bonferroni"]
+
+
+def test_every_study_declares_one_primary_measure_with_its_kind_and_range():
+    from oncoeval.studies import STUDIES
+
+    for study in STUDIES:
+        measures = compare.study_measures(study)
+        assert sum(m.primary for m in measures) == 1, study
+        for m in measures:
+            assert m.kind in compare.KINDS and m.value_range[0] < m.value_range[1], (study, m)
+    pcs = compare.study_measures("cancer_myth")[0]
+    assert (pcs.name, pcs.value_range, pcs.primary) == ("PCS (raw judge verdicts)", (-1, 1), True)

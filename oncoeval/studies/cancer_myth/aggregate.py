@@ -87,7 +87,7 @@ def aggregate(
         "Cancer-Myth: agreement between the verifier's jurors",
         [
             "Fleiss' kappa over the questions every juror scored; n_tie: questions left "
-            "unscored because the jurors' majority was tied. One juror: no jury."
+            "unscored because the jurors' votes split evenly. One juror: no jury."
         ],
     )
     figures.overall_figure(overall, out["pcs_pcr_figure"])
