@@ -29,8 +29,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import json
 import math
 import os
+import subprocess
 import sys
 import time
 import zlib
@@ -370,6 +372,11 @@ def parse(argv) -> dict:
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     p.add_argument("--seed", type=int, default=20261127)
     p.add_argument("--out", type=Path, help="write the table here (.md) and beside it as .tsv")
+    p.add_argument(
+        "--render",
+        type=Path,
+        help="write the tables from a saved run (bench/results/coverage.json) instead of running",
+    )
     p.add_argument("--docs", action="store_true", help=f"regenerate {DOCS.relative_to(ROOT)}")
     a = p.parse_args(list(argv))
     reps, fam = (300, 150) if a.quick else (a.reps, a.family_reps or a.reps)
@@ -388,6 +395,7 @@ def parse(argv) -> dict:
         "seed": a.seed,
         "out": a.out,
         "docs": a.docs,
+        "render": a.render,
     }
 
 
@@ -417,6 +425,64 @@ def write_tsv(rows: list[dict], path: Path) -> None:
     for r in rows:
         lines.append("\t".join(str(r.get(k, "")) for k in keys))
     path.write_text("\n".join(lines) + "\n")
+
+
+def _commit() -> str:
+    """The tree's commit (+ "dirty" with uncommitted changes), for the table's header."""
+    try:
+        git = ["git", "-C", str(ROOT)]
+        head = subprocess.run(
+            [*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            [*git, "status", "--porcelain", "--", "oncoeval"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + (" with uncommitted changes to oncoeval/" if dirty else "")
+
+
+def _span(values) -> str:
+    v = [x for x in values if np.isfinite(x)]
+    return f"{min(v):.3f}-{max(v):.3f}" if v else "-"
+
+
+def measured(rows: list[dict]) -> list[str]:
+    """What the run shows, in sentences the docs may claim (from the rows alone)."""
+    mid = [r for r in rows if 12 <= r["clusters"] <= 50]
+    low = [r for r in mid if r["mean_cov"] < TARGET_LOW]
+    high = [r for r in rows if r["mean_cov"] > TARGET_HIGH]
+    fam = [r for r in rows if "fwer" in r and np.isfinite(r.get("fwer", math.nan))]
+    big = [r for r in fam if r["clusters"] >= 12 and np.isfinite(r["power"])]
+    off = [r for r in big if not POWER_LOW <= r["power"] <= POWER_HIGH]
+
+    def name(r):
+        return f"{KINDS[r['kind']].label}, {r['design']}, G = {r['clusters']}"
+
+    out = [
+        f"Measured: mean intervals cover {_span(r['mean_cov'] for r in mid)} at 12-50 clusters"
+        + (
+            f"; below 0.93 in {len(low)} cell(s): "
+            + "; ".join(f"{name(r)} ({r['mean_cov']:.3f})" for r in low)
+            if low
+            else ", at least 0.93 in every cell"
+        )
+        + f". {len(high)} of {len(rows)} cells cover more than 0.97 (conservative), most at 6-12 clusters."
+        f" Zero-width mean intervals: at most {max(r['mean_zero'] for r in rows):.3g} of a cell's samples.",
+    ]
+    if fam:
+        out.append(
+            f"Difference intervals cover {_span(r['diff_cov0'] for r in fam)} at a true difference "
+            f"of 0 and {_span(r['diff_cov_mdd'] for r in fam)} at the mdd. Rows whose interval and "
+            f"decision agree: {min(r['coherent'] for r in fam):.1%} at the least. Family-wise error "
+            f"under the global null: {_span(r['fwer'] for r in fam)}. Power at the printed mdd at "
+            f">= 12 clusters: {_span(r['power'] for r in big)}, outside 0.75-0.85 in {len(off)} of "
+            f"{len(big)} cells."
+        )
+    return out
 
 
 def docs_page(table: list[str], head: list[str], opts: dict) -> str:
@@ -453,11 +519,22 @@ def docs_page(table: list[str], head: list[str], opts: dict) -> str:
 def run(out_dir: Path, argv=()) -> dict:
     opts = parse(argv)
     started = time.perf_counter()
-    rows = grid(opts)
-    seconds = time.perf_counter() - started
+    if opts["render"]:
+        saved = json.loads(opts["render"].read_text())
+        rows = [{k: math.nan if v is None else v for k, v in r.items()} for r in saved["rows"]]
+        opts |= saved.get("options", {})
+        seconds = saved["seconds"]
+    else:
+        rows = grid(opts)
+        seconds = time.perf_counter() - started
     eng_text = coverage_engine.engine(opts["permutations"]).describe()
+    eng_text += f" (commit {_commit()})"
+    if opts["render"]:  # the engine that ran, where the saved run names it
+        eng_text = saved.get("engine", eng_text)
     table = markdown(rows)
     head = legend(opts, eng_text, seconds, rows)
+    for line in measured(rows):
+        head += ["", line]
     findings = [
         f"{r['kind']} {r['design']} G={r['clusters']}: " + "; ".join(m)
         for r in rows
@@ -481,4 +558,11 @@ def run(out_dir: Path, argv=()) -> dict:
         {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()}
         for r in rows
     ]
-    return {"rows": clean, "misses": findings, "seconds": round(seconds, 1), "summary": summary}
+    kept = ("reps", "family_reps", "models", "permutations")
+    return {
+        "options": {k: opts[k] for k in kept},
+        "rows": clean,
+        "misses": findings,
+        "seconds": round(seconds, 1),
+        "summary": summary,
+    }
