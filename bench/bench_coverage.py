@@ -526,7 +526,7 @@ def run(out_dir: Path, argv=()) -> dict:
         seconds = saved["seconds"]
     else:
         rows = grid(opts)
-        seconds = time.perf_counter() - started
+        seconds = round(time.perf_counter() - started, 1)  # as saved, so --render agrees
     eng_text = coverage_engine.engine(opts["permutations"]).describe()
     eng_text += f" (commit {_commit()})"
     if opts["render"]:  # the engine that ran, where the saved run names it

@@ -4,6 +4,8 @@ docs/coverage.md)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -72,3 +74,9 @@ def test_command_writes_the_table_and_its_tsv(tmp_path):
     assert "| 0/1, p = 0.5 | clusters of 2-5 | 12 |" in out.read_text()
     header = out.with_suffix(".tsv").read_text().splitlines()[0].split("\t")
     assert header[:5] == ["kind", "design", "clusters", "mean_cov", "mean_zero"]
+    # the tables redrawn from the saved run are the run's
+    saved = tmp_path / "coverage.json"
+    saved.write_text(json.dumps(result))
+    again = tmp_path / "again.md"
+    run(tmp_path, ["--render", str(saved), "--out", str(again)])
+    assert again.read_text() == out.read_text()
