@@ -450,6 +450,12 @@ def _span(values) -> str:
     return f"{min(v):.3f}-{max(v):.3f}" if v else "-"
 
 
+def _zero_width(share: float) -> str:
+    if share == 0:
+        return " No mean interval had zero width."
+    return f" Zero-width mean intervals: up to {share:.3g} of a cell's samples."
+
+
 def measured(rows: list[dict]) -> list[str]:
     """What the run shows, in sentences the docs may claim (from the rows alone)."""
     mid = [r for r in rows if 12 <= r["clusters"] <= 50]
@@ -471,7 +477,7 @@ def measured(rows: list[dict]) -> list[str]:
             else ", at least 0.93 in every cell"
         )
         + f". {len(high)} of {len(rows)} cells cover more than 0.97 (conservative), most at 6-12 clusters."
-        f" Zero-width mean intervals: at most {max(r['mean_zero'] for r in rows):.3g} of a cell's samples.",
+        + _zero_width(max(r["mean_zero"] for r in rows)),
     ]
     if fam:
         out.append(
