@@ -1,0 +1,82 @@
+"""``python -m bench coverage`` sized down: the simulation's truth, and the engine's intervals and
+verdicts on a few cells of the grid with fixed seeds (issue #34 item 6; the full grid is
+docs/coverage.md)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from bench import coverage_engine, coverage_sim
+from bench.bench_coverage import Cell, family_metrics, mean_coverage, run
+
+ENGINE = coverage_engine.engine()
+
+
+@pytest.mark.parametrize("key", ["score_low", "binary_05", "pcs"])
+def test_simulated_truth_is_what_the_bench_scores_against(key):
+    """Means, the shifted model's difference and the intra-cluster correlation of 0.3, against
+    a large simulated sample."""
+    kind = coverage_sim.KINDS[key]
+    lead, rest = kind.shift_for(0.1)
+    assert kind.mean(lead) - kind.mean(rest) == pytest.approx(0.1, abs=1e-9)
+    rng = np.random.default_rng(0)
+    scores, clusters = coverage_sim.draw(kind, rng, 40_000, True, [lead, rest])
+    assert scores.mean(axis=1) == pytest.approx([kind.mean(lead), kind.mean(rest)], abs=0.01)
+    # two units of one cluster (the first two of each), same model: correlation 0.3
+    null, clusters = coverage_sim.draw(kind, rng, 40_000, True, [0.0])
+    first = np.flatnonzero(np.r_[True, clusters[1:] != clusters[:-1]])
+    assert np.corrcoef(null[0, first], null[0, first + 1])[0, 1] == pytest.approx(0.3, abs=0.03)
+
+
+def test_no_zero_width_interval_of_a_clustered_rare_outcome_at_6_clusters():
+    """Half of the samples of 6 clusters of a 0/1 outcome at p = 0.05 hold no 1 at all: their
+    interval must still have width (main gave [0, 0] for each)."""
+    res = mean_coverage(ENGINE, Cell("binary_05", True, 6), reps=200, seed=1, limit=0)
+    assert res["mean_zero"] == 0
+    _, low, high = ENGINE.mean_interval(np.zeros(14), np.repeat(np.arange(6), [2, 3, 2, 2, 3, 2]),
+                                        coverage_sim.KINDS["binary_05"])  # fmt: skip
+    assert low == 0 < high
+
+
+def test_mean_interval_covers_a_clustered_rare_outcome_at_21_clusters():
+    """Main covered 0.79 here (the cluster-robust t interval of a share near 0)."""
+    res = mean_coverage(ENGINE, Cell("binary_05", True, 21), reps=400, seed=2, limit=0)
+    assert res["mean_cov"] >= 0.92
+
+
+@pytest.mark.parametrize(
+    ("kind", "clustered", "clusters"),
+    [("binary_05", False, 12), ("pcs", True, 6), ("score_mid", True, 12)],
+)
+def test_every_row_of_simulated_families_is_coherent(kind, clustered, clusters):
+    """Interval and decision agree on every row of 3-model families, under the null and with one
+    model ahead (main: 66-91% of rows in these cells)."""
+    res = family_metrics(ENGINE, Cell(kind, clustered, clusters), reps=25, models=3, seed=3)
+    assert res["coherent"] == 1.0
+    assert res["fwer"] <= 0.2  # 25 null families: a sanity bound, the bench measures it
+
+
+def test_command_writes_the_table_and_its_tsv(tmp_path):
+    out = tmp_path / "coverage.md"
+    argv = ["--reps", "20", "--family-reps", "4", "--clusters", "12", "--kinds", "binary_50",
+            "--designs", "clustered", "--jobs", "1", "--out", str(out)]  # fmt: skip
+    result = run(tmp_path, argv)
+    (row,) = result["rows"]
+    assert (row["kind"], row["clusters"], row["mean_reps"], row["family_reps"]) == (
+        "binary_50",
+        12,
+        20,
+        4,
+    )
+    assert "| 0/1, p = 0.5 | clusters of 2-5 | 12 |" in out.read_text()
+    header = out.with_suffix(".tsv").read_text().splitlines()[0].split("\t")
+    assert header[:5] == ["kind", "design", "clusters", "mean_cov", "mean_zero"]
+    # the tables redrawn from the saved run are the run's
+    saved = tmp_path / "coverage.json"
+    saved.write_text(json.dumps(result))
+    again = tmp_path / "again.md"
+    run(tmp_path, ["--render", str(saved), "--out", str(again)])
+    assert again.read_text() == out.read_text()
