@@ -204,10 +204,10 @@ FIGURES = [
 ]  # fmt: skip
 
 
-def test_every_figure_has_a_caption_of_its_own_and_entries_are_titled_in_words():
+def test_every_figure_has_a_caption_of_its_own_and_entries_are_titled_in_words(tmp_path):
     generic = "the numbers of the study's table of the same name, plotted"
     for entry in catalog.entries(FIGURES):
-        assert generic not in entry.caption(), entry.path
+        assert generic not in entry.caption(root=tmp_path), entry.path
         assert entry.title().startswith("Figure: ") and "/" not in entry.title(), entry.path
     tables = catalog.entries(
         ["results/cancer_myth/tables/pcs_by_category.tsv", "results/cancer_myth/tables/pcs_pcr.tsv"]
@@ -221,7 +221,7 @@ def test_every_figure_has_a_caption_of_its_own_and_entries_are_titled_in_words()
     assert sorted(titles)[0].startswith("Headline: ")
 
 
-def test_catalog_files_each_result_once_with_a_caption():
+def test_catalog_files_each_result_once_with_a_caption(tmp_path):
     paths = [
         "results/side_effects/tables/table1.tsv",
         "results/side_effects/tables/table1.md",  # the Markdown twin is not an entry
@@ -242,15 +242,15 @@ def test_catalog_files_each_result_once_with_a_caption():
     # Without the file (no n to count): what it shows, the method and unit of its intervals.
     assert (
         found[0]
-        .caption()
+        .caption(root=tmp_path)
         .endswith(f"95% CIs: {catalog.INTERVAL_METHOD}; resampling unit: patient profile.")
     )
-    assert "no resampling" in found[3].caption()
-    assert "Per-item scores of m1: " in found[2].caption()
+    assert "no resampling" in found[3].caption(root=tmp_path)
+    assert "Per-item scores of m1: " in found[2].caption(root=tmp_path)
     # A study's replayed answers are named as stored answers in its captions.
     assert (
         found[0]
-        .caption(["ref-replay"])
+        .caption(["ref-replay"], root=tmp_path)
         .endswith(
             "patient profile. ref-replay: replayed stored answers (not a model), shown for comparison."
         )
