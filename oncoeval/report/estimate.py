@@ -140,7 +140,8 @@ def _record_file_bytes(path: Path) -> int:
     """What one request may quote of a builder's input: the longest line of a record file
     (JSONL: one record each), else the whole file (a template, examples)."""
     if path.suffix == ".jsonl":
-        return max((len(line.encode("utf-8")) for line in path.open("rb")), default=0)
+        with path.open("rb") as handle:
+            return max((len(line) for line in handle), default=0)
     return len(path.read_bytes())
 
 
