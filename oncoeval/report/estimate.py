@@ -235,7 +235,9 @@ class RequestSets:
                     template_words += sum(1 for w in text.split() if "{" not in w)
         per_request = self._new_tokens_per_request(study, model, requestset, path)
         optional = optional_set(requestset)
-        at_least = 0 if optional else max(0, answers - len(self.cached(model)))
+        cacheable = get_backend(self.models[model]["backend"]).cacheable
+        cached = len(self.cached(model)) if cacheable else 0
+        at_least = 0 if optional else max(0, answers - cached)
         return SetCount(
             rows=answers,
             row_new_tokens=answers * per_request,
@@ -383,8 +385,8 @@ def render(df: pd.DataFrame) -> str:
     notes = []
     if (df["pending_request_sets"].fillna("") != "").any():
         notes.append(
-            "Judge and retry sets not built yet are estimated from the answers they will judge "
-            "(at most one request per answer; a retry set at least none)."
+            "Judge and retry sets not built yet are estimated from answers (marked so in the "
+            "TSV): at most one request per answer they judge; a retry set at least none."
         )
     unpriced = sorted(
         {
