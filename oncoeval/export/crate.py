@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from pathlib import Path
 
 from rocrate.model.contextentity import ContextEntity
@@ -81,9 +82,12 @@ def config_destination(root: Path, config_file) -> str:
     """The crate path of one of the run's config files: its path under the run directory, or
     ``run-config/<name>`` for a file outside it (copied in, so that the crate holds it)."""
     path = Path(config_file)
-    resolved = (path if path.is_absolute() else root / path).resolve()
-    if resolved.is_relative_to(root.resolve()):
-        return resolved.relative_to(root.resolve()).as_posix()
+    full = path if path.is_absolute() else root / path
+    # Both as written (a linked config/ of a run directory stays config/) and resolved.
+    for inside, top in ((Path(os.path.abspath(full)), Path(os.path.abspath(root))),
+                        (full.resolve(), root.resolve())):  # fmt: skip
+        if inside.is_relative_to(top):
+            return inside.relative_to(top).as_posix()
     return f"{OUTSIDE_CONFIGS}/{path.name}"
 
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from conftest import link_workflow, run_snakemake, workflow_env
 
-from oncoeval.export import run
+from oncoeval.export import crate, run
 
 pytestmark = pytest.mark.slow
 
@@ -127,3 +127,13 @@ def test_a_study_without_results_of_its_models_is_an_error(own_run, tmp_path):
     assert "Traceback" not in proc.stderr
     assert "cancer_myth (no results/cancer_myth/responses/ of not-run)" in proc.stderr
     assert "run the workflow with this config first" in proc.stderr
+
+
+def test_a_config_lies_in_the_crate_where_the_run_directory_has_it(tmp_path):
+    """A config under the run directory keeps its path, also through a linked config/ folder
+    (run directories and tests link it); one outside goes to run-config/."""
+    workdir = link_workflow(tmp_path / "run")
+    assert crate.config_destination(workdir, "config/config.yaml") == "config/config.yaml"
+    assert crate.config_destination(workdir, str(workdir / "mine.yaml")) == "mine.yaml"
+    assert crate.config_destination(workdir, "../group.yaml") == "run-config/group.yaml"
+    assert crate.config_destination(workdir, str(tmp_path / "g.yaml")) == "run-config/g.yaml"
