@@ -66,19 +66,25 @@ run: setup
 	@mkdir -p results && echo "$(CONFIG)" > results/.config
 	@printf '%s\n' '$(subst ','\'',$(ARGS))' > results/.args
 	@ONCOEVAL_SUMMARY_AT_END=1 $(BIN)/python -m oncoeval.terminal -- \
-		$(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS) $(ARGS)
+		$(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS) $(ARGS) || { \
+		echo "make run: the run failed; the report ($(REPORT)) was not updated." >&2; exit 1; }
 	@$(BIN)/python -m oncoeval.report.build --report $(REPORT) $(CONFIG_ARGS) $(ARGS)
 	@$(BIN)/python -m oncoeval.report.summary --report $(REPORT)
 
 # A directory per config, so that runs do not overwrite each other (oncoeval.rundir):
-# `make workdir RUN=name` makes runs/name/ (its own results/, logs/ and report, the cache shared),
-# then `make -C runs/name run CONFIG=...` and `make -C runs/name report` work there.
+# `make workdir RUN=name CONFIG=path` makes runs/name/ (its own results/, logs/ and report, the
+# cache shared) with a copy of the config whose relative data paths are resolved against the
+# config file's folder; then `make -C runs/name run CONFIG=<its name>` and `make -C runs/name report`.
 workdir:
-	@$(BIN)/python -m oncoeval.rundir $(RUN)
+	@$(BIN)/python -m oncoeval.rundir "$(RUN)" $(if $(CONFIG),"$(CONFIG)")
 
 # The report of the last run's config and arguments; refuses (naming the files) when a result is
 # missing or was made by another config, older inputs, code or params.
+# The config the report, export and publish targets read (named as they start).
+USED_CONFIG = $(or $(LAST_CONFIG),config/config.yaml (the demo))$(if $(strip $(LAST_ARGS)), with $(strip $(LAST_ARGS)))
+
 report: setup
+	@echo "Config: $(USED_CONFIG)"
 	$(BIN)/python -m oncoeval.report.build --report $(REPORT) $(LAST_CONFIG_ARGS) $(LAST_ARGS)
 	@echo "Report: $(REPORT)"
 

@@ -212,7 +212,7 @@ def group_by_wave(workflow, depths: dict, model_cfg, rule: str = "generate") -> 
         counted = {job: _estimate(estimate, job, model) for job in jobs}
         machine = cfgs[model].get("resources") or {}
         shards = shard_wave(
-            {job: (c or {}).get("max_new_tokens") for job, c in counted.items()},
+            {job: c.max_new_tokens if c else None for job, c in counted.items()},
             generate_resources(cfgs[model])["runtime"],
             machine.get("tokens_per_s"),
         )

@@ -164,7 +164,8 @@ rule report_compare:
         "../scripts/report_compare.py"
 
 
-# The model settings `make estimate` prices the request sets with (oncoeval.report.estimate).
+# The model settings `make estimate` prices the request sets with, the study blocks that give
+# the token limits of sets still to be built, and the response cache (oncoeval.report.estimate).
 rule estimate_models:
     output:
         "results/estimate/models.json",
@@ -174,6 +175,8 @@ rule estimate_models:
         "../envs/cpu.yaml"
     params:
         models=lambda wc: run_wf.estimate_models(config),
+        studies=lambda wc: config["studies"],
+        cache_dir=config["cache_dir"],
     script:
         "../scripts/estimate_models.py"
 

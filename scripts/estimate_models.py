@@ -1,9 +1,17 @@
-"""Entry point of `estimate_models`: the model entries the cost estimate reads (it calls no model)."""
+"""Entry point of `estimate_models`: the model entries, study blocks and response cache the cost
+estimate reads (it calls no model)."""
 
 import json
 
 from oncoeval.io import setup_script_logging
 
 setup_script_logging(snakemake.log[0])
+params = snakemake.params
 with open(snakemake.output[0], "w", encoding="utf-8") as handle:
-    json.dump(snakemake.params.models, handle, indent=1, sort_keys=True)
+    json.dump(
+        {"models": params.models, "studies": params.studies, "cache_dir": params.cache_dir},
+        handle,
+        indent=1,
+        sort_keys=True,
+        default=str,
+    )

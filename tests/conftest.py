@@ -33,8 +33,53 @@ WORKFLOW_PARTS = (
     "profiles",
     "report",
 )
-# GGUF conversions are slow and identical everywhere: share one store between tests and runs.
+# GGUF conversions are slow and identical everywhere: share one store between tests and runs
+# (the demo's model_store, cache/models). The one part of the checkout's run folders that tests
+# may write (checkout_run_folders_untouched).
 SHARED_MODEL_STORE = REPO / "cache" / "models"
+# What `make run` writes in the checkout: no test reads or writes it (each test works in its
+# own folder), so that `make run` then `make test` passes (README).
+RUN_FOLDERS = ("results", "logs", "cache", ".snakemake", "benchmarks")
+
+
+def run_folder_state(root: Path = REPO, exempt: Path = SHARED_MODEL_STORE) -> dict:
+    """Path -> (size, mtime) of everything under ``root``'s run folders but ``exempt`` (and the
+    folder holding it, which appears when the store is first made)."""
+    state = {}
+    for name in RUN_FOLDERS:
+        top = root / name
+        if not top.exists():
+            continue
+        for path in [top, *top.rglob("*")]:
+            if path == exempt.parent or path == exempt or exempt in path.parents:
+                continue
+            info = path.lstat()
+            state[path.relative_to(root).as_posix()] = (info.st_size, info.st_mtime_ns)
+    return state
+
+
+def run_folder_changes(before: dict, after: dict) -> list[str]:
+    """What changed between two ``run_folder_state`` snapshots, one line per path."""
+    lines = [f"added {p}" for p in sorted(after.keys() - before.keys())]
+    lines += [f"removed {p}" for p in sorted(before.keys() - after.keys())]
+    lines += [f"changed {p}" for p in sorted(before.keys() & after.keys()) if before[p] != after[p]]
+    return lines
+
+
+@pytest.fixture(scope="session", autouse=True)
+def checkout_run_folders_untouched():
+    """Fails the session when a test changed the checkout's results/, logs/, cache/ (but the
+    shared model store), .snakemake/ or benchmarks/. CI fills them first (.ci/fake_run_tree.py)
+    so that a test that reads them fails too."""
+    before = run_folder_state()
+    yield
+    changes = run_folder_changes(before, run_folder_state())
+    if changes:
+        pytest.fail(
+            f"tests changed the checkout's run folders ({len(changes)} paths); a test must work "
+            "in its own folder (tmp_path, conftest.workdir):\n  " + "\n  ".join(changes[:30]),
+            pytrace=False,
+        )
 
 
 def workflow_env(extra: dict | None = None) -> dict:

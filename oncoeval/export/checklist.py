@@ -71,9 +71,10 @@ class Entry:
 class RunFacts:
     """What the run recorded, read once, each as a short sentence for the checklist."""
 
-    def __init__(self, root, config: dict, provenance: dict):
+    def __init__(self, root, config: dict, provenance: dict, config_files=()):
         self.root = Path(root)
         self.config = config
+        self.config_files = list(config_files)
         self.prov = provenance
         self.studies = enabled_studies(config)
         self.results = self.root / "results"
@@ -259,6 +260,7 @@ def entries(f: RunFacts) -> list[Entry]:
         f"OncoEval (Snakemake workflow), Python {libs.get('python')}, "
         + ", ".join(f"{k} {v}" for k, v in sorted(libs.items()) if k != "python")
         + "; code, config and results in the Workflow Run RO-Crate (results/publish/)."
+        + (f" Config: {', '.join(f.config_files)}." if f.config_files else "")
     )
 
     data_share = (
@@ -454,8 +456,8 @@ def html_page(items: list[Entry]) -> str:
     return tables.page("Reporting checklist", body)
 
 
-def write(root, config: dict, provenance: dict, out_md, out_html) -> list[Entry]:
-    items = entries(RunFacts(root, config, provenance))
+def write(root, config: dict, provenance: dict, out_md, out_html, config_files=()) -> list[Entry]:
+    items = entries(RunFacts(root, config, provenance, config_files))
     Path(out_md).write_text(markdown(items), encoding="utf-8")
     Path(out_html).write_text(html_page(items), encoding="utf-8")
     return items

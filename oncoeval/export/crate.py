@@ -15,6 +15,8 @@ files (hashes and ids).
 from __future__ import annotations
 
 import datetime as dt
+import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from rocrate.model.contextentity import ContextEntity
 from rocrate.rocrate import ROCrate
 
 from .. import config as oc
+from ..config import enabled_studies, study_evaluated_models
 from . import atomic
 from .phi import redactor_for
 
@@ -78,6 +81,14 @@ def workflow_files(base: Path, part: str) -> list[str]:
     return list(_files(base, part))
 
 
+def _provenance_files(root: Path) -> list[str]:
+    """The input files provenance.json hashed (the run's data and prompts)."""
+    path = root / "results" / "provenance.json"
+    if not path.exists():
+        return []
+    return list(json.loads(path.read_text()).get("input_files_sha256") or {})
+
+
 def shared_results(root: Path, config: dict) -> list[str]:
     """Result files the crate carries: the run's own (its studies', its report pages of them,
     its exports and run-level files), never the model store, a cache, the crate itself or a
@@ -106,13 +117,45 @@ def _own_result(parts: list[str], own: set[str]) -> bool:
     return parts[1] in own
 
 
+# Where a config file from outside the run directory lies in the crate.
+OUTSIDE_CONFIGS = "run-config"
+
+
+def config_destination(root: Path, config_file) -> str:
+    """The crate path of one of the run's config files: its path under the run directory, or
+    ``run-config/<name>`` for a file outside it (copied in, so that the crate holds it)."""
+    path = Path(config_file)
+    full = path if path.is_absolute() else root / path
+    # Both as written (a linked config/ of a run directory stays config/) and resolved.
+    for inside, top in ((Path(os.path.abspath(full)), Path(os.path.abspath(root))),
+                        (full.resolve(), root.resolve())):  # fmt: skip
+        if inside.is_relative_to(top):
+            return inside.relative_to(top).as_posix()
+    return f"{OUTSIDE_CONFIGS}/{path.name}"
+
+
+def run_summary(config: dict, config_files: list[str], data_files) -> str:
+    """One sentence naming the run's models per study, its data files and its config."""
+    studies = "; ".join(
+        f"{s}: {', '.join(study_evaluated_models(config, s)) or 'no model'}"
+        for s in enabled_studies(config)
+    )
+    return (
+        f"Models per study: {studies or 'none'}. Data: {', '.join(data_files) or 'none'}. "
+        f"Config: {', '.join(config_files)}."
+    )
+
+
 def build(root, config: dict, config_files: list[str], out_dir, started=None, ended=None):
     root, out_dir = Path(root), Path(out_dir)
     crate = ROCrate(version="1.1")
-    crate.name = "OncoEval workflow run"
+    names = [Path(cf).name for cf in config_files]
+    crate.name = f"OncoEval workflow run ({', '.join(names)})"
+    data_files = sorted(p for p in _provenance_files(root) if not p.startswith("config/prompts/"))
     crate.description = (
         "A run of the OncoEval Snakemake workflow: the workflow, its config, the results, "
-        "their provenance, the reporting checklist and per-item exports."
+        "their provenance, the reporting checklist and per-item exports. "
+        + run_summary(config, [config_destination(root, cf) for cf in config_files], data_files)
     )
     crate.license = "https://spdx.org/licenses/MIT"
     crate.root_dataset["conformsTo"] = [{"@id": i} for i in PROFILES]
@@ -130,14 +173,11 @@ def build(root, config: dict, config_files: list[str], out_dir, started=None, en
             crate.add_file(package.parent / rel, rel)
     inputs = []
     for cf in config_files:
-        rel = (
-            Path(cf).resolve().relative_to(root.resolve()).as_posix()
-            if Path(cf).is_absolute()
-            else cf
-        )
-        if not (root / rel).exists():
-            continue
-        inputs.append(crate.get(rel) or crate.add_file(root / rel, rel))
+        source = Path(cf) if Path(cf).is_absolute() else root / cf
+        if not source.is_file():
+            raise FileNotFoundError(f"{cf}: the run's config file is missing")
+        rel = config_destination(root, cf)
+        inputs.append(crate.get(rel) or crate.add_file(source, rel))
     results = [crate.add_file(root / rel, rel) for rel in shared_results(root, config)]
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     crate.add_action(

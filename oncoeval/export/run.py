@@ -3,8 +3,9 @@
     python -m oncoeval.export [--configfile=PATH ...] [--config K=V ...]          # export
     python -m oncoeval.export publish [--configfile=PATH ...] [--config K=V ...]  # + the crate
 
-The config is read as Snakemake reads it: ``config/config.yaml``, then each ``--configfile``
-layered on top, with the schemas' defaults filled.
+The config is read as the workflow reads it (Snakefile): the ``--configfile`` files layered in
+order, or ``config/config.yaml`` (the demo) when none is given, then ``--config`` overrides,
+with the schemas' defaults filled.
 
 Writes ``results/export/inspect/<study>/<model>.eval``, ``results/export/eee/data/...``,
 ``results/reporting_checklist.{md,html}`` and (publish) ``results/publish/crate/`` with
@@ -31,6 +32,9 @@ from . import atomic, checklist, crate, eee, inspect_log
 from .items import headlines, place_in_units, resampling_unit, study_items, unit_clusters
 from .phi import redactor_for
 
+# The workflow's config when no --configfile is given (the Snakefile's `configfile:`).
+DEMO_CONFIG = "config/config.yaml"
+
 
 def layered(base: dict, over: dict) -> dict:
     out = dict(base)
@@ -41,13 +45,16 @@ def layered(base: dict, over: dict) -> dict:
 
 
 def load_config(root: Path, configfiles: list[str], overrides: list[str] = ()) -> dict:
-    """The run's config: config/config.yaml, each config file layered on top, then Snakemake's
-    ``--config KEY=VALUE`` overrides (e.g. ``only=cancer_myth``), defaults filled, ``only``
-    applied, as the workflow reads it."""
-    try:  # read strictly, as the workflow reads them (oncoeval.configfile)
-        config = configfile.read(root / "config" / "config.yaml")
-        for path in configfiles:
+    """The run's config as the workflow reads it: the config files layered in order (the demo's
+    config/config.yaml only when none is given: a user's config starts from the schema's
+    defaults), each read strictly (oncoeval.configfile), then Snakemake's ``--config KEY=VALUE``
+    overrides (e.g. ``only=cancer_myth``), defaults filled, ``only`` applied."""
+    config: dict = {}
+    try:
+        for path in configfiles or [DEMO_CONFIG]:
             path = Path(path) if Path(path).is_absolute() else root / path
+            if not path.is_file():
+                raise SystemExit(f"{path}: config file not found")
             config = layered(config, configfile.read(path))
     except ConfigError as exc:
         raise SystemExit(f"config: {exc}") from exc
@@ -82,10 +89,26 @@ def _library_version() -> str:
         return "unknown"
 
 
-def export(root, config: dict, out=None, checklist_dir=None) -> dict[str, list[Path]]:
+def unexported(root: Path, config: dict) -> dict[str, list[str]]:
+    """Enabled studies with evaluated models none of which has answers under ``root``'s
+    results/ (an export of such a study would hold no log), with those models."""
+    out = {}
+    for study in oc.enabled_studies(config):
+        models = oc.study_evaluated_models(config, study)
+        if models and not any(
+            (root / "results" / study / "responses" / m).is_dir() for m in models
+        ):
+            out[study] = models
+    return out
+
+
+def export(
+    root, config: dict, out=None, checklist_dir=None, config_files=()
+) -> dict[str, list[Path]]:
     """The inspect logs and Every Eval Ever records of every enabled study and evaluated model
     (under ``out``, default ``results/export``), and the reporting checklist (in
-    ``checklist_dir``, default ``results``). Returns the files written, by kind."""
+    ``checklist_dir``, default ``results``; it names ``config_files``, the run's config).
+    Returns the files written, by kind."""
     root = Path(root)
     out = Path(out) if out else root / "results" / "export"
     checklist_dir = Path(checklist_dir) if checklist_dir else root / "results"
@@ -99,7 +122,7 @@ def export(root, config: dict, out=None, checklist_dir=None) -> dict[str, list[P
         checklist_dir / "reporting_checklist.html",
     )
     with atomic.file(md) as tmp_md, atomic.file(page) as tmp_page:
-        checklist.write(root, config, prov, tmp_md, tmp_page)
+        checklist.write(root, config, prov, tmp_md, tmp_page, config_files or [DEMO_CONFIG])
     written["checklist"] = [md, page]
     return written
 
@@ -113,6 +136,15 @@ def _export(root: Path, config: dict, prov: dict, out: Path) -> dict[str, list[P
         if not p.startswith("config/prompts/")
     }  # fmt: skip
     written: dict[str, list[Path]] = {"inspect": [], "eee": [], "checklist": []}
+    missing = unexported(root, config)
+    if missing:
+        raise SystemExit(
+            "Nothing to export of "
+            + "; ".join(
+                f"{s} (no results/{s}/responses/ of {', '.join(ms)})" for s, ms in missing.items()
+            )
+            + ": run the workflow with this config first (make run CONFIG=...)."
+        )
     for study in oc.enabled_studies(config):
         redactor = redactor_for(config, study)
         unit = resampling_unit(study)
@@ -149,14 +181,15 @@ def publish(root, config: dict, configfiles: list[str], out=None) -> Path:
     """``make export``, then the crate (``out``, default ``results/publish``): the unpacked
     folder ``crate/`` (what rocrate-validator checks) and its zip. Returns the zip."""
     root = Path(root)
+    config_files = list(configfiles) or [DEMO_CONFIG]
     out = Path(out) if out else root / "results" / "publish"
     final = out / "oncoeval-run-crate.zip"
     # The previous crate goes first: a kill below leaves no crate rather than a stale one
     # beside the new export (each artifact is swapped in whole, oncoeval.export.atomic).
     atomic.remove(final)
     atomic.remove(out / "crate")
-    export(root, config)
-    crate.build(root, config, ["config/config.yaml", *configfiles], out / "crate")
+    export(root, config, config_files=config_files)
+    crate.build(root, config, config_files, out / "crate")
     with atomic.file(final) as tmp:
         zipped = shutil.make_archive(str(tmp.with_suffix("")), "zip", out / "crate")
         os.replace(zipped, tmp)
@@ -175,10 +208,11 @@ def main(argv=None) -> int:
     args, _ = parser.parse_known_args(argv)
     root = Path(args.root)
     config = load_config(root, args.configfile, args.config)
+    print(f"Config: {' '.join(args.configfile) or DEMO_CONFIG + ' (the demo)'}")
     if what == "publish":
         print(f"Crate: {publish(root, config, args.configfile)}")
     else:
-        for kind, paths in export(root, config).items():
+        for kind, paths in export(root, config, config_files=args.configfile).items():
             print(f"{kind}: {len(paths)} file(s)")
     return 0
 

@@ -343,12 +343,23 @@ def count_n(path) -> str:
     return f"{shown or 0}{what} per row ({rows})"
 
 
-def count_answers(study: str, model: str, root=".") -> str:
-    """The n of a model's item page: its answers (one row each) per request set."""
+def own_response_files(study: str, model: str, root=".") -> list[pathlib.Path]:
+    """The response files of ``model``'s item page: its answers to the request sets that are its
+    own, a set ``{stage}--{other}`` (e.g. a verifier's calls on another model's answers) being
+    the other model's. Adding a model then leaves the page and its n as they were."""
     folder = pathlib.Path(root) / "results" / study / "responses" / model
+    return [
+        p
+        for p in sorted(folder.glob("*.jsonl"))
+        if "--" not in p.stem or p.stem.rsplit("--", 1)[1] == model
+    ]
+
+
+def count_answers(study: str, model: str, root=".") -> str:
+    """The n of a model's item page: its answers (one row each) per own request set."""
     counts = {
         p.stem: sum(1 for line in p.read_text(encoding="utf-8").splitlines() if line.strip())
-        for p in sorted(folder.glob("*.jsonl"))
+        for p in own_response_files(study, model, root)
     }
     if not counts:
         return "n: no answers of this model yet."

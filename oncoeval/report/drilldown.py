@@ -143,7 +143,7 @@ def _prompt_text(messages) -> str:
 
 
 def item_rows(root, study: str, model: str, max_chars: int = 600, include_text: bool = True):
-    """One row per answered request of ``model`` in ``study``, joined with its per-item rows.
+    """One row per answered request of ``model`` in its own request sets of ``study`` (``catalog.own_response_files``), joined with its per-item rows.
 
     The answers of the study's evaluated request set lead with their parse, score and verdict
     (:func:`answer_columns`). A per-model table joins on the request's ``meta`` fields it
@@ -151,9 +151,10 @@ def item_rows(root, study: str, model: str, max_chars: int = 600, include_text: 
     rollouts) match one request each, per-unit tables (a patient's scores) repeat on each of
     the unit's requests.
     """
+    own = catalog.own_response_files(study, model, root)
     root = Path(root) / "results" / study
     rows, meta_keys = [], {}
-    for responses_path in sorted(glob.glob(str(root / "responses" / model / "*.jsonl"))):
+    for responses_path in own:
         requestset = Path(responses_path).stem
         requests_path = root / "requests" / f"{requestset}.jsonl"
         prompts = {}

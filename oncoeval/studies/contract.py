@@ -33,8 +33,10 @@ What ``workflow.py`` declares (read by name, generically, by ``oncoeval.config``
   the model-naming keys whose models the run calls, with a label; ``required_roles(block)``: the
   keys among them that must name a model, with the reason; ``settings_problems(block)``: what the
   schema cannot say about the block; ``prompt_templates(block)``: the templates a run reads, where
-  its settings choose among them (provenance hashes those). Each is optional (a study without
-  judges declares none).
+  its settings choose among them (provenance hashes those); ``new_tokens(block, requestset)``:
+  the new tokens each request of a set still to be built asks for (``make estimate`` bounds a
+  judge's answers by it; without it, by the block's largest ``*max_new_tokens`` setting). Each
+  is optional (a study without judges declares none).
 """
 
 from __future__ import annotations
@@ -169,6 +171,28 @@ def declared(study: str, name: str, default=None):
 def _declared_call(study: str, name: str, block: dict, default):
     function = declared(study, name)
     return default if function is None else function(block)
+
+
+def _token_settings(block) -> list[int]:
+    """Every ``*max_new_tokens`` value in a study block, nested blocks included."""
+    found = []
+    for key, value in (block or {}).items():
+        if isinstance(value, dict):
+            found += _token_settings(value)
+        elif key.endswith("max_new_tokens") and isinstance(value, int):
+            found.append(value)
+    return found
+
+
+def new_tokens(study: str, block: dict, requestset: str) -> int | None:
+    """The new tokens each request of ``requestset`` asks for, as the study builds it: its
+    ``new_tokens`` declaration, else the largest token setting of its block (a bound); None
+    when the block sets none."""
+    function = declared(study, "new_tokens")
+    declared_value = function(block, requestset) if function is not None else None
+    if declared_value is not None:
+        return int(declared_value)
+    return max(_token_settings(block), default=None)
 
 
 def data_keys(study: str, block: dict) -> dict[str, bool]:

@@ -57,26 +57,29 @@ def test_estimate_runs_no_model_and_counts_what_the_run_would_send(tmp_path):
             sys.executable, "-m", "oncoeval.report.estimate", "--workflow-profile", "none",
             "--cores", "2", f"--configfile={config}",
         ],
-        cwd=workdir, env=workflow_env({KEY_ENV: "sk-not-used"}), capture_output=True, text=True,
+        cwd=workdir, env=workflow_env(), capture_output=True, text=True,  # no key: no call
         timeout=900,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert not (workdir / "results" / "side_effects" / "responses").exists()  # no call made
     requests = read_jsonl(workdir / "results" / "side_effects" / "requests" / "lists.jsonl")
     assert len(requests) == 48  # 6 profiles x 2 variants x 4 regimes
-    prompt_tokens = sum(
-        math.ceil(sum(len(m["content"]) for m in r["messages"]) / 4) for r in requests
-    )
+    texts = [[m["content"] for m in r["messages"]] for r in requests]
+    words = sum(len(t.split()) for ts in texts for t in ts)
+    most = sum(len(t.encode()) + 4 for ts in texts for t in ts) + 3 * len(texts)
     estimate = pd.read_csv(workdir / "results" / "estimate" / "estimate.tsv", sep="\t")
     row, model_total, total = estimate.to_dict("records")
     # One model in one study: its total and the overall total repeat its counts.
     assert (model_total["study"], total["model"], total["study"]) == ("all", "all", "all")
-    assert model_total["requests"] == total["requests"] == 48
+    assert model_total["requests_max"] == total["requests_max"] == 48
     # The study asks 160 new tokens; the model's cap of 100 applies.
-    assert (row["model"], row["study"], row["requests"]) == ("gpt-priced", "side_effects", 48)
-    assert (row["prompt_tokens"], row["max_new_tokens"]) == (prompt_tokens, 48 * 100)
-    assert math.isclose(row["cost_min_usd"], prompt_tokens / 1000 * 1.0, rel_tol=1e-5)
-    assert math.isclose(row["cost_max_usd"], prompt_tokens / 1000 + 4800 / 1000 * 4.0, rel_tol=1e-5)
+    assert (row["model"], row["study"], row["requests_min"], row["requests_max"]) == (
+        "gpt-priced", "side_effects", 48, 48,
+    )  # fmt: skip
+    assert (row["prompt_tokens_min"], row["prompt_tokens_max"]) == (words, most)
+    assert row["max_new_tokens"] == 48 * 100
+    assert math.isclose(row["cost_min_usd"], words / 1000 * 1.0, rel_tol=1e-5)
+    assert math.isclose(row["cost_max_usd"], most / 1000 + 4800 / 1000 * 4.0, rel_tol=1e-5)
     assert f"{48 * 100}" in proc.stdout and "gpt-priced" in proc.stdout
 
 
@@ -114,12 +117,12 @@ def test_estimate_after_an_earlier_run_counts_the_judge_sets_the_run_will_build(
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     rows = pd.read_csv(workdir / "results" / "estimate" / "estimate.tsv", sep="\t")
     by = rows.set_index(["model", "study"])
-    assert by.loc[("cancer-myth-reference-replay", "cancer_myth"), "requests"] == 21
+    assert by.loc[("cancer-myth-reference-replay", "cancer_myth"), "requests_max"] == 21
     judge = by.loc[("cancer-myth-reference-verdicts", "cancer_myth")]
-    # 21 verdicts, and at most one retry per verdict.
-    assert judge["requests"] == 42
+    # 21 verdicts, and at most one retry per verdict (at least none: a retry is optional).
+    assert (judge["requests_min"], judge["requests_max"]) == (21, 42)
     assert f"{verify} (estimated from answers)" in judge["pending_request_sets"]
-    assert by.loc[("all", "all"), "requests"] == 63
+    assert by.loc[("all", "all"), "requests_max"] == 63
     assert "estimated from answers" in proc.stdout
 
 
@@ -146,4 +149,78 @@ def test_make_estimate_takes_the_runs_args_as_make_run_does(tmp_path):
     assert set(rows["study"]) == {"side_effects", "all"}
     assert set(rows["model"]) == {"gpt-priced", "all"}
     assert not (workdir / "results" / "cancer_myth").exists()  # its stages did not run
-    assert rows.set_index(["model", "study"]).loc[("all", "all"), "requests"] == 48
+    assert rows.set_index(["model", "study"]).loc[("all", "all"), "requests_max"] == 48
+
+
+def _estimate(workdir, config, env=None) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [sys.executable, "-m", "oncoeval.report.estimate", "--workflow-profile", "none",
+         "--cores", "2", f"--configfile={config}", "--config", "limit=3"],
+        cwd=workdir, env=workflow_env(env), capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc
+
+
+@pytest.mark.slow
+def test_a_priced_run_lies_inside_the_estimate_and_a_cached_rerun_is_subtracted(tmp_path):
+    """A user's own config (an API model that answers and is its own Cancer-Myth verifier) on a
+    priced fake server: the estimate, made without the key, bounds the run's calls, tokens and
+    cost; a second run directory sharing the response cache estimates the answers as cached."""
+    from fake_openai_server import FakeOpenAIServer
+
+    key_env = "ONCOEVAL_TEST_ESTIMATE_BOUND_KEY"
+    cache = tmp_path / "cache"
+    with FakeOpenAIServer(api_key="sk-bound") as server:
+        model = {
+            "id": "gpt-priced", "backend": "openai", "model": "gpt-x", "base_url": server.url,
+            "api_key_env": key_env, "price": {"prompt_per_1k": 1.0, "completion_per_1k": 4.0},
+        }  # fmt: skip
+        own = {
+            "models": [model],
+            "evaluate": ["gpt-priced"],
+            "cache_dir": str(cache),
+            "studies": {
+                "cancer_myth": {
+                    "enabled": True,
+                    "questions": "resources/demo/cancer_myth/questions.json",
+                    "judges": {"verifier": "gpt-priced"},
+                }
+            },
+        }
+        workdir = link_workflow(tmp_path / "run")
+        config = write_config(workdir, own, demo=False)
+        proc = _estimate(workdir, config)  # no key in the environment
+        assert max(len(line) for line in proc.stdout.splitlines()) <= 100, proc.stdout
+        assert sum(server.calls.values()) == 0
+        est = pd.read_csv(workdir / "results/estimate/estimate.tsv", sep="\t")
+        bound = est.set_index(["model", "study"]).loc[("all", "all")]
+
+        run_snakemake(workdir, "--config", "limit=3", configfile=config, env={key_env: "sk-bound"})
+        calls = sum(server.calls.values())
+    usage = pd.read_csv(workdir / "results/usage.tsv", sep="\t")
+    assert usage["requests"].sum() == calls > 0
+    assert bound["requests_min"] <= calls <= bound["requests_max"]
+    prompt, completion = usage["prompt_tokens"].sum(), usage["completion_tokens"].sum()
+    assert bound["prompt_tokens_min"] <= prompt <= bound["prompt_tokens_max"]
+    assert 0 < completion <= bound["max_new_tokens"]
+    cost = usage["cost_usd"].sum()
+    assert bound["cost_min_usd"] <= cost <= bound["cost_max_usd"]
+    # The verifier's requests (3, and at most 3 retries) count the verifier's token limit.
+    judge = est.set_index(["model", "study"]).loc[("gpt-priced", "cancer_myth")]
+    answer_limit = new_token_limit(workdir, "answer")
+    verify_limit = new_token_limit(workdir, "verify--gpt-priced")
+    assert judge["max_new_tokens"] == 3 * answer_limit + 6 * verify_limit
+
+    # Another run directory on the same cache: the 3 answers are cached, not to be called.
+    second = link_workflow(tmp_path / "second")
+    _estimate(second, write_config(second, own, demo=False))
+    again = pd.read_csv(second / "results/estimate/estimate.tsv", sep="\t")
+    row = again.set_index(["model", "study"]).loc[("gpt-priced", "cancer_myth")]
+    assert row["cached"] == 3 and row["requests_min"] == 0
+
+
+def new_token_limit(workdir, requestset: str) -> int:
+    """The new tokens each request of a set of the run asked for."""
+    rows = read_jsonl(workdir / f"results/cancer_myth/requests/{requestset}.jsonl")
+    return int(rows[0]["params"]["max_new_tokens"])

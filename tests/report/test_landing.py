@@ -108,7 +108,7 @@ def test_warnings_name_failed_calls_cut_answers_missing_values_and_stored_answer
     assert landing.warnings_for(row, {}, ()) == ["most cut", "no value: no judge validation"]
 
 
-def test_a_capped_or_subset_run_names_itself_first_in_every_caption():
+def test_a_capped_or_subset_run_names_itself_first_in_every_caption(tmp_path):
     assert catalog.run_scope() == ""
     capped = catalog.run_scope(limit=5)
     assert capped == (
@@ -118,8 +118,8 @@ def test_a_capped_or_subset_run_names_itself_first_in_every_caption():
     assert both.startswith("Capped run (limit=2")
     assert "subset run (only=cancer_myth,gpt-4o" in both
     entry = catalog.Entry("cancer_myth", "results/cancer_myth/tables/pcs_pcr.tsv")
-    assert entry.caption(scope=capped).startswith(capped + " Presupposition correction")
-    assert not entry.caption().startswith("Capped")
+    assert entry.caption(scope=capped, root=tmp_path).startswith(capped + " Presupposition")
+    assert not entry.caption(root=tmp_path).startswith("Capped")
 
 
 def test_summary_files_and_last_screen_name_the_scope_and_totals(tmp_path, capsys):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import link_workflow
 
 from oncoeval import config as oc
 from oncoeval.report import provenance
@@ -55,7 +56,9 @@ def test_embedded_smollm2_provenance(store, template_sha256, tmp_path, monkeypat
     smollm2 = models["smollm2"]
     assert smollm2["backend"] == "hf" and smollm2["path"].startswith("embedded:smollm2")
 
-    record = provenance.provenance(config, {"smollm2": smollm2}, ROOT)
+    # A folder of its own holding the workflow's data (not the checkout, whose results/ may hold
+    # a run's staged-weights record).
+    record = provenance.provenance(config, {"smollm2": smollm2}, link_workflow(tmp_path / "run"))
     entry = record["models"]["smollm2"]
 
     gguf = _embedded_gguf()

@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 from conftest import REPO
 
+from oncoeval.backends import get_backend
+from oncoeval.generate import JobRequests
 from oncoeval.io import write_jsonl
 from oncoeval.report import catalog, drilldown, estimate, fresh, provenance, summary, tables
 
@@ -206,10 +208,10 @@ FIGURES = [
 ]  # fmt: skip
 
 
-def test_every_figure_has_a_caption_of_its_own_and_entries_are_titled_in_words():
+def test_every_figure_has_a_caption_of_its_own_and_entries_are_titled_in_words(tmp_path):
     generic = "the numbers of the study's table of the same name, plotted"
     for entry in catalog.entries(FIGURES):
-        assert generic not in entry.caption(), entry.path
+        assert generic not in entry.caption(root=tmp_path), entry.path
         assert entry.title().startswith("Figure: ") and "/" not in entry.title(), entry.path
     tables = catalog.entries(
         ["results/cancer_myth/tables/pcs_by_category.tsv", "results/cancer_myth/tables/pcs_pcr.tsv"]
@@ -223,7 +225,7 @@ def test_every_figure_has_a_caption_of_its_own_and_entries_are_titled_in_words()
     assert sorted(titles)[0].startswith("Headline: ")
 
 
-def test_catalog_files_each_result_once_with_a_caption():
+def test_catalog_files_each_result_once_with_a_caption(tmp_path):
     paths = [
         "results/side_effects/tables/table1.tsv",
         "results/side_effects/tables/table1.md",  # the Markdown twin is not an entry
@@ -244,15 +246,15 @@ def test_catalog_files_each_result_once_with_a_caption():
     # Without the file (no n to count): what it shows, the method and unit of its intervals.
     assert (
         found[0]
-        .caption()
+        .caption(root=tmp_path)
         .endswith(f"95% CIs: {catalog.INTERVAL_METHOD}; resampling unit: patient profile.")
     )
-    assert "no resampling" in found[3].caption()
-    assert "Per-item scores of m1: " in found[2].caption()
+    assert "no resampling" in found[3].caption(root=tmp_path)
+    assert "Per-item scores of m1: " in found[2].caption(root=tmp_path)
     # A study's replayed answers are named as stored answers in its captions.
     assert (
         found[0]
-        .caption(["ref-replay"])
+        .caption(["ref-replay"], root=tmp_path)
         .endswith(
             "patient profile. ref-replay: replayed stored answers (not a model), shown for comparison."
         )
@@ -302,15 +304,18 @@ def test_estimate_counts_requests_tokens_and_cost_range(tmp_path):
     write_jsonl(
         requests,
         [
-            # 40 characters -> 10 prompt tokens; asks 300 new tokens, the model caps at 200.
+            # 1 word, 40 bytes + 4 (one message) + 3 (the request); asks 300 new tokens, the
+            # model caps at 200.
             {"request_id": "a", "messages": [{"role": "user", "content": "x" * 40}], "params": {"max_new_tokens": 300}},
-            # 9 characters -> 3 tokens (rounded up over the request); asks 50.
+            # 2 words, 9 bytes + 2 x 4 + 3; asks 50.
             {"request_id": "b", "messages": [{"role": "system", "content": "s" * 4}, {"role": "user", "content": "y" * 5}], "params": {"max_new_tokens": 50}},
         ],
     )  # fmt: skip
     models = {
         "gpt": {
+            "id": "gpt",
             "backend": "openai",
+            "model": "gpt-x",
             "max_new_tokens": 200,
             "price": {"prompt_per_1k": 2.0, "completion_per_1k": 10.0},
         }
@@ -318,24 +323,29 @@ def test_estimate_counts_requests_tokens_and_cost_range(tmp_path):
     rows = {r["study"]: r for r in estimate.estimate_rows(jobs, models, tmp_path)}
     se = rows["side_effects"]
     # One model: its total and the overall total add the two studies.
-    assert rows["all"]["requests"] == 2 and rows["all"]["model"] == "all"
-    assert (se["requests"], se["prompt_tokens"], se["max_new_tokens"]) == (2, 13, 250)
-    assert se["cost_min_usd"] == pytest.approx(13 / 1000 * 2.0)
-    assert se["cost_max_usd"] == pytest.approx(13 / 1000 * 2.0 + 250 / 1000 * 10.0)
+    assert rows["all"]["requests_max"] == 2 and rows["all"]["model"] == "all"
+    assert (se["requests_min"], se["requests_max"], se["cached"]) == (2, 2, 0)
+    assert (se["prompt_tokens_min"], se["prompt_tokens_max"], se["max_new_tokens"]) == (3, 67, 250)
+    assert se["cost_min_usd"] == pytest.approx(3 / 1000 * 2.0)
+    assert se["cost_max_usd"] == pytest.approx(67 / 1000 * 2.0 + 250 / 1000 * 10.0)
     # Beside it, the batch price: half the synchronous one when the model sets none.
-    assert se["batch_cost_min_usd"] == pytest.approx(13 / 1000 * 1.0)
-    assert se["batch_cost_max_usd"] == pytest.approx(13 / 1000 * 1.0 + 250 / 1000 * 5.0)
-    # The judge's requests are built from answers: not countable before the run.
-    assert rows["cancer_myth"]["requests"] == 0
-    assert rows["cancer_myth"]["pending_request_sets"] == "verify"
+    assert se["batch_cost_min_usd"] == pytest.approx(3 / 1000 * 1.0)
+    assert se["batch_cost_max_usd"] == pytest.approx(67 / 1000 * 1.0 + 250 / 1000 * 5.0)
+    # A set neither on disk nor built by a listed job: not counted, and said so.
+    assert rows["cancer_myth"]["requests_max"] == 0
+    assert rows["cancer_myth"]["pending_request_sets"] == "verify (not counted yet)"
     text = estimate.render(pd.DataFrame(list(rows.values()), columns=estimate.COLUMNS))
-    assert "$2.5260" in text and "$1.2630" in text and "pending_request_sets are built" in text
+    assert "0.0060-2.63" in text and "0.0030-1.32" in text
+    assert max(len(line) for line in text.splitlines()) <= estimate.WIDTH
 
 
 DRY_RUN_AFTER_AN_EARLIER_RUN = """
 rule cancer_myth_verify_requests:
     input: results/cancer_myth/items.jsonl, results/cancer_myth/responses/gpt/answer.jsonl, config/prompts/cancer_myth/verifier.txt
     output: results/cancer_myth/requests/verify--gpt.jsonl
+rule cancer_myth_retry_requests:
+    input: results/cancer_myth/responses/judge/verify--gpt.jsonl, config/prompts/cancer_myth/verifier.txt
+    output: results/cancer_myth/requests/verify-retry--gpt.jsonl
 rule generate:
     input: results/cancer_myth/requests/answer.jsonl
     output: results/cancer_myth/responses/gpt/answer.jsonl
@@ -344,17 +354,21 @@ rule generate:
     input: results/cancer_myth/requests/verify--gpt.jsonl
     output: results/cancer_myth/responses/judge/verify--gpt.jsonl
     wildcards: study=cancer_myth, model=judge, requestset=verify--gpt
+rule generate:
+    input: results/cancer_myth/requests/verify-retry--gpt.jsonl
+    output: results/cancer_myth/responses/judge/verify-retry--gpt.jsonl
+    wildcards: study=cancer_myth, model=judge, requestset=verify-retry--gpt
 """
 
 
-def test_estimate_reads_no_request_set_the_run_would_rebuild(tmp_path):
-    """An earlier run left 1 verifier request; the run rebuilds that set from the 3 new answers,
-    so the estimate counts 3 requests, each quoting the 40-character template (10 tokens) and
-    an answer at its 100-token cap, asking the 20 new tokens the earlier file's requests asked."""
+def _judge_case(tmp_path):
+    """An earlier run left 1 verifier request (asking 20 new tokens); the run rebuilds the set
+    from 3 new answers (each 1 word, at most 100 tokens), quoting a 40-byte template of 1 word;
+    one of the answers is in the response cache."""
     message = [{"role": "user", "content": "q" * 8}]
     write_jsonl(
         tmp_path / "results/cancer_myth/requests/answer.jsonl",
-        [{"request_id": str(i), "messages": message, "params": {"max_new_tokens": 100}} for i in range(3)],
+        [{"request_id": str(i), "messages": [{"role": "user", "content": f"q{i}" * 4}], "params": {"max_new_tokens": 100}} for i in range(3)],
     )  # fmt: skip
     write_jsonl(
         tmp_path / "results/cancer_myth/requests/verify--gpt.jsonl",
@@ -362,19 +376,64 @@ def test_estimate_reads_no_request_set_the_run_would_rebuild(tmp_path):
     )
     (tmp_path / "config/prompts/cancer_myth").mkdir(parents=True)
     (tmp_path / "config/prompts/cancer_myth/verifier.txt").write_text("t" * 40)
+    models = {
+        "gpt": {"id": "gpt", "backend": "hf", "path": "x"},
+        "judge": {"id": "judge", "backend": "hf", "path": "y"},
+    }
+    key = next(
+        iter(
+            JobRequests.read(
+                tmp_path / "results/cancer_myth/requests/answer.jsonl",
+                models["gpt"],
+                get_backend("hf"),
+            ).distinct
+        )
+    )
+    write_jsonl(
+        tmp_path / "cache/responses/gpt/cancer_myth--answer.jsonl",
+        [{"key": key, "response": {"request_id": "0", "text": "a"}}],
+    )
     jobs = estimate.dry_run_jobs(DRY_RUN_AFTER_AN_EARLIER_RUN)
     builders = {out: j for j in jobs if j["rule"] != "generate" for out in j["output"]}
-    models = {"gpt": {"backend": "hf"}, "judge": {"backend": "hf"}}
-    rows = estimate.estimate_rows(
-        estimate.generate_jobs(DRY_RUN_AFTER_AN_EARLIER_RUN), models, tmp_path, builders
+    return estimate.generate_jobs(DRY_RUN_AFTER_AN_EARLIER_RUN), models, builders  # fmt: skip
+
+
+def test_estimate_reads_no_request_set_the_run_would_rebuild(tmp_path):
+    jobs, models, builders = _judge_case(tmp_path)
+    rows = estimate.estimate_rows(jobs, models, tmp_path, builders)
+    by = {(r["model"], r["study"]): r for r in rows}
+    answers = by[("gpt", "cancer_myth")]
+    # The cached answer is not asked again.
+    assert (answers["requests_min"], answers["requests_max"], answers["cached"]) == (2, 2, 1)
+    judge = by[("judge", "cancer_myth")]
+    # 3 verdicts (the set will have an answer per request, cached or not) and at most one retry
+    # each, none at least; each quotes the template (40 bytes + 2 messages' and the request's
+    # overhead) and an answer at 4 bytes per token of its 100-token limit; 20 new tokens each
+    # (the earlier file's, the study block not given).
+    assert (judge["requests_min"], judge["requests_max"]) == (3, 6)
+    assert judge["prompt_tokens_min"] == 3 * 1
+    assert judge["prompt_tokens_max"] == 3 * (40 + 11) + 3 * 100 * 4 + 3 * (40 + 11) + 3 * 20 * 4
+    # The retry set has no earlier file; without the study's block its limit is not known here
+    # (the estimate always passes the blocks: the next test).
+    assert judge["max_new_tokens"] == 3 * 20
+    assert judge["pending_request_sets"] == (
+        "verify--gpt (estimated from answers), verify-retry--gpt (estimated from answers; optional)"
     )
+    assert by[("all", "all")]["requests_max"] == 8
+
+
+def test_estimate_of_a_judge_asks_the_studys_token_limit_of_its_role(tmp_path):
+    """Judge sets ask the study's limit of the verifier's role (verifier_max_new_tokens), not 0
+    and not the earlier file's; a model's cap lowers it."""
+    jobs, models, builders = _judge_case(tmp_path)
+    studies = {"cancer_myth": {"verifier_max_new_tokens": 64, "answer_max_new_tokens": 96}}
+    rows = estimate.estimate_rows(jobs, models, tmp_path, builders, studies)
     judge = next(r for r in rows if r["model"] == "judge" and r["study"] == "cancer_myth")
-    assert (judge["requests"], judge["prompt_tokens"], judge["max_new_tokens"]) == (
-        3, 3 * 10 + 3 * 100, 3 * 20,
-    )  # fmt: skip
-    assert judge["pending_request_sets"] == "verify--gpt (estimated from answers)"
-    overall = rows[-1]
-    assert (overall["model"], overall["study"], overall["requests"]) == ("all", "all", 6)
+    assert judge["max_new_tokens"] == 6 * 64
+    models["judge"]["max_new_tokens"] = 50
+    rows = estimate.estimate_rows(jobs, models, tmp_path, builders, studies)
+    judge = next(r for r in rows if r["model"] == "judge" and r["study"] == "cancer_myth")
+    assert judge["max_new_tokens"] == 6 * 50
 
 
 def test_estimate_of_local_and_unpriced_models(tmp_path):
@@ -382,7 +441,10 @@ def test_estimate_of_local_and_unpriced_models(tmp_path):
         tmp_path / "results" / "s" / "requests" / "r.jsonl",
         [{"request_id": "a", "messages": [{"role": "user", "content": "abcd"}]}],
     )
-    models = {"local": {"backend": "hf"}, "api": {"backend": "openai"}}
+    models = {
+        "local": {"id": "local", "backend": "hf", "path": "x"},
+        "api": {"id": "api", "backend": "openai", "model": "m"},
+    }
     rows = estimate.estimate_rows([("s", "local", "r"), ("s", "api", "r")], models, tmp_path)
     by_model = {r["model"]: r for r in rows if r["study"] != "all"}
     assert by_model["local"]["cost_max_usd"] == 0.0
@@ -390,9 +452,9 @@ def test_estimate_of_local_and_unpriced_models(tmp_path):
     totals = {r["model"]: r for r in rows if r["study"] == "all"}
     assert totals["local"]["cost_max_usd"] == 0.0
     assert totals["all"]["cost_max_usd"] is None  # not priced: no total, not a low one
-    assert totals["all"]["requests"] == 2
+    assert totals["all"]["requests_max"] == 2
     text = estimate.render(pd.DataFrame(rows, columns=estimate.COLUMNS))
-    assert "No price set for API model(s) api" in text
+    assert "No price set for API model(s) api" in text and "not priced" in text
 
 
 def test_provenance_records_seeds_inputs_and_replayed_files(tmp_path):

@@ -68,17 +68,18 @@ def test_phi_default_resources_and_threads_come_from_the_backend(tiny_registered
 def test_the_estimate_and_the_provenance_ask_the_backend(tiny_registered, tmp_path):
     write_jsonl(
         tmp_path / "results" / "s" / "requests" / "r.jsonl",
-        # 400 characters -> 100 prompt tokens; at most 50 new tokens
+        # 400 characters of one word; at most 50 new tokens
         [{"request_id": "a", "messages": [{"role": "user", "content": "x" * 400}]}],
     )
     row, *totals = estimate.estimate_rows(
         [("s", "t", "r")], {"t": {**TINY, "max_new_tokens": 50}}, tmp_path
     )
     assert [t["study"] for t in totals] == ["all", "all"]  # the model's total, the overall one
-    # a cent per 1,000 tokens: 100 tokens -> $0.001, 150 tokens -> $0.0015
+    # a cent per 1,000 tokens: at least 1 token (one word) -> $0.00001; at most 407 (400 bytes
+    # and the chat format's 7) and 50 new -> $0.00457
     assert (row["cost_min_usd"], row["cost_max_usd"]) == (
-        pytest.approx(0.001),
-        pytest.approx(0.0015),
+        pytest.approx(0.00001),
+        pytest.approx(0.00457),
     )
     record = provenance.model_record(TINY, tmp_path)
     assert record["backend"] == "tiny" and record["weights_file"] == "small.tiny"

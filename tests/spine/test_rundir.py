@@ -3,14 +3,25 @@ with its own results and report, the response cache shared (issue #27, item 6)."
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, other_studies_off, run_snakemake, workflow_env, write_config
+import yaml
+from conftest import (
+    REPO,
+    dry_run_jobs,
+    link_workflow,
+    other_studies_off,
+    run_snakemake,
+    workflow_env,
+    write_config,
+)
 
-from oncoeval.rundir import PARTS, make_rundir
+from oncoeval.rundir import PARTS, copy_config, make_rundir
 
 SIDE_EFFECTS = {
     "evaluate": [],
@@ -66,3 +77,69 @@ def test_two_configs_run_side_by_side_each_with_its_own_results(tmp_path):
     usage = pd.read_csv(first / "results" / "usage.tsv", sep="\t")
     assert usage["model"].tolist() == ["side-effects-reference-replay"]
     assert {"spent_usd", "cached_usd"} <= set(usage.columns)
+
+
+def test_workdir_copies_the_config_with_data_paths_of_its_own_folder(tmp_path):
+    """`make workdir RUN=name CONFIG=path`: the copy's relative data paths are resolved against
+    the config file's folder, so that the run directory's config check finds the data."""
+    group = tmp_path / "group"
+    (group / "data").mkdir(parents=True)
+    questions = REPO / "resources/demo/cancer_myth/questions.json"
+    (group / "data" / "questions.json").write_text(questions.read_text())
+    own = {
+        "models": [
+            {
+                "id": "ref",
+                "backend": "replay",
+                "path": "resources/demo/cancer_myth/replay/reference",
+            },
+            {
+                "id": "verdicts",
+                "backend": "replay",
+                "path": "resources/demo/cancer_myth/replay/verdicts",
+            },
+        ],
+        "evaluate": ["ref"],
+        "studies": {
+            "cancer_myth": {
+                "enabled": True,
+                "questions": "data/questions.json",
+                "judges": {"verifier": "verdicts"},
+            }
+        },
+    }
+    (group / "mine.yaml").write_text(yaml.safe_dump(own, sort_keys=False))
+    path = make_rundir("mine", REPO, runs=tmp_path / "runs", cache=tmp_path / "cache")
+    copied = copy_config(group / "mine.yaml", path)
+    assert copied == path / "mine.yaml"
+    config = yaml.safe_load(copied.read_text())
+    assert config["studies"]["cancer_myth"]["questions"] == str(group / "data/questions.json")
+    # Found only in the repository (linked into the run directory): kept as written.
+    assert config["models"][0]["path"] == "resources/demo/cancer_myth/replay/reference"
+    jobs = dry_run_jobs(path, "--config", "limit=2", configfile=Path(copied.name))
+    assert jobs.get("generate", 0) >= 1, jobs  # the config check found the data
+
+
+MAKE = shutil.which("make")
+
+
+@pytest.mark.skipif(MAKE is None, reason="make is not installed")
+def test_a_failed_make_run_says_the_report_was_not_updated_and_report_names_its_config(tmp_path):
+    workdir = link_workflow(tmp_path / "run")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"evaluate": ["nobody"]}))
+
+    def make(*args):
+        return subprocess.run(
+            [MAKE, "--no-print-directory", "-f", str(REPO / "Makefile"), f"VENV={sys.prefix}",
+             "-o", "setup", *args],
+            cwd=workdir, env=workflow_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, timeout=600,
+        )  # fmt: skip
+
+    proc = make("run", f"CONFIG={bad}")
+    assert proc.returncode != 0
+    assert "the report (results/report.html) was not updated" in proc.stdout
+    proc = make("report")  # the last run's config, read from results/.config
+    assert f"Config: {bad}" in proc.stdout
+    assert proc.returncode != 0  # nothing of that config was run

@@ -266,6 +266,17 @@ def settings_problems(block: dict) -> list[str]:
     return problems
 
 
+def new_tokens(block: dict, requestset: str) -> int | None:
+    """The new tokens a request of a verifier set (``verify--*``, its retries, ``validate``)
+    or of the answer set asks for (``make estimate``); None for the construction loop's sets."""
+    stage = requestset.split("--", 1)[0]
+    if stage.startswith(("verify", "validate")):
+        return block["verifier_max_new_tokens"]
+    if stage == "answer":
+        return block["answer_max_new_tokens"]
+    return None
+
+
 def jurors(block: dict) -> list[str]:
     """The verifier's model ids: one, or a jury."""
     return oc.judge_ids(block["judges"]["verifier"])

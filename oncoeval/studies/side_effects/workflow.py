@@ -120,6 +120,14 @@ OUTPUTS_VALIDATION = paths.tables(*VALIDATION_TABLES)
 OUTPUTS = {**OUTPUTS_SCORE, **OUTPUTS_AGGREGATE, **OUTPUTS_VALIDATION}
 
 
+def new_tokens(block: dict, requestset: str) -> int | None:
+    """The new tokens a request of the judge's sets (``match--*``, ``validation``) or of the
+    answer set asks for (``make estimate``)."""
+    if requestset.startswith("match--") or requestset == "validation":
+        return block["matcher"]["judge_max_new_tokens"]
+    return block["max_new_tokens"] if requestset == LISTS else None
+
+
 def data_keys(block: dict) -> dict[str, bool]:
     return {"profiles": True, "reference": True, "validation": False}
 
