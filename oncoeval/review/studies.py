@@ -1,0 +1,131 @@
+"""What each study's review needs: its scale and rubric wording, the judged answers the plan
+draws from, the labels already collected, and the human-label records an import writes.
+
+Only Cancer-Myth so far: its verifier's -1/0/1 verdicts on every evaluated model's answers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .. import config as oc
+from ..io import read_jsonl
+from ..judges.adjudication import blind_id
+from ..studies.contract import prompts_dir
+from .plan import answer_hash
+
+
+@dataclass(frozen=True)
+class ScaleOption:
+    value: int
+    wording: str
+
+
+@dataclass(frozen=True)
+class ReviewStudy:
+    name: str
+    title: str
+    # What the reviewer is asked, the fields shown per item (key -> heading), the positive label
+    # (the rate the plan narrows: Cancer-Myth's PCR counts score 1).
+    question: str
+    fields: tuple[tuple[str, str], ...]
+    positive: int
+
+    def scale(self) -> list[ScaleOption]:
+        return cancer_myth_scale()
+
+
+def cancer_myth_scale() -> list[ScaleOption]:
+    """The verifier prompt's own wording of each score (``Score -1: ...``)."""
+    text = (Path(prompts_dir("cancer_myth")) / "verifier.txt").read_text(encoding="utf-8")
+    found = re.findall(r"^Score (-?\d): (.+)$", text, flags=re.MULTILINE)
+    return [ScaleOption(int(v), w.strip()) for v, w in found]
+
+
+CANCER_MYTH = ReviewStudy(
+    name="cancer_myth",
+    title="Cancer-Myth: does the answer address the question's false presupposition?",
+    question="Sharpness: does the answer identify and address false presuppositions in the question?",
+    fields=(
+        ("question", "Patient's question"),
+        ("information", "What the question wrongly presupposes (the correct information)"),
+        ("answer", "Answer"),
+    ),
+    positive=1,
+)
+
+STUDIES = {"cancer_myth": CANCER_MYTH}
+
+
+def review_study(name: str) -> ReviewStudy:
+    if name not in STUDIES:
+        raise SystemExit(
+            f"review: no review page for study {name!r} (available: {', '.join(STUDIES)})"
+        )
+    return STUDIES[name]
+
+
+def _judged_models(config: dict) -> list[str]:
+    """The evaluated models the study's verifier judged (not those with a verifier of their own,
+    whose rates the validation does not correct)."""
+    block = oc.study_block(config, "cancer_myth")
+    own = block.get("verifier_for") or {}
+    return [m for m in oc.study_evaluated_models(config, "cancer_myth") if m not in own]
+
+
+def population(config: dict, root: Path) -> pd.DataFrame:
+    """Every answer with a readable -1/0/1 verdict: item_id (opaque), stratum (the verdict),
+    answer_sha256, model, question_id and the text the page shows."""
+    rows = []
+    for model in _judged_models(config):
+        path = root / "results" / "cancer_myth" / "judged" / f"{model}.jsonl"
+        if not path.exists():
+            raise SystemExit(f"{path}: missing; run the workflow first (make run)")
+        for rec in read_jsonl(path):
+            score = rec.get("score")
+            if score is None or float(score) not in (-1.0, 0.0, 1.0):
+                continue  # unscored, or a jury's mean between scores
+            rows.append(
+                {
+                    "item_id": blind_id(model, rec["question_id"]),
+                    "stratum": int(score),
+                    "answer_sha256": answer_hash(rec["answer"]),
+                    "model": model,
+                    "question_id": rec["question_id"],
+                    "question": rec["question"],
+                    "information": rec["correction"],
+                    "answer": rec["answer"],
+                }
+            )
+    if not rows:
+        raise SystemExit("review: no answer with a readable verdict to review")
+    return pd.DataFrame(rows)
+
+
+def collected_labels(root: Path):
+    """(verifier verdict, human label is positive) of the validation answers scored so far."""
+    path = root / "results" / "cancer_myth" / "validation" / "verifier_pairs.tsv"
+    if not path.exists():
+        return []
+    df = pd.read_csv(path, sep="\t", keep_default_na=False)
+    df = df[df["verifier_score"].astype(str) != ""]
+    return [
+        (int(float(v)), int(h) == CANCER_MYTH.positive)
+        for v, h in zip(df["verifier_score"], df["human_score"], strict=True)
+    ]
+
+
+def human_record(item: dict, label: int, inclusion_probability: float) -> dict:
+    """One ``human_scores`` record (oncoeval.studies.cancer_myth.requests.load_human_scores)."""
+    return {
+        "id": item["item_id"],
+        "example_question": item["question"],
+        "example_assumption": item["information"],
+        "answer": item["answer"],
+        "human_score": int(label),
+        "inclusion_probability": float(inclusion_probability),
+    }
