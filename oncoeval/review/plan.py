@@ -68,22 +68,25 @@ def stratum_positive_shares(strata, positive_stratum, labelled=None) -> dict:
 
 def neyman_allocation(sizes: dict, sds: dict, total: int, minimum: int = 2) -> dict:
     """n_h proportional to N_h * S_h, integers summing to ``total`` (largest remainders), each at
-    least ``minimum`` and at most N_h."""
-    strata = list(sizes)
+    least ``minimum`` and at most N_h (a stratum pushed past a bound is fixed there and the
+    rest is shared again)."""
     total = min(total, sum(sizes.values()))
-    n = {h: min(minimum, sizes[h]) for h in strata}
-    while sum(n.values()) < total:
-        open_ = [h for h in strata if n[h] < sizes[h]]
-        left = total - sum(n.values())
-        weight = np.array([sizes[h] * max(sds[h], 1e-6) for h in open_])
-        ideal = {h: n[h] + left * w / weight.sum() for h, w in zip(open_, weight, strict=True)}
-        # Each open stratum gets its ideal share's floor (capped at N_h), then the remainder one
-        # by one to the largest fractions.
-        for h in open_:
-            n[h] = min(sizes[h], max(n[h], int(np.floor(ideal[h]))))
-        for h in sorted(open_, key=lambda h: ideal[h] - np.floor(ideal[h]), reverse=True):
-            if sum(n.values()) < total and n[h] < sizes[h]:
-                n[h] += 1
+    fixed: dict = {}
+    ideal: dict = {}
+    while len(fixed) < len(sizes):
+        free = [h for h in sizes if h not in fixed]
+        left = total - sum(fixed.values())
+        weight = {h: sizes[h] * max(sds[h], 1e-6) for h in free}
+        ideal = {h: left * weight[h] / sum(weight.values()) for h in free}
+        over = {h: sizes[h] for h in free if ideal[h] > sizes[h]}
+        under = {h: min(minimum, sizes[h]) for h in free if ideal[h] < min(minimum, sizes[h])}
+        if not (over or under):
+            break
+        fixed |= over or under
+    n = {h: fixed.get(h, int(np.floor(ideal.get(h, 0)))) for h in sizes}
+    for h in sorted(ideal, key=lambda h: ideal[h] - np.floor(ideal[h]), reverse=True):
+        if h not in fixed and sum(n.values()) < total and n[h] < sizes[h]:
+            n[h] += 1
     return n
 
 
