@@ -8,7 +8,7 @@ REPO = Path(__file__).resolve().parents[2]
 # Verdicts of the 120 judged answers: 72 of score 1, 30 of 0, 18 of -1.
 VERDICTS = [1] * 72 + [0] * 30 + [-1] * 18
 # Text the page must show as text: markup, a script end tag, quotes and a line separator.
-TRICKY = "</script><script>window.pwned=1</script> <b>bold?</b> & \"quoted\" \u2028 end"
+TRICKY = '</script><script>window.pwned=1</script> <b>bold?</b> & "quoted" \u2028 end'
 
 
 def judged_root(tmp_path: Path, n: int = len(VERDICTS)) -> Path:

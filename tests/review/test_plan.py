@@ -43,7 +43,7 @@ def test_plan_draws_each_stratum_at_its_inclusion_probability(tmp_path):
     where = root / "results" / "cancer_myth" / "review"
     df = pd.read_csv(where / "plan.tsv", sep="\t")
     assert len(df) == 40 and df["item_id"].is_unique
-    for stratum, rows in df.groupby("stratum"):
+    for _stratum, rows in df.groupby("stratum"):
         assert rows["inclusion_probability"].iloc[0] == pytest.approx(
             len(rows) / rows["n_stratum"].iloc[0]
         )
