@@ -51,7 +51,10 @@ def _file(path, plan, labels: dict, reviewer: str, study="cancer_myth", mode="la
 
 
 def _reviewers(plan):
-    truth = {i: _truth(s, k) for k, (i, s) in enumerate(zip(plan["item_id"], plan["stratum"], strict=False))}
+    truth = {
+        i: _truth(s, k)
+        for k, (i, s) in enumerate(zip(plan["item_id"], plan["stratum"], strict=False))
+    }
     a = dict(truth)
     # B labels the first 30 of the page's order and differs from A on every fifth.
     b = {i: (truth[i] if k % 5 else (truth[i] + 2) % 3 - 1) for k, i in enumerate(list(truth)[:30])}
