@@ -176,3 +176,21 @@ def test_imported_labels_weight_the_corrected_rate_by_hand(planned, tmp_path):
         labels = [truth[i] for i in truth if stratum[i] == h]
         expected += n_h / 120 * np.mean(np.array(labels) == 1)
     assert cells["pcr_corrected"] == pytest.approx(expected)
+
+
+def test_the_checklist_reports_the_reviewers_and_their_agreement(planned, tmp_path):
+    from oncoeval.export import checklist
+    from oncoeval.export.run import load_config
+
+    root, plan = planned
+    _, a, b = _reviewers(plan)
+    files = [_file(tmp_path / "a.json", plan, a, "ann"), _file(tmp_path / "b.json", plan, b, "bo")]
+    assert main(["import", "--root", str(root), *files]) == 0
+    facts = checklist.RunFacts(root, load_config(root, []), {})
+    both = list(b)
+    kappa = cohen_kappa_score([a[i] for i in both], [b[i] for i in both])
+    (line,) = facts.review_agreement()
+    assert line.startswith("cancer_myth: 2 reviewer(s), 40 answers labelled, 75% by two or more")
+    assert f"cohen_kappa {kappa:.2f}" in line
+    tripod_7d = next(e for e in checklist.entries(facts) if e.item == "7d")
+    assert line in tripod_7d.answer and tripod_7d.status == checklist.PARTLY
