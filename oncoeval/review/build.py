@@ -65,6 +65,19 @@ def make_plan(root: Path, config: dict, study: str, settings: plan.PlanSettings)
     return drawn, table, shares
 
 
+def stale_plan(drawn: pd.DataFrame, pop: pd.DataFrame) -> str:
+    """Why the kept plan no longer describes the run's judged answers ('' when it does): its
+    inclusion probabilities hold for the strata it was drawn from."""
+    then = {int(k): int(v) for k, v in drawn.groupby("stratum")["n_stratum"].first().items()}
+    now = {int(k): int(v) for k, v in pop.groupby("stratum").size().items()}
+    if then == now:
+        return ""
+    return (
+        f"the plan was drawn from strata of sizes {then}; the run's judged answers now give "
+        f"{now}: draw a new plan (--replan) before labelling"
+    )
+
+
 def notices(config: dict, study: str, table: pd.DataFrame, settings: plan.PlanSettings, n: int):
     spec = studies.review_study(study)
     target = settings.target_half_width
@@ -112,6 +125,10 @@ def build(
     if replan or not (where / "plan.tsv").exists():
         make_plan(root, config, study, settings)
     drawn, items = read_plan(root, study)
+    stale = stale_plan(drawn, studies.population(config, root))
+    if stale:
+        log.warning("%s", stale)
+        print(f"review: {stale}")
     table = pd.read_csv(where / "half_width.tsv", sep="\t")
     shown = [
         {"item_id": i, "answer_sha256": items[i]["answer_sha256"]}

@@ -57,3 +57,15 @@ def test_plan_draws_each_stratum_at_its_inclusion_probability(tmp_path):
     first = df["item_id"].tolist()
     assert main(["page", "--root", str(root), "--labels", "40", "--seed", "3", "--replan"]) == 0
     assert pd.read_csv(where / "plan.tsv", sep="\t")["item_id"].tolist() == first
+
+
+def test_a_kept_plan_of_other_judged_answers_is_flagged(tmp_path, capsys):
+    root = judged_root(tmp_path)
+    assert main(["page", "--root", str(root), "--labels", "20"]) == 0
+    assert "draw a new plan" not in capsys.readouterr().out
+    judged = root / "results" / "cancer_myth" / "judged" / "smollm2.jsonl"
+    judged.write_text("".join(judged.read_text().splitlines(keepends=True)[:100]))
+    assert main(["page", "--root", str(root), "--labels", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "strata of sizes {-1: 18, 0: 30, 1: 72}" in out
+    assert "now give {0: 28, 1: 72}: draw a new plan (--replan)" in out
