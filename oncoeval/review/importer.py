@@ -45,8 +45,13 @@ def read_labels(path, study: str, plan_rows: pd.DataFrame, scale: list[int]) -> 
     if doc.get("study") != study:
         raise InputError(path, None, f"labels of study {doc.get('study')!r}, not {study!r}")
     hashes = dict(zip(plan_rows["item_id"], plan_rows["answer_sha256"], strict=True))
+    records = doc.get("labels")
+    if not isinstance(records, list):
+        raise InputError(path, "labels", "expected a list of labels")
     labels = {}
-    for rec in doc.get("labels") or []:
+    for k, rec in enumerate(records):
+        if not isinstance(rec, dict):
+            raise InputError(path, f"label {k + 1}", "expected a JSON object")
         item = str(rec.get("item_id"))
         where = f"item {item}"
         if item not in hashes:
@@ -100,6 +105,8 @@ def agreement(table: pd.DataFrame, settings: BootstrapSettings) -> dict:
 
 
 def run_import(root: Path, study: str, files: list, settings: BootstrapSettings, out=None) -> dict:
+    if not files:
+        raise SystemExit('review-import: no label files given (FILES="a.json b.json")')
     spec = studies.review_study(study)
     plan_rows, items = read_plan(root, study)
     scale = [o.value for o in spec.scale()]

@@ -119,6 +119,7 @@ def test_three_reviewers_krippendorff_alpha(planned, tmp_path):
         ("unknown", "item nope: not in the review plan"),
         ("study", "labels of study 'coral'"),
         ("answer", "labelled a different answer than the plan's"),
+        ("not_a_list", "labels: expected a list of labels"),
     ],
 )
 def test_labels_that_do_not_match_the_plan_are_refused(planned, tmp_path, capsys, change, message):
@@ -127,6 +128,10 @@ def test_labels_that_do_not_match_the_plan_are_refused(planned, tmp_path, capsys
     path = tmp_path / "a.json"
     _file(path, plan, a | ({"nope": 1} if change == "unknown" else {}), "ann",
           study="coral" if change == "study" else "cancer_myth")  # fmt: skip
+    if change == "not_a_list":
+        doc = json.loads(path.read_text())
+        doc["labels"] = {x["item_id"]: x["label"] for x in doc["labels"]}
+        path.write_text(json.dumps(doc))
     if change == "answer":
         doc = json.loads(path.read_text())
         doc["labels"][3]["answer_sha256"] = "feedfeedfeedfeed"
@@ -194,3 +199,19 @@ def test_the_checklist_reports_the_reviewers_and_their_agreement(planned, tmp_pa
     assert f"cohen_kappa {kappa:.2f}" in line
     tripod_7d = next(e for e in checklist.entries(facts) if e.item == "7d")
     assert line in tripod_7d.answer and tripod_7d.status == checklist.PARTLY
+
+
+def test_the_adjudication_page_shows_only_the_disputed_items_with_both_labels(planned, tmp_path):
+    import re
+
+    root, plan = planned
+    _, a, b = _reviewers(plan)
+    files = [_file(tmp_path / "a.json", plan, a, "ann"), _file(tmp_path / "b.json", plan, b, "bo")]
+    assert main(["page", "--root", str(root), "--reviewer", "cy", "--adjudicate", *files]) == 0
+    page = root.joinpath(*REVIEW, "adjudicate-cy.html").read_text()
+    data = json.loads(re.search(r"id='review-data'>(.*?)</script>", page, re.S).group(1))
+    differ = [i for i in b if a[i] != b[i]]
+    assert data["mode"] == "adjudicate"
+    assert [x["item_id"] for x in data["items"]] == [i for i in plan["item_id"] if i in differ]
+    first = data["items"][0]
+    assert first["others"] == f"ann: {a[first['item_id']]}; bo: {b[first['item_id']]}"
