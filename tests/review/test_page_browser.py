@@ -75,9 +75,20 @@ def test_label_by_keyboard_and_mouse_reload_download_and_import(tmp_path):
                 break
             await asyncio.sleep(0.25)
         pwned = await page.evaluate("typeof window.pwned")
-        return shown, after, chosen, note, files, pwned, list(page.requested)
+        # A small laptop's window: a short item, the scale and the note fit without scrolling,
+        # and nothing scrolls sideways.
+        await page.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=1366, height=768, deviceScaleFactor=1, mobile=False,
+        )  # fmt: skip
+        fit = await page.evaluate(
+            "[document.getElementById('note').getBoundingClientRect().bottom, window.innerHeight,"
+            " document.documentElement.scrollWidth, window.innerWidth]"
+        )
+        return shown, after, chosen, note, files, pwned, list(page.requested), fit
 
-    shown, after, chosen, note, files, pwned, requested = browse(url, steps)
+    shown, after, chosen, note, files, pwned, requested, fit = browse(url, steps)
+    assert fit[0] <= fit[1] == 768 and fit[2] <= fit[3] == 1366, fit
     # The text is shown as text; nothing in it ran; nothing was fetched but the file itself.
     assert TRICKY.replace("\u2028", "").split()[0] in shown
     assert pwned == "undefined"
