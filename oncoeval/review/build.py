@@ -49,9 +49,9 @@ def read_plan(root: Path, study: str) -> tuple[pd.DataFrame, dict]:
 
 def make_plan(root: Path, config: dict, study: str, settings: plan.PlanSettings):
     spec = studies.review_study(study)
-    pop = studies.population(config, root)
+    pop = spec.population(config, root)
     strata = sorted(pop["stratum"].unique())
-    shares = plan.stratum_positive_shares(strata, spec.positive, studies.collected_labels(root))
+    shares = plan.stratum_positive_shares(strata, spec.positive, spec.collected_labels(root))
     drawn = plan.draw(pop, shares, settings)
     sizes = pop.groupby("stratum").size().to_dict()
     table = plan.half_width_table(sizes, shares, settings)
@@ -125,7 +125,7 @@ def build(
     if replan or not (where / "plan.tsv").exists():
         make_plan(root, config, study, settings)
     drawn, items = read_plan(root, study)
-    stale = stale_plan(drawn, studies.population(config, root))
+    stale = stale_plan(drawn, spec.population(config, root))
     if stale:
         log.warning("%s", stale)
         print(f"review: {stale}")

@@ -162,7 +162,7 @@ def run_import(root: Path, study: str, files: list, settings: BootstrapSettings,
             continue
         h = strata.loc[item, "stratum"]
         p = labelled_per_stratum[h] / strata.loc[item, "n_stratum"]
-        records.append(studies.human_record(items[item], final[item], p))
+        records.append(spec.human_record(items[item], final[item], p))
     out = Path(out) if out else where / "human_scores.json"
     out.write_text(json.dumps(records, indent=1, ensure_ascii=False), encoding="utf-8")
     status = (

@@ -7,6 +7,7 @@ Only Cancer-Myth so far: its verifier's -1/0/1 verdicts on every evaluated model
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,16 +28,24 @@ class ScaleOption:
 
 @dataclass(frozen=True)
 class ReviewStudy:
+    """A study's review, declared once: what the page asks and shows, the labels' scale, and
+    how the plan and the import reach the study's files."""
+
     name: str
     title: str
-    # What the reviewer is asked, the fields shown per item (key -> heading), the positive label
-    # (the rate the plan narrows: Cancer-Myth's PCR counts score 1).
     question: str
+    # key -> heading of each field the page shows per item
     fields: tuple[tuple[str, str], ...]
+    # the label whose share the plan narrows (Cancer-Myth's PCR counts score 1)
     positive: int
-
-    def scale(self) -> list[ScaleOption]:
-        return cancer_myth_scale()
+    scale: Callable[[], list[ScaleOption]]
+    # (config, root) -> the judged answers: item_id, stratum, answer_sha256, model, question_id
+    # and the fields
+    population: Callable[[dict, Path], pd.DataFrame]
+    # root -> (judge verdict, human label is positive) of the labels collected so far
+    collected_labels: Callable[[Path], list]
+    # (item, label, inclusion probability) -> one record of the study's human-label file
+    human_record: Callable[[dict, int, float], dict]
 
 
 def cancer_myth_scale() -> list[ScaleOption]:
@@ -44,29 +53,6 @@ def cancer_myth_scale() -> list[ScaleOption]:
     text = (Path(prompts_dir("cancer_myth")) / "verifier.txt").read_text(encoding="utf-8")
     found = re.findall(r"^Score (-?\d): (.+)$", text, flags=re.MULTILINE)
     return [ScaleOption(int(v), w.strip()) for v, w in found]
-
-
-CANCER_MYTH = ReviewStudy(
-    name="cancer_myth",
-    title="Cancer-Myth: does the answer address the question's false presupposition?",
-    question="Sharpness: does the answer identify and address false presuppositions in the question?",
-    fields=(
-        ("question", "Patient's question"),
-        ("information", "What the question wrongly presupposes (the correct information)"),
-        ("answer", "Answer"),
-    ),
-    positive=1,
-)
-
-STUDIES = {"cancer_myth": CANCER_MYTH}
-
-
-def review_study(name: str) -> ReviewStudy:
-    if name not in STUDIES:
-        raise SystemExit(
-            f"review: no review page for study {name!r} (available: {', '.join(STUDIES)})"
-        )
-    return STUDIES[name]
 
 
 def _judged_models(config: dict) -> list[str]:
@@ -77,7 +63,7 @@ def _judged_models(config: dict) -> list[str]:
     return [m for m in oc.study_evaluated_models(config, "cancer_myth") if m not in own]
 
 
-def population(config: dict, root: Path) -> pd.DataFrame:
+def cancer_myth_population(config: dict, root: Path) -> pd.DataFrame:
     """Every answer with a readable -1/0/1 verdict: item_id (opaque), stratum (the verdict),
     answer_sha256, model, question_id and the text the page shows."""
     rows = []
@@ -106,7 +92,7 @@ def population(config: dict, root: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def collected_labels(root: Path):
+def cancer_myth_labels(root: Path):
     """(verifier verdict, human label is positive) of the validation answers scored so far."""
     path = root / "results" / "cancer_myth" / "validation" / "verifier_pairs.tsv"
     if not path.exists():
@@ -114,12 +100,12 @@ def collected_labels(root: Path):
     df = pd.read_csv(path, sep="\t", keep_default_na=False)
     df = df[df["verifier_score"].astype(str) != ""]
     return [
-        (int(float(v)), int(h) == CANCER_MYTH.positive)
+        (int(float(v)), int(h) == 1)
         for v, h in zip(df["verifier_score"], df["human_score"], strict=True)
     ]
 
 
-def human_record(item: dict, label: int, inclusion_probability: float) -> dict:
+def cancer_myth_record(item: dict, label: int, inclusion_probability: float) -> dict:
     """One ``human_scores`` record (oncoeval.studies.cancer_myth.requests.load_human_scores)."""
     return {
         "id": item["item_id"],
@@ -129,3 +115,30 @@ def human_record(item: dict, label: int, inclusion_probability: float) -> dict:
         "human_score": int(label),
         "inclusion_probability": float(inclusion_probability),
     }
+
+
+CANCER_MYTH = ReviewStudy(
+    name="cancer_myth",
+    title="Cancer-Myth: does the answer address the question's false presupposition?",
+    question="Sharpness: does the answer identify and address false presuppositions in the question?",
+    fields=(
+        ("question", "Patient's question"),
+        ("information", "What the question wrongly presupposes (the correct information)"),
+        ("answer", "Answer"),
+    ),
+    positive=1,
+    scale=cancer_myth_scale,
+    population=cancer_myth_population,
+    collected_labels=cancer_myth_labels,
+    human_record=cancer_myth_record,
+)
+
+STUDIES = {"cancer_myth": CANCER_MYTH}
+
+
+def review_study(name: str) -> ReviewStudy:
+    if name not in STUDIES:
+        raise SystemExit(
+            f"review: no review page for study {name!r} (available: {', '.join(STUDIES)})"
+        )
+    return STUDIES[name]
