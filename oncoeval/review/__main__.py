@@ -17,7 +17,7 @@ def main(argv=None) -> int:
     parser.add_argument("--study", default="cancer_myth")
     parser.add_argument("--reviewer", default="")
     parser.add_argument("--labels", type=int, default=plan.PlanSettings.n_labels)
-    parser.add_argument("--seed", type=int, default=plan.PlanSettings.seed)
+    parser.add_argument("--seed", type=int, default=None, help="default: the bootstrap seed")
     parser.add_argument("--replan", action="store_true", help="draw a new plan")
     parser.add_argument("--adjudicate", nargs="*", default=None, help="label files to adjudicate")
     parser.add_argument("--out", default=None, help="where import writes the human labels")
@@ -39,10 +39,12 @@ def main(argv=None) -> int:
                 f"Point studies.{args.study}.human_scores at {summary['human_scores']} and rerun."
             )
         elif args.adjudicate is not None:
-            out = build.adjudication_page(root, config, args.study, args.adjudicate, args.reviewer)
+            out = importer.adjudication_page(
+                root, config, args.study, args.adjudicate, args.reviewer
+            )
             print(f"Adjudication page: {out}")
         else:
-            settings = plan.PlanSettings(n_labels=args.labels, seed=args.seed)
+            settings = plan.PlanSettings.from_config(config, args.labels, args.seed)
             out = build.build(root, config, args.study, args.reviewer, settings, args.replan)
             print(f"Review page: {out}")
     except InputError as err:

@@ -119,7 +119,7 @@ def build(
             f"review: studies.{study}.contains_phi is true and report.include_phi_text is false: "
             "the page would show the study's text, so it is not written"
         )
-    settings = settings or plan.PlanSettings()
+    settings = settings or plan.PlanSettings.from_config(config)
     spec = studies.review_study(study)
     where = review_dir(root, study)
     if replan or not (where / "plan.tsv").exists():
@@ -153,24 +153,6 @@ def build(
     out = where / (f"{name}-{safe(reviewer)}.html" if reviewer else f"{name}.html")
     page.write(out, data)
     return out
-
-
-def adjudication_page(root: Path, config: dict, study: str, files: list, reviewer: str = ""):
-    """The page in adjudicate mode: only the items the reviewers' files disagree on, each with
-    every reviewer's label shown."""
-    from .importer import read_labels
-
-    drawn, _ = read_plan(root, study)
-    scale = [o.value for o in studies.review_study(study).scale()]
-    read = [read_labels(f, study, drawn, scale) for f in files]
-    given: dict[str, list[str]] = {}
-    values: dict[str, set] = {}
-    for r in read:
-        for item, (label, _) in r["labels"].items():
-            given.setdefault(item, []).append(f"{r['reviewer']}: {label}")
-            values.setdefault(item, set()).add(label)
-    others = {i: "; ".join(given[i]) for i in given if len(values[i]) > 1}
-    return build(root, config, study, reviewer, mode="adjudicate", others=others)
 
 
 def safe(name: str) -> str:

@@ -29,6 +29,7 @@ from ..errors import InputError
 from ..io import write_table
 from ..stats import BootstrapSettings, bootstrap_stat_ci
 from . import studies
+from .build import build as build_page
 from .build import read_plan, review_dir
 from .page import LABEL_FORMAT
 
@@ -187,3 +188,19 @@ def run_import(root: Path, study: str, files: list, settings: BootstrapSettings,
     write_table(pd.DataFrame(disagreements, columns=columns), where / "disagreements.tsv")
     summary["human_scores"] = str(out)
     return summary
+
+
+def adjudication_page(root: Path, config: dict, study: str, files: list, reviewer: str = ""):
+    """The page in adjudicate mode: only the items the reviewers' files disagree on, each with
+    every reviewer's label shown."""
+    drawn, _ = read_plan(root, study)
+    scale = [o.value for o in studies.review_study(study).scale()]
+    read = [read_labels(f, study, drawn, scale) for f in files]
+    given: dict[str, list[str]] = {}
+    values: dict[str, set] = {}
+    for r in read:
+        for item, (label, _) in r["labels"].items():
+            given.setdefault(item, []).append(f"{r['reviewer']}: {label}")
+            values.setdefault(item, set()).add(label)
+    others = {i: "; ".join(given[i]) for i in given if len(values[i]) > 1}
+    return build_page(root, config, study, reviewer, mode="adjudicate", others=others)

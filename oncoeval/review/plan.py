@@ -30,6 +30,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from ..stats import BootstrapSettings
+
 PRIOR_STRENGTH = 5.0
 PRIOR_POSITIVE = 0.8
 PRIOR_NEGATIVE = 0.2
@@ -42,11 +44,18 @@ PLAN_COLUMNS = [
 
 @dataclass(frozen=True)
 class PlanSettings:
+    """The plan's size and target; its seed and interval level are the run's (``bootstrap``)."""
+
+    seed: int
+    ci: float
     n_labels: int = 60
-    seed: int = 0
     target_half_width: float = 0.05
-    ci: float = 0.95
     min_per_stratum: int = 2
+
+    @classmethod
+    def from_config(cls, config: dict, n_labels: int = 60, seed: int | None = None):
+        boot = BootstrapSettings.from_config(config)
+        return cls(seed=boot.seed if seed is None else seed, ci=boot.ci, n_labels=n_labels)
 
 
 def answer_hash(text: str) -> str:
