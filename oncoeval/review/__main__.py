@@ -31,7 +31,12 @@ def main(argv=None) -> int:
     try:
         if what == "import":
             summary = importer.run_import(
-                root, args.study, args.files, BootstrapSettings.from_config(config), args.out
+                root,
+                args.study,
+                args.files,
+                BootstrapSettings.from_config(config),
+                args.out,
+                config,
             )
             for key, value in summary.items():
                 print(f"{key}: {value}")

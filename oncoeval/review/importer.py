@@ -105,7 +105,12 @@ def agreement(table: pd.DataFrame, settings: BootstrapSettings) -> dict:
     return {"measure": measure, "value": value, "ci_low": low, "ci_high": high, "n_items": n}
 
 
-def run_import(root: Path, study: str, files: list, settings: BootstrapSettings, out=None) -> dict:
+def run_import(
+    root: Path, study: str, files: list, settings: BootstrapSettings, out=None, config=None
+) -> dict:
+    """Merge the label ``files`` into the study's human labels (``out``; default
+    ``results/{study}/review/human_scores.json``), carrying over the labels of the config's
+    human-label file that no plan drew (they stay out of the correction)."""
     if not files:
         raise SystemExit('review-import: no label files given (FILES="a.json b.json")')
     spec = studies.review_study(study)
@@ -157,7 +162,10 @@ def run_import(root: Path, study: str, files: list, settings: BootstrapSettings,
     labelled_per_stratum = pd.Series(
         [strata.loc[i, "stratum"] for i in final], dtype=object
     ).value_counts()
-    records = []
+    carried = [
+        r for r in (spec.other_labels(config, root) if config else []) if r["id"] not in items
+    ]
+    records = list(carried)
     for item in order:
         if item not in final:
             continue
@@ -186,6 +194,7 @@ def run_import(root: Path, study: str, files: list, settings: BootstrapSettings,
     )
     columns = ["item_id"] + [f"label_{r}" for r in table.columns] + [f"note_{r}" for r in names]
     write_table(pd.DataFrame(disagreements, columns=columns), where / "disagreements.tsv")
+    summary["carried_over"] = len(carried)
     summary["human_scores"] = str(out)
     return summary
 

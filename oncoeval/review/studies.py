@@ -46,6 +46,8 @@ class ReviewStudy:
     collected_labels: Callable[[Path], list]
     # (item, label, inclusion probability) -> one record of the study's human-label file
     human_record: Callable[[dict, int, float], dict]
+    # (config, root) -> the labels of the study's human-label file that no plan drew
+    other_labels: Callable[[dict, Path], list[dict]]
 
 
 def cancer_myth_scale() -> list[ScaleOption]:
@@ -117,6 +119,20 @@ def cancer_myth_record(item: dict, label: int, inclusion_probability: float) -> 
     }
 
 
+def cancer_myth_other_labels(config: dict, root: Path) -> list[dict]:
+    """The configured ``human_scores`` records without an inclusion probability (hand-picked
+    answers): the import carries them over, for the agreement tables only."""
+    from ..studies.cancer_myth.requests import load_human_scores
+
+    path = oc.study_block(config, "cancer_myth").get("human_scores")
+    if not path:
+        return []
+    path = Path(path) if Path(path).is_absolute() else root / path
+    if not path.exists():
+        return []
+    return [r for r in load_human_scores(path) if "inclusion_probability" not in r]
+
+
 CANCER_MYTH = ReviewStudy(
     name="cancer_myth",
     title="Cancer-Myth: does the answer address the question's false presupposition?",
@@ -131,6 +147,7 @@ CANCER_MYTH = ReviewStudy(
     population=cancer_myth_population,
     collected_labels=cancer_myth_labels,
     human_record=cancer_myth_record,
+    other_labels=cancer_myth_other_labels,
 )
 
 STUDIES = {"cancer_myth": CANCER_MYTH}

@@ -2,6 +2,7 @@
 and the imported labels weighting the Cancer-Myth correction (checked by hand)."""
 
 import json
+import shutil
 
 import krippendorff
 import numpy as np
@@ -16,7 +17,7 @@ from oncoeval.review.page import LABEL_FORMAT
 from oncoeval.stats import BootstrapSettings
 from oncoeval.studies.cancer_myth import aggregate, metrics
 from oncoeval.studies.cancer_myth.requests import load_human_scores
-from tests.review.inputs import VERDICTS, judged_root
+from tests.review.inputs import REPO, VERDICTS, judged_root
 
 REVIEW = ("results", "cancer_myth", "review")
 
@@ -146,9 +147,15 @@ def test_labels_that_do_not_match_the_plan_are_refused(planned, tmp_path, capsys
 def test_imported_labels_weight_the_corrected_rate_by_hand(planned, tmp_path):
     root, plan = planned
     truth, a, _ = _reviewers(plan)
+    # The config's own human scores (the demo's hand-picked answers) are carried over.
+    demo = root / "resources" / "demo" / "cancer_myth" / "human_scores.json"
+    demo.parent.mkdir(parents=True)
+    shutil.copy(REPO / "resources" / "demo" / "cancer_myth" / "human_scores.json", demo)
     assert main(["import", "--root", str(root), _file(tmp_path / "a.json", plan, a, "ann")]) == 0
     human = root.joinpath(*REVIEW, "human_scores.json")
     rows = load_human_scores(human)
+    carried = [r for r in rows if "inclusion_probability" not in r]
+    assert [r["id"] for r in carried] == [r["id"] for r in load_human_scores(demo)]
     # The verifier's verdicts on the validation answers: its plan-time verdicts (the cache
     # answers the same request alike).
     stratum = dict(zip(plan["item_id"], plan["stratum"], strict=True))
@@ -157,7 +164,9 @@ def test_imported_labels_weight_the_corrected_rate_by_hand(planned, tmp_path):
         first,
         [
             Response(
-                r["id"], "smollm2", json.dumps({"Reason": "r", "Sharpness": int(stratum[r["id"]])})
+                r["id"],
+                "smollm2",
+                json.dumps({"Reason": "r", "Sharpness": int(stratum.get(r["id"], 1))}),
             )
             for r in rows
         ],
@@ -170,6 +179,8 @@ def test_imported_labels_weight_the_corrected_rate_by_hand(planned, tmp_path):
         human, first, tmp_path / "retry.jsonl", "smollm2", settings,
         out["t"], out["m"], out["ct"], out["cm"], pairs_tsv=pairs,
     )  # fmt: skip
+    # Only the planned answers correct the rates; the carried ones stay in the agreement tables.
+    assert len(pd.read_csv(pairs, sep="\t")) == 40 + len(carried)
     validation = aggregate.read_validation_pairs(pairs)
     assert validation.weights is not None and len(validation[0]) == 40
     cells = metrics.corrected_pcs_pcr(
