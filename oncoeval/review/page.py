@@ -134,7 +134,11 @@ SCRIPT = r"""
     const others = $('others');
     others.textContent = it.others ? 'Reviewers\' labels: ' + it.others : '';
     const e = entry();
-    buttons.forEach(function (b, i) { b.classList.toggle('chosen', e.label === D.scale[i].value); });
+    buttons.forEach(function (b, i) {
+      const on = e.label === D.scale[i].value;
+      b.classList.toggle('chosen', on);
+      b.setAttribute('aria-pressed', on ? 'true' : 'false');
+    });
     $('note').value = e.note || '';
     $('progress').textContent = 'Item ' + (at + 1) + ' of ' + D.items.length + ' \u00b7 ' + done() + ' labelled';
   }
