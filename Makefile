@@ -19,7 +19,7 @@ LAST_CONFIG_ARGS = $(if $(LAST_CONFIG),--configfile=$(LAST_CONFIG))
 LAST_ARGS = $(if $(CONFIG)$(ARGS),$(ARGS),$(shell cat results/.args 2>/dev/null))
 REPORT = results/report.html
 
-.PHONY: setup tools run workdir test test-fast test-slurm lint docs bench report estimate export publish clean
+.PHONY: setup tools run workdir test test-fast test-slurm lint docs bench report estimate export publish review review-import clean
 
 setup: $(VENV)/.installed
 
@@ -125,6 +125,20 @@ export: setup
 # The Workflow Run RO-Crate of the last run (results/publish/), after `make export`'s files.
 publish: setup
 	$(BIN)/python -m oncoeval.export publish $(LAST_CONFIG_ARGS) $(LAST_ARGS)
+
+# Clinician review (docs/review.md) of the last run: `make review STUDY=cancer_myth REVIEWER=ann`
+# draws the review plan (kept once drawn) and writes results/{study}/review/page-ann.html;
+# ADJUDICATE="a.json b.json" writes the page of their disagreements instead;
+# `make review-import FILES="a.json b.json"` merges the reviewers' downloaded labels.
+STUDY ?= cancer_myth
+REVIEWER ?=
+REVIEW_ARGS = --study $(STUDY) $(if $(REVIEWER),--reviewer '$(REVIEWER)') \
+	$(if $(ADJUDICATE),--adjudicate $(ADJUDICATE)) $(LAST_CONFIG_ARGS) $(LAST_ARGS)
+review: setup
+	$(BIN)/python -m oncoeval.review page $(REVIEW_ARGS)
+
+review-import: setup
+	$(BIN)/python -m oncoeval.review import $(FILES) $(REVIEW_ARGS)
 
 bench: setup
 	$(BIN)/python -m bench

@@ -382,6 +382,7 @@ CASES = [
     Case("human-scores/bad-score", lambda f: edit_json(f / "human_scores.json", lambda d: d[0].update(human_score=2)), cm_human, "record 1 (id 'h1')", "human_score must be -1, 0 or 1"),
     Case("human-scores/missing-answer", lambda f: edit_json(f / "human_scores.json", lambda d: d[0].pop("answer")), cm_human, "record 1 (id 'h1')", "answer must be a non-empty string"),
     Case("human-scores/duplicate-id", lambda f: edit_json(f / "human_scores.json", lambda d: d.append(dict(d[0]))), cm_human, "(id 'h1')", "duplicate id"),
+    Case("human-scores/inclusion-probability", lambda f: edit_json(f / "human_scores.json", lambda d: d[0].update(inclusion_probability=1.5)), cm_human, "record 1 (id 'h1')", "inclusion_probability must be a number in (0, 1]"),
     Case("verifier-examples/bad-sharpness", lambda f: edit_json(f / "verifier_examples.json", lambda d: d[0]["score"].update(Sharpness=5)), cm_human, "example 1", "Sharpness"),
     Case("verifier-template/no-question", lambda f: edit(f / "prompts/cancer_myth/verifier.txt", "[Question to Evaluate]", "the question"), cm_human, "placeholder [Question to Evaluate]", "missing from the prompt template"),
     Case("verifier-template/empty-example", lambda f: write(f / "prompts/cancer_myth/verifier_example.txt", "\n\n"), cm_human, "line 1", "empty prompt template"),

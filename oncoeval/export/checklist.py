@@ -177,6 +177,28 @@ class RunFacts:
         """Tables of human experts' review of the models' answers."""
         return self._tables(lambda stem: "review" in stem)
 
+    def review_agreement(self) -> list[str]:
+        """The clinician review's import (oncoeval.review, results/{study}/review/agreement.tsv):
+        reviewers, share double-labelled and their agreement, per study."""
+        import pandas as pd
+
+        out = []
+        for s in self.studies:
+            path = self.results / s / "review" / "agreement.tsv"
+            if path.exists():
+                r = pd.read_csv(path, sep="\t", keep_default_na=False).iloc[0]
+                agree = (
+                    f"{r['measure']} {float(r['value']):.2f} "
+                    f"(95% CI {float(r['ci_low']):.2f} to {float(r['ci_high']):.2f})"
+                    if r["measure"]
+                    else "no answer labelled twice"
+                )
+                out.append(
+                    f"{s}: {r['reviewers']} reviewer(s), {r['items_labelled']} answers labelled, "
+                    f"{float(r['share_double_labelled']):.0%} by two or more; {agree}"
+                )
+        return out
+
     def comparison_tables(self) -> list[str]:
         return [
             str(p.relative_to(self.root))
@@ -319,9 +341,9 @@ def entries(f: RunFacts) -> list[Entry]:
         "TRIPOD-LLM",
         "7d",
         "Human assessors: qualifications, instructions, agreement",
-        PARTLY if f.review_tables() else AUTHORS,
+        PARTLY if f.review_tables() or f.review_agreement() else AUTHORS,
         "Human review in this run: "
-        + _join(f.review_tables(), "none")
+        + _join(f.review_tables() + f.review_agreement(), "none")
         + ". Who the assessors were and what they were told: for the authors.",
     )
     add("TRIPOD-LLM", "7e", "Comparison with other LLMs and benchmarks", FILLED, compare_answer)

@@ -16,6 +16,13 @@ replacement, independently; percentile method), so the judge's measurement error
 A resample in which the correction is undefined (a class absent, sensitivity + specificity <= 1,
 a singular matrix) is left out of the percentiles.
 
+Validation items drawn by a review plan (oncoeval.review.plan: stratified by the judge's verdict,
+strata sampled at different rates) carry design weights (1 / inclusion probability). The
+confusion matrix is then estimated from weighted counts, so it describes the evaluated items and
+not the sample's mix; with the evaluated items' verdict shares as ``q`` the corrected shares are
+the stratified estimator ``sum_j q_j P(truth | judge says j)``. Their bootstrap redraws the
+validation items within their stratum (same verdict, same weight).
+
 A correction the validation set cannot support is not computed: fewer validation labels of a
 class than ``min_labels_per_class``, sensitivity + specificity <= 1, or a singular matrix; the
 reason is returned in place of the number.
@@ -45,6 +52,17 @@ class CorrectionSettings:
         partial)."""
         block = {**_DEFAULTS, **((config or {}).get("judge_correction") or {})}
         return cls(min_labels_per_class=int(block["min_labels_per_class"]))
+
+
+class Validation(tuple):
+    """(human labels, judge verdicts) of the validation items, unpacked as a pair, with
+    ``weights``: each item's design weight (1 / inclusion probability) when a review plan drew
+    them, None when they are weighted alike."""
+
+    def __new__(cls, truth, judged, weights=None):
+        pair = super().__new__(cls, (truth, judged))
+        pair.weights = weights
+        return pair
 
 
 @dataclass(frozen=True)
@@ -118,20 +136,33 @@ def confusion_counts(truth, judged, classes) -> np.ndarray:
     return counts
 
 
+def weighted_counts(truth, judged, classes, weights) -> np.ndarray:
+    """Design-weighted counts[i, j]: the summed weights of validation items of true class i the
+    judge put in class j (an estimate of how many evaluated items fall in that cell)."""
+    index = {c: k for k, c in enumerate(classes)}
+    table = np.zeros((len(classes), len(classes)))
+    for t, j, w in zip(truth, judged, weights, strict=True):
+        table[index[t], index[j]] += float(w)
+    return table
+
+
 def _row_stochastic(counts: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         return counts / counts.sum(axis=-1, keepdims=True)
 
 
-def support_problem(counts: np.ndarray, classes, min_labels: int) -> str:
-    """Why this validation table cannot support a correction ('' when it can)."""
+def support_problem(counts: np.ndarray, classes, min_labels: int, table=None) -> str:
+    """Why this validation table cannot support a correction ('' when it can).
+
+    ``counts``: labels per cell (the minimum is on them); ``table``: the cells the rates come
+    from, when they are design-weighted."""
     per_class = counts.sum(axis=1)
     if per_class.sum() == 0:
         return "no validation labels"
     short = [f"{c}: {int(n)}" for c, n in zip(classes, per_class, strict=True) if n < min_labels]
     if short:
         return f"fewer than {min_labels} validation labels per class ({', '.join(short)})"
-    m = _row_stochastic(counts)
+    m = _row_stochastic(counts if table is None else table)
     if len(classes) == 2:
         sensitivity, specificity = m[1, 1], m[0, 0]
         if sensitivity + specificity <= 1:
@@ -172,12 +203,30 @@ def _cluster_counts(class_index, clusters, k: int):
     return counts
 
 
-def _resample(observed_counts, validation_counts, settings: BootstrapSettings, by_cluster=None):
+def _weighted_tables(rng, weighted, k: int, n_resamples: int) -> np.ndarray:
+    """Design-weighted validation tables of a stratified bootstrap: ``weighted`` is (truth
+    index, verdict index, weight) per item; items are redrawn within their stratum (the same
+    verdict and weight) and counted with their weight."""
+    truth, judged, weights = (np.asarray(a) for a in weighted)
+    tables = np.zeros((n_resamples, k * k))
+    strata = np.unique(np.column_stack([judged, weights]), axis=0)
+    rows = np.arange(n_resamples)[:, None]
+    for verdict, weight in strata:
+        members = np.flatnonzero((judged == verdict) & (weights == weight))
+        drawn = members[rng.integers(0, members.size, size=(n_resamples, members.size))]
+        np.add.at(tables, (rows, truth[drawn] * k + judged[drawn]), weights[drawn])
+    return tables.reshape(-1, k, k)
+
+
+def _resample(
+    observed_counts, validation_counts, settings: BootstrapSettings, by_cluster=None, weighted=None
+):
     """Resampled class shares of the evaluated items and resampled validation tables.
 
     Resampling items with replacement is a multinomial draw over their classes (or, for the
     validation set, over the cells of its table), which is what is drawn here. With
-    ``by_cluster`` (the class counts of each cluster of items) whole clusters are drawn instead.
+    ``by_cluster`` (the class counts of each cluster of items) whole clusters are drawn instead;
+    with ``weighted`` (design-weighted validation items) their tables are ``_weighted_tables``.
     """
     rng = np.random.default_rng(settings.seed)
     n_obs = int(observed_counts.sum())
@@ -189,6 +238,8 @@ def _resample(observed_counts, validation_counts, settings: BootstrapSettings, b
         draws = rng.integers(0, len(by_cluster), size=(settings.n_resamples, len(by_cluster)))
         drawn = by_cluster[draws].sum(axis=1)
         q = drawn / drawn.sum(axis=1, keepdims=True)
+    if weighted is not None:
+        return q, _weighted_tables(rng, weighted, k, settings.n_resamples)
     cells = rng.multinomial(
         n_val, validation_counts.ravel() / n_val, size=settings.n_resamples
     ).reshape(-1, k, k)
@@ -202,29 +253,32 @@ def corrected_rate(
     settings: BootstrapSettings = DEFAULT_BOOTSTRAP,
     correction: CorrectionSettings = DEFAULT_CORRECTION,
     clusters=None,
+    validation_weights=None,
 ) -> Corrected:
     """Rogan-Gladen corrected share of positives among the evaluated items.
 
     ``judged_positive``: the judge's binary verdict per evaluated item (bool / 0-1);
     ``validation_truth`` / ``validation_judged``: human label and judge verdict per validation item;
-    ``clusters``: each evaluated item's cluster, resampled whole (None: items independent).
+    ``clusters``: each evaluated item's cluster, resampled whole (None: items independent);
+    ``validation_weights``: each validation item's design weight (None: unweighted).
     """
     judged = np.asarray(judged_positive, dtype=bool)
     if judged.size == 0:
         return Corrected(None, None, None, "no judged items")
-    counts = confusion_counts(
-        np.asarray(validation_truth, dtype=bool),
-        np.asarray(validation_judged, dtype=bool),
-        (False, True),
+    truth_b = np.asarray(validation_truth, dtype=bool)
+    judged_b = np.asarray(validation_judged, dtype=bool)
+    counts = confusion_counts(truth_b, judged_b, (False, True))
+    table, weighted = _design(truth_b.astype(int), judged_b.astype(int), (0, 1), validation_weights)
+    problem = support_problem(
+        counts, ("negative", "positive"), correction.min_labels_per_class, table
     )
-    problem = support_problem(counts, ("negative", "positive"), correction.min_labels_per_class)
     if problem:
         return Corrected(None, None, None, problem)
-    m = _row_stochastic(counts)
+    m = _row_stochastic(counts if table is None else table)
     value = rogan_gladen(judged.mean(), m[1, 1], m[0, 0])
     observed = np.array([np.sum(~judged), np.sum(judged)], dtype=float)
     by_cluster = _cluster_counts(judged.astype(int), clusters, 2)
-    q, cells = _resample(observed, counts, settings, by_cluster)
+    q, cells = _resample(observed, counts, settings, by_cluster, weighted)
     with np.errstate(invalid="ignore", divide="ignore"):
         mb = _row_stochastic(cells.astype(float))
         sens, spec = mb[:, 1, 1], mb[:, 0, 0]
@@ -232,6 +286,18 @@ def corrected_rate(
         boot = np.where(youden > 0, (q[:, 1] + spec - 1) / youden, np.nan)
     low, high = _percentiles(np.clip(boot, 0.0, 1.0), settings)
     return Corrected(value, low, high)
+
+
+def _design(truth, judged, classes, weights):
+    """(weighted table, (truth index, verdict index, weight) per item) of design-weighted
+    validation items; (None, None) when they are unweighted."""
+    if weights is None:
+        return None, None
+    w = np.asarray(weights, dtype=float)
+    if w.shape != (len(truth),) or not np.all(np.isfinite(w) & (w >= 1)):
+        raise ValueError("design weights must be one number >= 1 per validation item")
+    table = weighted_counts(truth, judged, classes, w)
+    return table, (_indices(truth, classes), _indices(judged, classes), w)
 
 
 def corrected_distribution(
@@ -243,26 +309,33 @@ def corrected_distribution(
     correction: CorrectionSettings = DEFAULT_CORRECTION,
     functional=None,
     clusters=None,
+    validation_weights=None,
 ) -> tuple[np.ndarray | None, Corrected]:
     """Corrected class shares of the evaluated items and a functional of them with its CI.
 
     ``functional`` maps a share vector to the number reported (default: identity is not a
     number, so it must be given, e.g. the mean score ``pi @ classes`` for PCS); ``clusters``:
-    each evaluated item's cluster, resampled whole (None: items independent).
+    each evaluated item's cluster, resampled whole (None: items independent);
+    ``validation_weights``: each validation item's design weight (None: unweighted).
     Returns (corrected shares or None, Corrected for the functional).
     """
     judged = list(judged_classes)
     if not judged:
         return None, Corrected(None, None, None, "no judged items")
     counts = confusion_counts(validation_truth, validation_judged, classes)
-    problem = support_problem(counts, classes, correction.min_labels_per_class)
+    table, weighted = _design(
+        list(validation_truth), list(validation_judged), classes, validation_weights
+    )
+    problem = support_problem(counts, classes, correction.min_labels_per_class, table)
     if problem:
         return None, Corrected(None, None, None, problem)
     observed = confusion_counts(judged, judged, classes).diagonal().astype(float)
-    pi = invert_confusion(observed / observed.sum(), _row_stochastic(counts))
+    pi = invert_confusion(
+        observed / observed.sum(), _row_stochastic(counts if table is None else table)
+    )
     index = {c: i for i, c in enumerate(classes)}
     by_cluster = _cluster_counts([index[x] for x in judged], clusters, len(classes))
-    q, cells = _resample(observed, counts, settings, by_cluster)
+    q, cells = _resample(observed, counts, settings, by_cluster, weighted)
     mb = _row_stochastic(cells.astype(float))
     boot = np.full(settings.n_resamples, np.nan)
     with np.errstate(invalid="ignore"):
@@ -312,6 +385,7 @@ def corrected_difference(
     functional,
     settings: BootstrapSettings = DEFAULT_BOOTSTRAP,
     correction: CorrectionSettings = DEFAULT_CORRECTION,
+    validation_weights=None,
 ) -> dict:
     """Corrected(a) - corrected(b) on the items both models were judged on, both corrected with
     the same validation set, with a joint bootstrap: each draw resamples the items' clusters (the
@@ -322,25 +396,36 @@ def corrected_difference(
     bootstrap p: twice the smaller share of draws on either side of zero), or ``reason`` alone
     where the validation set cannot support the correction. For two classes the value is the
     Rogan-Gladen rate of the second class; for more, ``functional`` of the corrected shares.
+    ``validation_weights``: design weights (their items redrawn within their strata).
     """
     k = len(classes)
     truth, val = _indices(validation_truth, classes), _indices(validation_judged, classes)
     counts = np.bincount(truth * k + val, minlength=k * k).reshape(k, k)
-    problem = support_problem(counts, classes, correction.min_labels_per_class)
+    w = np.ones(truth.size) if validation_weights is None else validation_weights
+    table, _ = _design(list(validation_truth), list(validation_judged), classes, w)
+    problem = support_problem(counts, classes, correction.min_labels_per_class, table)
     if problem:
         return {"reason": problem}
+    w = np.asarray(w, dtype=float)
+    # Each stratum's members (one stratum when unweighted: the plain item bootstrap).
+    strata = [
+        np.flatnonzero((val == v) & (w == x))
+        for v, x in np.unique(np.column_stack([val, w]), axis=0)
+    ]
+    if validation_weights is None:
+        strata = [np.arange(truth.size)]
     a, b = _indices(judged_a, classes), _indices(judged_b, classes)
     _, codes = np.unique(np.asarray(clusters).astype(str), return_inverse=True)
     members = [np.flatnonzero(codes == g) for g in range(codes.max() + 1)]
-    value_a = _corrected_value(a, counts, k, functional)
-    value_b = _corrected_value(b, counts, k, functional)
+    value_a = _corrected_value(a, table, k, functional)
+    value_b = _corrected_value(b, table, k, functional)
     rng = np.random.default_rng(settings.seed)
     diffs = np.full(settings.n_resamples, np.nan)
     for r in range(settings.n_resamples):
         drawn = rng.integers(0, len(members), len(members))
         items = np.concatenate([members[g] for g in drawn])
-        v = rng.integers(0, truth.size, truth.size)
-        c = np.bincount(truth[v] * k + val[v], minlength=k * k).reshape(k, k)
+        v = np.concatenate([m[rng.integers(0, m.size, m.size)] for m in strata])
+        c = np.bincount(truth[v] * k + val[v], weights=w[v], minlength=k * k).reshape(k, k)
         diffs[r] = _corrected_value(a[items], c, k, functional) - _corrected_value(
             b[items], c, k, functional
         )

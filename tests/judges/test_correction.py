@@ -119,3 +119,50 @@ def test_corrected_coverage_near_95_percent_where_raw_is_biased():
     print(f"coverage raw {raw_hits / reps:.3f}, corrected {corrected_hits / reps:.3f}")
     assert raw_hits / reps < 0.2
     assert 0.90 <= corrected_hits / reps <= 0.99
+
+
+def _planned_sample():
+    # 100 evaluated items: the judge says positive on 60, negative on 40. A review plan labels
+    # 10 from each verdict (inclusion probabilities 10/60 and 10/40: weights 6 and 4); humans
+    # find 8 of the judge's positives and 2 of its negatives truly positive.
+    truth = [True] * 8 + [False] * 2 + [True] * 2 + [False] * 8
+    judged = [True] * 10 + [False] * 10
+    weights = [6.0] * 10 + [4.0] * 10
+    return truth, judged, weights
+
+
+def test_design_weighted_correction_is_the_stratified_estimate_by_hand():
+    truth, judged, weights = _planned_sample()
+    evaluated = [True] * 60 + [False] * 40
+    weighted = corrected_rate(evaluated, truth, judged, validation_weights=weights)
+    # Stratified: 0.6 * 8/10 + 0.4 * 2/10 = 0.56. Through the weighted confusion matrix:
+    # sensitivity 48/56, specificity 32/44; (0.6 + 32/44 - 1) / (48/56 + 32/44 - 1) = 0.56.
+    assert weighted.value == pytest.approx(0.56)
+    assert weighted.ci_low < 0.56 < weighted.ci_high
+    # Unweighted, the sample's 50/50 mix of verdicts gives sensitivity = specificity = 0.8 and
+    # (0.6 + 0.8 - 1) / 0.6 = 0.667: biased.
+    assert corrected_rate(evaluated, truth, judged).value == pytest.approx(2 / 3)
+
+
+def test_design_weighted_distribution_and_difference_by_hand():
+    from oncoeval.judges.correction import corrected_difference
+
+    truth, judged, weights = _planned_sample()
+    t = [1 if x else 0 for x in truth]
+    j = [1 if x else 0 for x in judged]
+    shares, pcr = corrected_distribution(
+        [1] * 60 + [0] * 40, t, j, (0, 1), functional=lambda s: float(s[1]),
+        validation_weights=weights,
+    )  # fmt: skip
+    assert shares == pytest.approx([0.44, 0.56])
+    assert pcr.value == pytest.approx(0.56)
+    # A second model judged positive on 30 of 100, corrected with the same sensitivity and
+    # specificity (the correction assumes the judge errs alike on both models' answers).
+    diff = corrected_difference(
+        [1] * 60 + [0] * 40, [1] * 30 + [0] * 70, list(range(100)), t, j, (0, 1),
+        functional=lambda s: float(s[1]), validation_weights=weights,
+    )  # fmt: skip
+    assert diff["value_a"] == pytest.approx(0.56)
+    value_b = (0.3 + 32 / 44 - 1) / (48 / 56 + 32 / 44 - 1)
+    assert diff["value_b"] == pytest.approx(value_b)
+    assert diff["diff_ci_low"] < 0.56 - value_b < diff["diff_ci_high"]

@@ -13,7 +13,7 @@ from ...compare import METHOD_NAMES, as_compare_settings, interval_note
 from ...io import read_jsonl, write_table
 from ...judges import adjudication, agreement
 from ...judges.adjudication import blind_id, read_filled_sheet
-from ...judges.correction import DEFAULT_CORRECTION, CorrectionSettings
+from ...judges.correction import DEFAULT_CORRECTION, CorrectionSettings, Validation
 from ...records import Response
 from . import figures, metrics
 from .jury import jury_agreement_table
@@ -100,7 +100,13 @@ def correction_note(validation, judge_correction: CorrectionSettings) -> str:
         return "*_corrected: no judge validation, so no corrected rates (set human_scores)."
     return (
         "*_corrected: the same rate corrected for the verifier's errors on "
-        f"{len(validation[0])} human-scored answers (PCR: Rogan-Gladen on score 1 vs not; PCS: "
+        f"{len(validation[0])} human-scored answers"
+        + (
+            " drawn by the review plan, weighted by 1 / inclusion probability"
+            if getattr(validation, "weights", None) is not None
+            else ""
+        )
+        + " (PCR: Rogan-Gladen on score 1 vs not; PCS: "
         "the 3x3 confusion matrix inverted, constrained to valid shares). Their CIs: percentile "
         "joint bootstrap, each draw resampling the questions in whole clusters (source records) "
         "and the validation answers. A correction needs at least "
@@ -110,16 +116,30 @@ def correction_note(validation, judge_correction: CorrectionSettings) -> str:
     )
 
 
-VALIDATION_PAIR_COLUMNS = ["id", "human_score", "verifier_score", "parse_error"]
+# inclusion_probability: set on the answers a review plan drew (oncoeval.review.plan).
+VALIDATION_PAIR_COLUMNS = [
+    "id", "human_score", "verifier_score", "parse_error", "inclusion_probability",
+]  # fmt: skip
 
 
-def read_validation_pairs(path):
-    """(human scores, verifier scores) of the validation answers the verifier scored."""
+def read_validation_pairs(path) -> Validation:
+    """(human scores, verifier scores) of the validation answers the verifier scored.
+
+    Where a review plan drew some of them (an ``inclusion_probability``), only those correct
+    the rates, weighted by 1 / inclusion probability; answers labelled otherwise (hand-picked,
+    adjudicated) are no random sample and stay out of the correction.
+    """
     df = pd.read_csv(path, sep="\t", dtype={"id": str}, keep_default_na=False)
     scored = df[df["verifier_score"].astype(str) != ""]
-    return (
+    planned = scored.get("inclusion_probability", pd.Series("", index=scored.index)).astype(str)
+    weights = None
+    if (planned != "").any():
+        scored = scored[planned != ""]
+        weights = 1 / scored["inclusion_probability"].astype(float).to_numpy()
+    return Validation(
         scored["human_score"].astype(int).to_numpy(),
         scored["verifier_score"].astype(float).to_numpy(),
+        weights,
     )
 
 
@@ -195,6 +215,7 @@ def judge_validation(
                     "human_score": r["human_score"],
                     "verifier_score": "" if v["score"] is None else v["score"],
                     "parse_error": v["parse_error"],
+                    "inclusion_probability": r.get("inclusion_probability", ""),
                 }
                 for r, v in zip(rows, verdicts, strict=True)
             ],
@@ -352,7 +373,12 @@ def _corrected_pair(a, b, column, validation, settings, correction) -> dict:
             x.astype(int), y.astype(int), clusters, human.astype(int), verifier.astype(int),
             metrics.SCORES, lambda shares: float(shares @ np.array(metrics.SCORES)),
         )  # fmt: skip
-    out = corrected_difference(*args, settings=settings.bootstrap, correction=correction)
+    out = corrected_difference(
+        *args,
+        settings=settings.bootstrap,
+        correction=correction,
+        validation_weights=validation.weights,
+    )
     n = {"n_units": len(joined), "n_clusters": clusters.nunique()}
     if "reason" in out:
         return n | {"test": f"not compared: {out['reason']}"}

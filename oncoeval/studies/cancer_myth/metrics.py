@@ -80,8 +80,15 @@ def corrected_pcs_pcr(scored, validation, settings, correction, clusters=None) -
         pcs = pcr = Corrected(None, None, None, "verdicts are not -1/0/1 (a jury's mean)")
     else:
         human, verifier = (np.asarray(v, dtype=int) for v in validation)
+        weights = getattr(validation, "weights", None)
         pcr = corrected_rate(
-            scored == 1, human == 1, verifier == 1, settings, correction, clusters=clusters
+            scored == 1,
+            human == 1,
+            verifier == 1,
+            settings,
+            correction,
+            clusters=clusters,
+            validation_weights=weights,
         )
         _, pcs = corrected_distribution(
             scored.astype(int),
@@ -92,6 +99,7 @@ def corrected_pcs_pcr(scored, validation, settings, correction, clusters=None) -
             correction,
             functional=lambda shares: float(shares @ np.array(SCORES)),
             clusters=clusters,
+            validation_weights=weights,
         )
     return _corrected_cells(pcs, pcr)
 

@@ -129,7 +129,8 @@ def load_human_scores(path) -> list[dict]:
     """Human-scored (question, information, answer) triples for judge validation.
 
     Records: ``id`` (optional), ``example_question``, ``example_assumption``, ``answer``,
-    ``human_score`` (-1, 0 or 1), as a JSON list or JSONL.
+    ``human_score`` (-1, 0 or 1), as a JSON list or JSONL; ``inclusion_probability`` (in (0, 1])
+    on the answers a review plan drew (oncoeval.review), which weights them in the correction.
     """
     rows, seen = [], set()
     for i, rec in enumerate(read_records(path)):
@@ -147,6 +148,13 @@ def load_human_scores(path) -> list[dict]:
                 path,
                 f"{where} (id {rid!r})",
                 f"human_score must be -1, 0 or 1 (an integer; got {rec.get('human_score')!r})",
+            )
+        p = rec.get("inclusion_probability")
+        if p is not None and not (type(p) in (int, float) and 0 < p <= 1):
+            raise InputError(
+                path,
+                f"{where} (id {rid!r})",
+                f"inclusion_probability must be a number in (0, 1] (got {p!r})",
             )
         if compare_key(rid) in seen:
             raise InputError(path, f"{where} (id {rid!r})", "duplicate id")
