@@ -18,6 +18,7 @@ from types import ModuleType
 from oncoeval import backends
 from oncoeval import config as oc
 from oncoeval.errors import ConfigError
+from oncoeval.exposure import workflow as exposure_wf
 from oncoeval.studies import contract
 
 # The ad-hoc request sets (the config's `adhoc` key, rules/adhoc.smk): a study in file names and
@@ -137,7 +138,7 @@ def study_targets(config: dict, study: str) -> list[str]:
         ]
     return contract.final_targets(
         study, oc.study_block(config, study), evaluated_models(config, study)
-    )
+    ) + exposure_wf.targets(config, study)
 
 
 def final_targets(config: dict) -> list[str]:

@@ -1,0 +1,83 @@
+"""The audit's stages, as rules/exposure.smk runs them: probe requests from the items, one item
+table per model from its answers, the study's exposure table."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pandas as pd
+
+from ..io import iter_jsonl, write_table
+from ..records import read_requests, read_responses, write_requests
+from . import audit
+from .probes import ProbeSettings, build_probes
+
+log = logging.getLogger(__name__)
+
+
+def read_items(path, id_key: str, text_key: str) -> list[dict]:
+    """``{"item_id", "text"}`` of each prepared item with text (blank ones cannot be probed)."""
+    return [
+        {"item_id": str(row[id_key]), "text": str(row[text_key])}
+        for row in iter_jsonl(path)
+        if str(row.get(text_key) or "").strip()
+    ]
+
+
+def probe_requests(items_path, template_path, out, probe: str, params: dict) -> None:
+    items = read_items(items_path, params["id_key"], params["text_key"])
+    settings = ProbeSettings(
+        params["dataset"],
+        params["kind"],
+        params["seed"],
+        params["n_items"],
+        params["max_new_tokens"],
+    )
+    template = Path(template_path).read_text(encoding="utf-8")
+    requests, skipped = build_probes(items, probe, template, settings)
+    if skipped:
+        log.info("%s probe: %d items too short to probe: %s", probe, len(skipped), skipped)
+    write_requests(out, requests)
+
+
+def item_table(request_paths, response_paths, out) -> pd.DataFrame:
+    """One row per item and probe (``audit.ITEM_COLUMNS``) from each probe's requests and the
+    model's responses."""
+    frames = []
+    for req_path, resp_path in zip(request_paths, response_paths, strict=True):
+        requests = read_requests(req_path)
+        probe = requests[0].meta["probe"] if requests else None
+        if probe is None:
+            continue
+        responses = {r.request_id: r for r in read_responses(resp_path)}
+        frames.append(audit.item_rows(probe, requests, responses))
+    rows = (
+        pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=audit.ITEM_COLUMNS)
+    )
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    rows.to_csv(out, sep="\t", index=False)
+    return rows
+
+
+def exposure_table(item_tables, models, probes, out_tsv, out_md) -> pd.DataFrame:
+    per_model = {
+        m: pd.read_csv(path, sep="\t", dtype={"item_id": str})
+        for m, path in zip(models, item_tables, strict=True)
+    }
+    table = audit.exposure_table(per_model, probes)
+    write_table(
+        table,
+        out_tsv,
+        out_md,
+        title="Exposure audit: share of items above the controls' 95th percentile",
+        notes=[
+            "share_flagged: items whose probe score is above the 95th percentile of the same "
+            "probe on perturbed copies of the items (controls); 95% Wilson interval over "
+            f"items. Verdict: exposed when the interval's lower bound is above "
+            f"{audit.CHANCE:.0%} (the share expected by chance), not testable below "
+            f"{audit.MIN_ITEMS} items answered. A negative result is not proof of absence "
+            "(docs/exposure.md)."
+        ],
+    )
+    return table
