@@ -9,6 +9,8 @@ reason) when too few items were answered or a probe was not run.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
@@ -19,8 +21,9 @@ from .probes import PROBES
 
 PERCENTILE = 95.0
 CHANCE = 1 - PERCENTILE / 100  # the share of unseen items expected above the percentile
-# Fewest items answered (item and control both) for a verdict.
-MIN_ITEMS = 5
+# Fewest items answered (item and control both) for a verdict: below 19 controls no control
+# is above the 95th percentile (control_threshold).
+MIN_ITEMS = 19
 ITEM_COLUMNS = ["item_id", "probe", "score", "control_score", "longest_run", "control_longest_run"]
 TABLE_COLUMNS = [
     "model",
@@ -69,10 +72,15 @@ def item_rows(probe: str, requests: list[Request], responses: dict[str, Response
 
 
 def control_threshold(control_scores) -> float:
-    """The controls' 95th percentile (numpy's linear interpolation); NaN without controls."""
-    values = np.asarray(control_scores, dtype=float)
+    """The controls' 95th percentile in the finite-sample (conformal) sense: the
+    ceil(0.95 (n + 1))-th smallest of the n controls, so that an item the model has not seen
+    (exchangeable with its controls) lies above it with probability at most 5%. (numpy's
+    interpolated percentile of 21 controls is their second largest, which such an item beats
+    with probability 2/22.) NaN with fewer than 19 controls, where no control is high enough."""
+    values = np.sort(np.asarray(control_scores, dtype=float))
     values = values[~np.isnan(values)]
-    return float(np.percentile(values, PERCENTILE)) if len(values) else float("nan")
+    k = math.ceil(PERCENTILE / 100 * (len(values) + 1))
+    return float(values[k - 1]) if len(values) and k <= len(values) else float("nan")
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:

@@ -23,10 +23,13 @@ def test_slot_match_normalises_the_answer():
     assert scoring.slot_match("Gleason score", "Gleason") == 0.0
 
 
-def test_control_threshold_is_numpy_linear_95th_percentile():
-    # 21 values 0..20: the 95th percentile is at rank 19 exactly
-    assert audit.control_threshold(list(range(21))) == 19.0
-    assert audit.control_threshold([0.0, np.nan, 1.0]) == 0.95
+def test_control_threshold_is_the_finite_sample_95th_percentile():
+    # 21 controls 0..20: the ceil(0.95 * 22) = 21st smallest, their largest
+    assert audit.control_threshold(list(range(21))) == 20.0
+    # 40 controls: the ceil(0.95 * 41) = 39th smallest, i.e. 38; NaNs are not controls
+    assert audit.control_threshold([*range(40), np.nan]) == 38.0
+    # 18 controls: none is high enough
+    assert np.isnan(audit.control_threshold(list(range(18))))
 
 
 def _row(score, control):
@@ -34,12 +37,12 @@ def _row(score, control):
 
 
 def test_share_flagged_with_wilson_interval_and_verdict():
-    # controls 0.0..0.19 (20 items): p95 = 0.1805; items 0.5 for 8 of them, 0.1 for 12
+    # controls 0.00..0.19 (20 items): the 20th smallest, 0.19; items 0.5 for 8 of them, 0.1 for 12
     rows = pd.DataFrame(
         [_row(0.5 if i < 8 else 0.1, i / 100) for i in range(20)], columns=audit.ITEM_COLUMNS
     )
     out = audit.summarise("m", "completion", rows)
-    assert math.isclose(out["control_p95"], 0.1805)
+    assert out["control_p95"] == 0.19
     assert out["flagged"] == 8 and out["share_flagged"] == 0.4
     # Wilson, k=8, n=20, z=1.96: (0.4 + z²/40 ∓ z·sqrt(0.4·0.6/20 + z²/1600)) / (1 + z²/20)
     z = 1.959963984540054
@@ -49,12 +52,19 @@ def test_share_flagged_with_wilson_interval_and_verdict():
 
 
 def test_no_evidence_and_not_testable():
-    same = pd.DataFrame([_row(i / 20, i / 20) for i in range(20)], columns=audit.ITEM_COLUMNS)
+    # items 0.00, 0.05, ..., 1.00 against controls 0.00..0.19 and 0.30
+    same = pd.DataFrame(
+        [_row(i / 20, i / 100 if i < 20 else 0.3) for i in range(21)], columns=audit.ITEM_COLUMNS
+    )
     out = audit.summarise("m", "completion", same)
-    assert out["flagged"] == 1 and out["verdict"] == "no evidence"
-    few = pd.DataFrame([_row(1.0, 0.0)] * 4, columns=audit.ITEM_COLUMNS)
+    # threshold: the 21st smallest control (0.3); items above it: 0.35..1.0 = 14 of 21
+    assert out["control_p95"] == 0.3 and out["flagged"] == 14 and out["verdict"] == "exposed"
+    equal = pd.DataFrame([_row(i / 20, i / 20) for i in range(20)], columns=audit.ITEM_COLUMNS)
+    out = audit.summarise("m", "completion", equal)
+    assert out["flagged"] == 0 and out["verdict"] == "no evidence"
+    few = pd.DataFrame([_row(1.0, 0.0)] * 18, columns=audit.ITEM_COLUMNS)
     out = audit.summarise("m", "completion", few)
-    assert out["verdict"] == "not testable" and "needs 5" in out["reason"]
+    assert out["verdict"] == "not testable" and "needs 19" in out["reason"]
 
 
 def test_item_rows_pair_each_item_with_its_control_and_leave_failures_nan():
