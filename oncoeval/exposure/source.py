@@ -12,3 +12,4 @@ class ExposureSource:
     text_key: str
     dataset: str  # as the prompt names it
     kind: str  # what one item is, as the prompt names it
+    released: str  # when the published dataset became public (YYYY-MM), with its source
