@@ -19,7 +19,11 @@ def cutoffs(models: list[dict], ids) -> tuple[list[str], bool]:
 
 
 def releases(studies) -> list[str]:
-    return [f"{s}: {source(s).released}" for s in studies if source(s) is not None]
+    return [
+        f"{s}: {source(s).released or 'release date not documented'}"
+        for s in studies
+        if source(s) is not None
+    ]
 
 
 def audit(results: Path, studies) -> tuple[list[str], list[str]]:

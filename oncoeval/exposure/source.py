@@ -12,4 +12,5 @@ class ExposureSource:
     text_key: str
     dataset: str  # as the prompt names it
     kind: str  # what one item is, as the prompt names it
-    released: str  # when the published dataset became public (YYYY-MM), with its source
+    # When the published dataset became public (YYYY-MM, with its source); None: not documented.
+    released: str | None = None

@@ -17,12 +17,15 @@ log = logging.getLogger(__name__)
 
 
 def read_items(path, id_key: str, text_key: str) -> list[dict]:
-    """``{"item_id", "text"}`` of each prepared item with text (blank ones cannot be probed)."""
-    return [
-        {"item_id": str(row[id_key]), "text": str(row[text_key])}
-        for row in iter_jsonl(path)
-        if str(row.get(text_key) or "").strip()
-    ]
+    """``{"item_id", "text"}`` of each prepared item with text, once per id (blank ones cannot
+    be probed)."""
+    items: dict[str, dict] = {}
+    for row in iter_jsonl(path):
+        text = str(row.get(text_key) or "")
+        # an item listed twice (a note in two note sets) is probed once
+        if text.strip():
+            items.setdefault(str(row[id_key]), {"item_id": str(row[id_key]), "text": text})
+    return list(items.values())
 
 
 def probe_requests(items_path, template_path, out, probe: str, params: dict) -> None:
