@@ -75,12 +75,13 @@ def exposure_table(item_tables, models, probes, out_tsv, out_md) -> pd.DataFrame
         out_md,
         title="Exposure audit: share of items above the controls' 95th percentile",
         notes=[
+            "Intervals (95%): Wilson score interval of share_flagged over items, each item its "
+            "own cluster; n: column n.",
             "share_flagged: items whose probe score is above the 95th percentile of the same "
-            "probe on perturbed copies of the items (controls); 95% Wilson interval over "
-            f"items. Verdict: exposed when the interval's lower bound is above "
+            "probe on perturbed copies of the items (controls). Verdict: exposed when the interval's lower bound is above "
             f"{audit.CHANCE:.0%} (the share expected by chance), not testable below "
             f"{audit.MIN_ITEMS} items answered. A negative result is not proof of absence "
-            "(docs/exposure.md)."
+            "(docs/exposure.md).",
         ],
     )
     return table

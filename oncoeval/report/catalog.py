@@ -51,6 +51,13 @@ DESCRIPTIONS = {
         for study in STUDIES
     },
     **{
+        (study, "exposure"): "Exposure audit per model and probe: the share of items whose probe "
+        "score (completion: ROUGE-L of the answer against the item's true rest; slot: exact "
+        "match of a masked word) is above the 95th percentile of the same probe on perturbed "
+        "copies of the items, and a verdict (docs/exposure.md)."
+        for study in STUDIES
+    },
+    **{
         (study, "leaderboard"): "Models ranked per headline measure with their values and "
         "intervals. tied_with_best: the leader's advantage is not significant at the adjusted "
         "level."

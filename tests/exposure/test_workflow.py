@@ -89,3 +89,11 @@ def test_the_audit_flags_the_memorising_model_and_not_the_other(workdir):
     assert (
         table.loc[("unseen", "likelihood"), "reason"] == "not run: log-probabilities not requested"
     )
+
+    # the report's page of the table: its own caption and the interval its Markdown twin states
+    from oncoeval.report import catalog
+
+    (entry,) = catalog.entries([f"{R}/tables/exposure.tsv"])
+    caption = entry.caption(root=workdir)
+    assert caption.startswith("Exposure audit per model and probe")
+    assert "as the table states them: Intervals (95%): Wilson score interval" in caption
