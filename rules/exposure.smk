@@ -54,6 +54,7 @@ rule exposure_table:
     output:
         tsv="results/{study}/tables/exposure.tsv",
         md="results/{study}/tables/exposure.md",
+        figure="results/{study}/figures/exposure.png",
     log:
         "logs/{study}/exposure/table.log",
     wildcard_constraints:

@@ -11,6 +11,7 @@ import pandas as pd
 from ..io import iter_jsonl, write_table
 from ..records import read_requests, read_responses, write_requests
 from . import audit
+from .figure import exposure_figure
 from .probes import ProbeSettings, build_probes
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ def item_table(request_paths, response_paths, out) -> pd.DataFrame:
     return rows
 
 
-def exposure_table(item_tables, models, probes, out_tsv, out_md) -> pd.DataFrame:
+def exposure_table(item_tables, models, probes, out_tsv, out_md, out_figure) -> pd.DataFrame:
     per_model = {
         m: pd.read_csv(path, sep="\t", dtype={"item_id": str})
         for m, path in zip(models, item_tables, strict=True)
@@ -84,4 +85,5 @@ def exposure_table(item_tables, models, probes, out_tsv, out_md) -> pd.DataFrame
             "(docs/exposure.md).",
         ],
     )
+    exposure_figure(per_model, table, out_figure)
     return table

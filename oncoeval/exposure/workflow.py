@@ -62,7 +62,8 @@ def item_table(study: str, model: str) -> str:
 
 
 def table_outputs(study: str) -> dict[str, str]:
-    return ResultPaths(study).tables("exposure")
+    paths = ResultPaths(study)
+    return paths.tables("exposure") | {"figure": paths.figure("exposure")}
 
 
 def score_inputs(config: dict, study: str, model: str) -> dict:

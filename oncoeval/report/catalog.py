@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 
 import pandas as pd
 
+from ..exposure import FIGURE_CAPTION as EXPOSURE_FIGURE_CAPTION
 from ..studies import STUDIES
 from ..studies.contract import declared as study_declares
 from . import tables
@@ -88,7 +89,9 @@ FIGURE_TABLES = {s: study_declares(s, "FIGURE_TABLES", {}) for s in STUDIES}
 FALLBACK_MARKS = ("plotted.", " study.", "one row per scored item.")
 # What each figure shows and how it was drawn (a study's FIGURE_CAPTIONS: figure name, or a
 # pattern such as ``roc_*``, -> caption; a figure may share its table's name).
-FIGURE_DESCRIPTIONS = {s: study_declares(s, "FIGURE_CAPTIONS", {}) for s in STUDIES}
+FIGURE_DESCRIPTIONS = {
+    s: {"exposure": EXPOSURE_FIGURE_CAPTION, **study_declares(s, "FIGURE_CAPTIONS", {})} for s in STUDIES
+}
 UNIT_OVERRIDES = {
     **{(s, MODEL_CALLS): "none (counts)" for s in STUDIES},
     **{

@@ -10,4 +10,5 @@ stages.exposure_table(
     snakemake.params.probes,
     snakemake.output.tsv,
     snakemake.output.md,
+    snakemake.output.figure,
 )

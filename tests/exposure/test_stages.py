@@ -29,4 +29,5 @@ def test_every_study_with_items_to_probe_is_auditable_and_targets_follow_enabled
         "results/guidelines/exposure/b.tsv",
         "results/guidelines/tables/exposure.tsv",
         "results/guidelines/tables/exposure.md",
+        "results/guidelines/figures/exposure.png",
     ]

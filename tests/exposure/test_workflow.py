@@ -97,3 +97,6 @@ def test_the_audit_flags_the_memorising_model_and_not_the_other(workdir):
     caption = entry.caption(root=workdir)
     assert caption.startswith("Exposure audit per model and probe")
     assert "as the table states them: Intervals (95%): Wilson score interval" in caption
+    assert (workdir / R / "figures/exposure.png").stat().st_size > 0
+    (figure,) = catalog.entries([f"{R}/figures/exposure.png"])
+    assert figure.caption(root=workdir).startswith("Exposure probe scores per model")
