@@ -18,6 +18,12 @@ def cutoffs(models: list[dict], ids) -> tuple[list[str], bool]:
     return lines, all(by_id.get(m) for m in ids)
 
 
+def released(studies) -> dict[str, str | None]:
+    """Study -> its dataset's release date (None: not documented), for studies with items to
+    probe."""
+    return {s: source(s).released for s in studies if source(s) is not None}
+
+
 def releases(studies) -> list[str]:
     return [
         f"{s}: {source(s).released or 'release date not documented'}"

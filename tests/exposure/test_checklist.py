@@ -60,3 +60,12 @@ def test_training_cutoff_is_a_date_and_stays_out_of_the_cache_key():
     assert oc.schema_problems({"models": [dated]}) == []
     bad = oc.schema_problems({"models": [entry | {"training_cutoff": "October 2023"}]})
     assert any("training_cutoff" in p for p in bad)
+
+
+def test_provenance_records_the_cutoffs_and_the_release_dates(tmp_path):
+    workdir = link_workflow(tmp_path)
+    config = run.load_config(workdir, ["config/paper/cancer_myth.yaml"])
+    models = {m["id"]: m | {"training_cutoff": "2023-10"} for m in config["models"]}
+    prov = provenance(config, models, workdir)
+    assert prov["models"]["gpt-4o"]["training_cutoff"] == "2023-10"
+    assert prov["datasets_released"] == {"cancer_myth": "2025-04 (Zhu et al., Cancer-Myth)"}
