@@ -50,3 +50,14 @@ def audit(results: Path, studies) -> tuple[list[str], list[str]]:
                 share = row["reason"]
             lines.append(f"{study} {row['model']} {row['probe']}: {row['verdict']} ({share})")
     return lines, audited
+
+
+def warning(results: Path, study: str, model: str) -> str:
+    """The summary's warning beside a model's headline when the audit found it exposed to the
+    study's items ("" otherwise, or without an audit)."""
+    path = Path(results) / study / "tables" / "exposure.tsv"
+    if not path.exists():
+        return ""
+    table = pd.read_csv(path, sep="\t")
+    probes = table[(table["model"] == model) & (table["verdict"] == "exposed")]["probe"].tolist()
+    return f"exposure audit: exposed ({', '.join(probes)})" if probes else ""
