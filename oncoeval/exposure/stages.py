@@ -17,15 +17,26 @@ from .probes import ProbeSettings, build_probes
 log = logging.getLogger(__name__)
 
 
+def _texts(row: dict, item_id: str, text_key: str):
+    """(id, text) of a row: ``text_key`` names a field, or ``field.*.key`` one text per entry
+    of a mapping (a CORAL note's sections), each its own item ``{id}:{entry}``."""
+    if ".*." not in text_key:
+        yield item_id, str(row.get(text_key) or "")
+        return
+    field, key = text_key.split(".*.")
+    for name, entry in (row.get(field) or {}).items():
+        yield f"{item_id}:{name}", str((entry or {}).get(key) or "")
+
+
 def read_items(path, id_key: str, text_key: str) -> list[dict]:
     """``{"item_id", "text"}`` of each prepared item with text, once per id (blank ones cannot
     be probed)."""
     items: dict[str, dict] = {}
     for row in iter_jsonl(path):
-        text = str(row.get(text_key) or "")
-        # an item listed twice (a note in two note sets) is probed once
-        if text.strip():
-            items.setdefault(str(row[id_key]), {"item_id": str(row[id_key]), "text": text})
+        for item_id, text in _texts(row, str(row[id_key]), text_key):
+            # an item listed twice (a note in two note sets) is probed once
+            if text.strip():
+                items.setdefault(item_id, {"item_id": item_id, "text": text})
     return list(items.values())
 
 

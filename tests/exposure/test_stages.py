@@ -19,8 +19,22 @@ def test_items_are_read_once_per_id_and_blank_ones_skipped(tmp_path):
     ]
 
 
+def test_a_notes_sections_are_items_of_their_own(tmp_path):
+    path = tmp_path / "notes.jsonl"
+    row = {"doc_id": "d1", "sections": {"hpi": {"text": "History text."}, "plan": {"text": ""}}}
+    path.write_text(json.dumps(row) + "\n")
+    assert read_items(path, "doc_id", "sections.*.text") == [
+        {"item_id": "d1:hpi", "text": "History text."}
+    ]
+
+
 def test_every_study_with_items_to_probe_is_auditable_and_targets_follow_enabled():
-    assert set(exposure_wf.auditable_studies()) == {"cancer_myth", "side_effects", "guidelines"}
+    assert set(exposure_wf.auditable_studies()) == {
+        "cancer_myth",
+        "side_effects",
+        "guidelines",
+        "coral",
+    }
     config = {"evaluate": ["a", "b"], "studies": {"guidelines": {"enabled": True}}}
     assert exposure_wf.targets(config, "guidelines") == []
     config["studies"]["guidelines"]["exposure"] = {"enabled": True}
