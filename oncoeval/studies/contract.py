@@ -33,8 +33,10 @@ What ``workflow.py`` declares (read by name, generically, by ``oncoeval.config``
   the model-naming keys whose models the run calls, with a label; ``required_roles(block)``: the
   keys among them that must name a model, with the reason; ``settings_problems(block)``: what the
   schema cannot say about the block; ``prompt_templates(block)``: the templates a run reads, where
-  its settings choose among them (provenance hashes those). Each is optional (a study without
-  judges declares none).
+  its settings choose among them (provenance hashes those); ``EXPOSURE``
+  (``oncoeval.exposure.source.ExposureSource``: the prepared items the exposure audit probes,
+  their id and text keys, the dataset's name and release date; its schema then has the
+  ``exposure`` block). Each is optional (a study without judges declares none).
 """
 
 from __future__ import annotations
