@@ -71,7 +71,8 @@ def test_the_audit_flags_the_memorising_model_and_not_the_other(workdir):
     assert first.startswith(opening) and first == opening + " " + requests[0]["meta"]["truth"]
 
     _replays(workdir)
-    run_snakemake(workdir, f"{R}/tables/exposure.tsv", configfile=cfg)
+    page = "results/report/cancer_myth/tables/exposure.html"
+    run_snakemake(workdir, f"{R}/tables/exposure.tsv", page, configfile=cfg)
     # every probe answer went through `generate`
     for model in ("memorised", "unseen"):
         for p in PROBES:
@@ -100,3 +101,5 @@ def test_the_audit_flags_the_memorising_model_and_not_the_other(workdir):
     assert (workdir / R / "figures/exposure.png").stat().st_size > 0
     (figure,) = catalog.entries([f"{R}/figures/exposure.png"])
     assert figure.caption(root=workdir).startswith("Exposure probe scores per model")
+    html = (workdir / page).read_text()
+    assert "Exposure audit per model and probe" in html and "no evidence" in html
