@@ -1,8 +1,8 @@
 """Per item and probe: the model's score and its control's; per model and probe: the share of
 items above the controls' 95th percentile, its Wilson interval, and a verdict.
 
-A model that has not seen the items does on them what it does on their controls, so about 5% of
-its items beat the controls' 95th percentile by chance. The verdict is *exposed* when the
+A model that has not seen the items does on them what it does on their controls, so at most 5%
+of its items beat the controls' 95th percentile (``control_threshold``) by chance. The verdict is *exposed* when the
 interval's lower bound is above that 5%, *no evidence* otherwise, and *not testable* (with the
 reason) when too few items were answered or a probe was not run.
 """
@@ -17,7 +17,6 @@ from statsmodels.stats.proportion import proportion_confint
 
 from ..records import Request, Response
 from . import scoring
-from .probes import PROBES
 
 PERCENTILE = 95.0
 CHANCE = 1 - PERCENTILE / 100  # the share of unseen items expected above the percentile
@@ -134,6 +133,3 @@ def exposure_table(per_model: dict[str, pd.DataFrame], probes) -> pd.DataFrame:
         for probe, reason in NOT_RUN.items():
             out.append(not_run_row(model, probe, reason))
     return pd.DataFrame(out, columns=TABLE_COLUMNS)
-
-
-__all__ = ["PROBES", "exposure_table", "item_rows", "summarise", "control_threshold", "verdict"]
