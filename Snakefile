@@ -42,6 +42,7 @@ for _study in oc.STUDIES:
 
 
 include: "rules/compare.smk"
+include: "rules/exposure.smk"
 include: "rules/report.smk"
 
 

@@ -145,6 +145,11 @@ def model_routes(config: dict) -> list[Route]:
         key = f"studies.{study}.evaluate" if block.get("evaluate") else "evaluate"
         for mid in study_evaluated_models(config, study):
             routes.append(Route(study, mid, key, "evaluated"))
+        # The exposure audit probes each evaluated model with the study's items (its own route,
+        # so a PHI refusal names the audit too).
+        if (block.get("exposure") or {}).get("enabled"):
+            for mid in study_evaluated_models(config, study):
+                routes.append(Route(study, mid, f"studies.{study}.exposure", "exposure probes"))
         for dotted, role in contract.judge_roles(study, block):
             for mid in _ids(_get(block, dotted)):
                 routes.append(Route(study, mid, f"studies.{study}.{dotted}", role))

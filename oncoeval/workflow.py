@@ -19,6 +19,7 @@ from oncoeval import backends
 from oncoeval import config as oc
 from oncoeval.credentials import redact_url
 from oncoeval.errors import ConfigError
+from oncoeval.exposure import workflow as exposure_wf
 from oncoeval.studies import contract
 
 # The ad-hoc request sets (the config's `adhoc` key, rules/adhoc.smk): a study in file names and
@@ -160,7 +161,7 @@ def study_targets(config: dict, study: str) -> list[str]:
         ]
     return contract.final_targets(
         study, oc.study_block(config, study), evaluated_models(config, study)
-    )
+    ) + exposure_wf.targets(config, study)
 
 
 def final_targets(config: dict) -> list[str]:

@@ -51,7 +51,15 @@ class BaseBackend:
     #: spent, scheduled or accepted); everything else in the model's entry is identity, part of
     #: every cache key and job signature. Each backend adds its own (concurrency, timeouts...).
     operational_keys: frozenset[str] = frozenset(
-        {"id", "phi_safe", "resources", "threads", "max_failed_share", "max_cost_usd"}
+        {
+            "id",
+            "phi_safe",
+            "resources",
+            "threads",
+            "max_failed_share",
+            "max_cost_usd",
+            "training_cutoff",
+        }
     )
 
     #: keys of a model entry recorded as its decoding settings in provenance.json: the model

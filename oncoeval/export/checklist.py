@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import enabled_studies, judge_ids, study_evaluated_models, study_judges
+from ..exposure import facts as exposure_facts
 from ..report import tables
 from .items import resampling_unit
 
@@ -309,12 +310,15 @@ def entries(f: RunFacts) -> list[Entry]:
         AUTHORS,
         "The dates the source texts span are not in the data files the run reads.",
     )
+    cutoff_lines, cutoffs_known = exposure_facts.cutoffs(f.config.get("models") or [], evaluated)
     add(
         "TRIPOD-LLM",
         "6a",
         "LLM name, version and last date of training",
-        PARTLY,
-        model_answer + ". Each model's last date of training: for the authors.",
+        FILLED if cutoffs_known and evaluated else PARTLY,
+        model_answer
+        + ". The last date of training (training_cutoff) per model: "
+        + _join(cutoff_lines),
     )
     add(
         "TRIPOD-LLM",
@@ -424,12 +428,19 @@ def entries(f: RunFacts) -> list[Entry]:
         "The run uses the prompts as given; how they were tried and refined before: for "
         "the authors.",
     )
+    audit_lines, audited = exposure_facts.audit(f.results, f.studies)
     add(
         "MI-CLEAR-LLM",
         "6",
         "Independence of the test data from training data",
-        PARTLY,
-        data_answer + ". Whether a model saw these texts in training: for the authors.",
+        FILLED if audited and set(audited) == set(f.studies) else PARTLY,
+        data_answer
+        + ". Datasets public since: "
+        + _join(exposure_facts.releases(f.studies), "not documented")
+        + ". Training cutoffs: "
+        + _join(cutoff_lines)
+        + ". Exposure audit (docs/exposure.md; no evidence is not proof of absence): "
+        + _join(audit_lines, "not run (exposure.enabled is off)"),
     )
     return out
 

@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 
 import pandas as pd
 
+from ..exposure import FIGURE_CAPTION as EXPOSURE_FIGURE_CAPTION
 from ..studies import STUDIES
 from ..studies.contract import declared as study_declares
 from . import tables
@@ -54,6 +55,13 @@ DESCRIPTIONS = {
         for study in STUDIES
     },
     **{
+        (study, "exposure"): "Exposure audit per model and probe: the share of items whose probe "
+        "score (completion: ROUGE-L of the answer against the item's true rest; slot: exact "
+        "match of a masked word) is above the 95th percentile of the same probe on perturbed "
+        "copies of the items, and a verdict (docs/exposure.md)."
+        for study in STUDIES
+    },
+    **{
         (study, "leaderboard"): "Models ranked per headline measure with their values and "
         "intervals. standing: behind the leader (significant after adjustment), equivalent "
         "to it within the margin, or not separable from it at this n."
@@ -85,7 +93,10 @@ FIGURE_TABLES = {s: study_declares(s, "FIGURE_TABLES", {}) for s in STUDIES}
 FALLBACK_MARKS = ("plotted.", " study.", "one row per scored item.")
 # What each figure shows and how it was drawn (a study's FIGURE_CAPTIONS: figure name, or a
 # pattern such as ``roc_*``, -> caption; a figure may share its table's name).
-FIGURE_DESCRIPTIONS = {s: study_declares(s, "FIGURE_CAPTIONS", {}) for s in STUDIES}
+FIGURE_DESCRIPTIONS = {
+    s: {"exposure": EXPOSURE_FIGURE_CAPTION, **study_declares(s, "FIGURE_CAPTIONS", {})}
+    for s in STUDIES
+}
 UNIT_OVERRIDES = {
     **{(s, MODEL_CALLS): "none (counts)" for s in STUDIES},
     **{

@@ -21,8 +21,10 @@ from pathlib import Path
 import pandas as pd
 
 from .. import __version__
+from .. import config as oc
 from ..backends import backends, get_backend
 from ..config import STUDY_MODEL_KEYS
+from ..exposure import facts as exposure_facts
 from ..io import files_sha256
 from ..studies import contract
 from . import tables
@@ -116,6 +118,8 @@ def model_record(cfg: dict, root: Path) -> dict:
         "backend": cfg["backend"],
         "identity": backend.identity(cfg),
         "decoding": {k: cfg[k] for k in backend.decoding_keys if cfg.get(k) not in (None, {}, "")},
+        # The maker's stated training cutoff (descriptive, not identity; docs/exposure.md).
+        **({"training_cutoff": cfg["training_cutoff"]} if cfg.get("training_cutoff") else {}),
         **backend.provenance(cfg, root),
         **_staged(cfg, root),
     }
@@ -165,6 +169,8 @@ def provenance(config: dict, models: dict[str, dict], root=".") -> dict:
         "libraries": library_versions(),
         "seeds": seeds(config),
         "input_files_sha256": input_files(config, root),
+        # When each enabled study's published dataset became public (oncoeval.exposure).
+        "datasets_released": exposure_facts.released(oc.enabled_studies(config)),
     }
 
 

@@ -21,6 +21,7 @@ import pandas as pd
 import tabulate
 
 from ..compare import BEHIND, DESCRIPTIVE, LEADER
+from ..exposure.facts import warning as exposure_warning
 from ..failures import filtered
 from ..io import iter_jsonl
 from ..studies import STUDIES
@@ -95,7 +96,9 @@ def headline_rows(results: Path, studies) -> list[dict]:
             row = {
                 **base,
                 **counts,
-                "warnings": warnings_of(counts),
+                "warnings": "; ".join(
+                    w for w in (warnings_of(counts), exposure_warning(results, h.study, model)) if w
+                ),
                 "model": model,
                 "value": _cell(r[h.column]),
                 "ci_low": r.get(f"{h.column}_ci_low", float("nan")),

@@ -36,7 +36,10 @@ What ``workflow.py`` declares (read by name, generically, by ``oncoeval.config``
   its settings choose among them (provenance hashes those); ``new_tokens(block, requestset)``:
   the new tokens each request of a set still to be built asks for (``make estimate`` bounds a
   judge's answers by it; without it, by the block's largest ``*max_new_tokens`` setting). Each
-  is optional (a study without judges declares none).
+  is optional (a study without judges declares none). ``EXPOSURE``
+  (``oncoeval.exposure.source.ExposureSource``: the prepared items the exposure audit probes,
+  their id and text keys, the dataset's name and release date; its schema then has the
+  ``exposure`` block).
 """
 
 from __future__ import annotations

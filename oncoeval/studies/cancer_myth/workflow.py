@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ... import config as oc
 from ...errors import OncoEvalError
+from ...exposure.source import ExposureSource
 from ..contract import Answers, Headline, ItemScore, Resampling, ResultPaths, prompts_dir
 from .construct import check_inputs
 from .data import load_myths
@@ -110,6 +111,16 @@ REPORT_ENTRIES = {"construction": "construction"}
 PROMPTS = prompts_dir(paths.study)
 
 ITEMS = paths("items.jsonl")
+# The exposure audit's items (oncoeval.exposure): each question, named as the dataset is.
+# Released: the Cancer-Myth paper and dataset (Zhu et al.) have been public since April 2025.
+EXPOSURE = ExposureSource(
+    ITEMS,
+    "question_id",
+    "question",
+    "Cancer-Myth",
+    "patient question",
+    "2025-04 (Zhu et al., Cancer-Myth)",
+)
 MYTHS = paths("construction", "myths.jsonl")
 # Paired comparisons between models: the generic model_comparison table (rules/compare.smk).
 TABLES = ("pcs_pcr", "pcs_by_category", "pcs_by_generator", "jury_agreement")

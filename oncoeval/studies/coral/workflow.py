@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from ... import config as oc
+from ...exposure.source import ExposureSource
 from ..contract import Answers, Headline, ItemScore, Resampling, ResultPaths, prompts_dir
 
 paths = ResultPaths("coral")
@@ -144,6 +145,10 @@ def figure_name(panel: str, metric: str) -> str:
 
 # Intermediate files: inputs of later rules, not final targets.
 NOTES_ITEMS = paths("items", "notes.jsonl")
+# The exposure audit's items (oncoeval.exposure): each section of each note ({doc_id}:{section}).
+EXPOSURE = ExposureSource(
+    NOTES_ITEMS, "doc_id", "sections.*.text", "CORAL", "section of an oncology clinical note"
+)
 REQUESTS = paths.requests("extraction")
 PARSED = paths.parsed("{model}", "tsv")
 

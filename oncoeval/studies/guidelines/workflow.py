@@ -9,6 +9,7 @@ paths or input functions. Param helpers return only what a rule's output depends
 from __future__ import annotations
 
 from ... import config as oc
+from ...exposure.source import ExposureSource
 from ..contract import Answers, Headline, ItemScore, Resampling, ResultPaths, prompts_dir
 
 STUDY = "guidelines"
@@ -167,6 +168,10 @@ OUTPUTS_PREPARE = {
     "excluded": paths.prepared("excluded_labels.tsv"),
     **paths.tables("guideline_tree"),
 }
+# The exposure audit's items (oncoeval.exposure): each patient's note.
+EXPOSURE = ExposureSource(
+    OUTPUTS_PREPARE["notes"], "patient_id", "note", "CancerGUIDE", "patient note"
+)
 OUTPUTS_REQUESTS = {"rollouts": paths.requests("rollouts")}
 OUTPUTS_PARSE = {"rollouts": paths("rollouts", "{model}.tsv")}
 OUTPUTS_SCORE = {

@@ -8,6 +8,7 @@ and the judge: never the list of models, so adding a model reruns nothing old.
 
 from __future__ import annotations
 
+from ...exposure.source import ExposureSource
 from ..contract import Answers, Headline, ItemScore, Resampling, ResultPaths, prompts_dir
 
 paths = ResultPaths("side_effects")
@@ -111,6 +112,10 @@ PREPARED = {
     "reference": paths.prepared("reference.tsv"),
     "vocabulary": paths.prepared("vocabulary.txt"),
 }
+# The exposure audit's items (oncoeval.exposure): each profile's base text.
+EXPOSURE = ExposureSource(
+    PREPARED["profiles"], "profile_id", "base", "radiation side-effect profiles", "patient profile"
+)
 OUTPUTS_SCORE = {"scores": paths.scores("{model}"), "overlap": paths("overlap", "{model}.tsv")}
 OUTPUTS_AGGREGATE = {
     **paths.tables(*TABLES),

@@ -1,0 +1,13 @@
+"""A study's prepared items -> one exposure probe's request set (items and their controls)."""
+
+from oncoeval.exposure import stages
+from oncoeval.io import setup_script_logging
+
+setup_script_logging(snakemake.log[0])
+stages.probe_requests(
+    snakemake.input.prepared,
+    snakemake.input.template,
+    snakemake.output[0],
+    snakemake.wildcards.probe,
+    snakemake.params.settings,
+)

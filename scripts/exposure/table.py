@@ -1,0 +1,14 @@
+"""Every evaluated model's exposure item table -> the study's exposure table."""
+
+from oncoeval.exposure import stages
+from oncoeval.io import setup_script_logging
+
+setup_script_logging(snakemake.log[0])
+stages.exposure_table(
+    list(snakemake.input),
+    snakemake.params.models,
+    snakemake.params.probes,
+    snakemake.output.tsv,
+    snakemake.output.md,
+    snakemake.output.figure,
+)

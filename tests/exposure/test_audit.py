@@ -1,0 +1,88 @@
+"""Scoring by hand, the control distribution's percentile, the share flagged and the verdict."""
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from oncoeval.exposure import audit, scoring
+from oncoeval.records import Request, Response
+
+
+def test_rouge_l_and_longest_run_by_hand():
+    truth = "the cat sat on the mat"
+    # LCS "the cat sat on mat" = 5 of 6 tokens each side: P = R = F1 = 5/6
+    assert math.isclose(scoring.rouge_l("the cat sat on a mat", truth), 5 / 6)
+    # "the cat sat" is the longest shared run: 3 of the truth's 6 tokens
+    assert scoring.longest_run("x the cat sat", truth) == 0.5
+    assert scoring.rouge_l("", truth) == 0.0
+
+
+def test_slot_match_normalises_the_answer():
+    assert scoring.slot_match(' "Gleason".\nbecause', "Gleason") == 1.0
+    assert scoring.slot_match("Gleason score", "Gleason") == 0.0
+
+
+def test_control_threshold_is_the_finite_sample_95th_percentile():
+    # 21 controls 0..20: the ceil(0.95 * 22) = 21st smallest, their largest
+    assert audit.control_threshold(list(range(21))) == 20.0
+    # 40 controls: the ceil(0.95 * 41) = 39th smallest, i.e. 38; NaNs are not controls
+    assert audit.control_threshold([*range(40), np.nan]) == 38.0
+    # 18 controls: none is high enough
+    assert np.isnan(audit.control_threshold(list(range(18))))
+
+
+def _row(score, control):
+    return {"item_id": "i", "probe": "completion", "score": score, "control_score": control}
+
+
+def test_share_flagged_with_wilson_interval_and_verdict():
+    # controls 0.00..0.19 (20 items): the 20th smallest, 0.19; items 0.5 for 8 of them, 0.1 for 12
+    rows = pd.DataFrame(
+        [_row(0.5 if i < 8 else 0.1, i / 100) for i in range(20)], columns=audit.ITEM_COLUMNS
+    )
+    out = audit.summarise("m", "completion", rows)
+    assert out["control_p95"] == 0.19
+    assert out["flagged"] == 8 and out["share_flagged"] == 0.4
+    # Wilson, k=8, n=20, z=1.96: (0.4 + z²/40 ∓ z·sqrt(0.4·0.6/20 + z²/1600)) / (1 + z²/20)
+    z = 1.959963984540054
+    centre, half = 0.4 + z**2 / 40, z * math.sqrt(0.24 / 20 + z**2 / 1600)
+    assert math.isclose(out["share_flagged_ci_low"], (centre - half) / (1 + z**2 / 20))
+    assert out["verdict"] == "exposed"
+
+
+def test_no_evidence_and_not_testable():
+    # items 0.00, 0.05, ..., 1.00 against controls 0.00..0.19 and 0.30
+    same = pd.DataFrame(
+        [_row(i / 20, i / 100 if i < 20 else 0.3) for i in range(21)], columns=audit.ITEM_COLUMNS
+    )
+    out = audit.summarise("m", "completion", same)
+    # threshold: the 21st smallest control (0.3); items above it: 0.35..1.0 = 14 of 21
+    assert out["control_p95"] == 0.3 and out["flagged"] == 14 and out["verdict"] == "exposed"
+    equal = pd.DataFrame([_row(i / 20, i / 20) for i in range(20)], columns=audit.ITEM_COLUMNS)
+    out = audit.summarise("m", "completion", equal)
+    assert out["flagged"] == 0 and out["verdict"] == "no evidence"
+    few = pd.DataFrame([_row(1.0, 0.0)] * 18, columns=audit.ITEM_COLUMNS)
+    out = audit.summarise("m", "completion", few)
+    assert out["verdict"] == "not testable" and "needs 19" in out["reason"]
+
+
+def test_item_rows_pair_each_item_with_its_control_and_leave_failures_nan():
+    def req(rid, control, truth):
+        meta = {"item_id": "q1", "probe": "slot", "control": control, "truth": truth}
+        return Request(rid, [], {}, meta)
+
+    requests = [req("q1", False, "Gleason"), req("q1~control", True, "surgery")]
+    responses = {
+        "q1": Response("q1", "m", "gleason"),
+        "q1~control": Response("q1~control", "m", None, error="timeout"),
+    }
+    rows = audit.item_rows("slot", requests, responses)
+    assert rows["score"].tolist() == [1.0] and np.isnan(rows["control_score"].iloc[0])
+
+
+def test_table_says_the_likelihood_probe_was_not_run():
+    rows = pd.DataFrame([_row(0.1, 0.1)] * 6, columns=audit.ITEM_COLUMNS)
+    table = audit.exposure_table({"m": rows}, ["completion"])
+    last = table.iloc[-1]
+    assert last["probe"] == "likelihood" and last["reason"].startswith("not run: log-prob")
