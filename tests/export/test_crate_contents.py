@@ -48,6 +48,9 @@ def checkout(tmp_path) -> tuple[Path, dict]:
     for rel, text in files.items():
         (results / rel).parent.mkdir(parents=True, exist_ok=True)
         (results / rel).write_text(text)
+    # The run answered with its models (an export of a study with no answers is refused).
+    for mid in ("smollm2", "side-effects-reference-replay"):
+        (results / "side_effects" / "responses" / mid).mkdir(parents=True)
     _git(root, "init", "-q")
     _git(root, "add", "Snakefile", "config/config.yaml")
     config = run.load_config(REPO, [])
