@@ -109,17 +109,22 @@ def test_label_by_keyboard_and_mouse_reload_download_and_import(tmp_path):
     assert sorted(r["human_score"] for r in human) == [-1, 0, 1]
 
 
+# A config file given alone stands alone (oncoeval.export.run.load_config): the demo's first.
+DEMO = ["--configfile", "config/config.yaml"]
+
+
 def test_a_contains_phi_study_gets_no_page_unless_text_may_be_shown(tmp_path, capsys):
     root = judged_root(tmp_path)
     phi = tmp_path / "phi.yaml"
     phi.write_text("studies: {cancer_myth: {contains_phi: true}}\n")
     with pytest.raises(SystemExit, match="contains_phi is true"):
-        main(["page", "--root", str(root), "--configfile", str(phi)])
+        # The demo config with the PHI layer on top, as `make run CONFIG=` layers them
+        main(["page", "--root", str(root), *DEMO, "--configfile", str(phi)])
     assert not (root / "results" / "cancer_myth" / "review" / "page.html").exists()
     allowed = tmp_path / "allowed.yaml"
     allowed.write_text(
         "studies: {cancer_myth: {contains_phi: true}}\nreport: {include_phi_text: true}\n"
     )
-    assert main(["page", "--root", str(root), "--configfile", str(allowed)]) == 0
+    assert main(["page", "--root", str(root), *DEMO, "--configfile", str(allowed)]) == 0
     page = Path(root / "results" / "cancer_myth" / "review" / "page.html").read_text()
     assert "marked contains_phi" in page
