@@ -11,16 +11,14 @@ functions and params.
 
 from __future__ import annotations
 
-import importlib
 import itertools
-from types import ModuleType
 
 from oncoeval import backends
 from oncoeval import config as oc
 from oncoeval.credentials import redact_url
 from oncoeval.errors import ConfigError
 from oncoeval.exposure import workflow as exposure_wf
-from oncoeval.studies import contract
+from oncoeval.studies import contract, study_workflow  # noqa: F401 (re-exported)
 
 # The ad-hoc request sets (the config's `adhoc` key, rules/adhoc.smk): a study in file names and
 # wildcards, without a study package.
@@ -178,11 +176,6 @@ def final_targets(config: dict) -> list[str]:
                 f"results/{study}/tables/leaderboard.tsv",
             ]
     return targets + study_targets(config, ADHOC)
-
-
-def study_workflow(study: str) -> ModuleType:
-    """The study's rules-side module, ``oncoeval.studies.{study}.workflow``."""
-    return importlib.import_module(f"oncoeval.studies.{study}.workflow")
 
 
 def comparison_inputs(config: dict, study: str) -> dict:

@@ -9,7 +9,7 @@ dataset. Its schema has the ``exposure`` block (probes, n_items, seed, max_new_t
 from __future__ import annotations
 
 from .. import config as oc
-from ..studies import STUDIES
+from ..studies import STUDIES, study_workflow
 from ..studies.contract import ResultPaths, prompts_dir
 from .source import ExposureSource
 
@@ -19,8 +19,6 @@ REQUESTSET = "exposure_{probe}"
 
 def source(study: str) -> ExposureSource | None:
     """The study's declared ``EXPOSURE``, or None (a study that cannot be audited)."""
-    from ..workflow import study_workflow
-
     return getattr(study_workflow(study), "EXPOSURE", None)
 
 
