@@ -99,7 +99,11 @@ def test_make_run_against_failing_servers_prints_cures_not_tracebacks(tmp_path):
     assert "keyed / cancer_myth: 3 of 3 requests failed" in said
     # Snakemake's whole output stays in the log file the terminal names first and last.
     first = lines[0].removeprefix("Snakemake's full log: ")
-    assert first != lines[0] and lines[-2].endswith(first), lines[-3:]
+    assert first != lines[0] and lines[-3].endswith(first), lines[-3:]
+    # make's own line says the report was not updated (the previous one is not this run's).
+    assert (
+        lines[-2] == "make run: the run failed; the report (results/report.html) was not updated."
+    )
     full = (workdir / first).read_text()
     assert "localrule generate:" in full and "Traceback" not in full
     assert "[2/" in out and "jobs, " in out  # progress lines
