@@ -994,7 +994,7 @@ def notes(study: str, settings: CompareSettings, skipped, extra=(), measures=(),
         "reject. A difference with no spread gets a Wilson bound on G clusters instead of a "
         "point. Rows: every pair of evaluated models (replayed reference sets only where the "
         "config's evaluate lists them).",
-        f"Values ({level} intervals, leaderboard): chosen by each measure's declared kind and "
+        f"Intervals ({level}) of the leaderboard's values: chosen by each measure's declared kind and "
         "range, never by the values a sample holds: Wilson for a 0/1 share of independent "
         "units, else a Wilson-type score interval with the effective n of the cluster-robust SE "
         f"and a t quantile (setting comparisons.interval: {settings.interval}).",
