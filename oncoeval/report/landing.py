@@ -66,6 +66,18 @@ def read_tsv(path: Path) -> pd.DataFrame | None:
     return pd.read_csv(path, sep="\t") if path.exists() else None
 
 
+def short_standing(standing: str) -> str:
+    """A standing as the first screen's narrow column shows it ("not separable at this n",
+    "behind", "equivalent within ±0.05"); the caption under the table gives the criteria."""
+    for long, short in (
+        (" from the leader", ""),
+        (" to the leader", ""),
+        ("behind the leader", "behind"),
+    ):
+        standing = standing.replace(long, short)
+    return standing
+
+
 def standings(rows: pd.DataFrame, leaderboard: pd.DataFrame | None, measure: str) -> dict:
     """model -> its standing for one measure's rows: "leader", "behind the leader",
     "equivalent to the leader within ±delta" or "not separable from the leader at this n".
@@ -231,7 +243,7 @@ def table_html(frame: pd.DataFrame) -> str:
                     measure = _link(r["measure"], _relative(entry), open_entry_js(entry))
                 cells.append(f'<td rowspan="{span}">{measure}</td>')
             cells.append(f"<td class='name'>{html.escape(str(r['model']))}</td>")
-            cells.append(f"<td class='name'>{html.escape(r['standing'])}</td>")
+            cells.append(f"<td class='name'>{html.escape(short_standing(r['standing']))}</td>")
             cells.append(f"<td class='num'>{html.escape(r['value [95% CI]'])}</td>")
             cells.append(f"<td class='num'>{html.escape(r['n'])}</td>")
             cells.append(f"<td class='warn'>{html.escape(r['warnings'])}</td>")
