@@ -39,7 +39,7 @@ MODEL_CALLS = "model_calls"
 
 
 def results(*parts: str) -> str:
-    """``results/<parts...>``."""
+    """``results/<parts...>`` (``results("")``: the folder with its slash, ``results/``)."""
     return "/".join((RESULTS, *parts))
 
 
@@ -69,8 +69,9 @@ class ResultPaths:
     def requests(self, requestset: str) -> str:
         return self(REQUESTS, f"{requestset}.jsonl")
 
-    def responses(self, model: str, requestset: str | None = None) -> str:
-        """A model's answers to a request set, or (no set) its folder of answers."""
+    def responses(self, model: str = "", requestset: str = "") -> str:
+        """A model's answers to a request set; without a set, its folder of answers; without a
+        model, the study's folder of answers."""
         return self(RESPONSES, model, f"{requestset}.jsonl" if requestset else "")
 
     def parsed(self, model: str, suffix: str = "jsonl") -> str:
@@ -107,6 +108,10 @@ class ResultPaths:
         return "/".join(("logs", self.study, *parts)) + ".log"
 
 
+# Paths inside any study's folder, relative to it (``IN_STUDY.table(LEADERBOARD)``).
+IN_STUDY = ResultPaths("", relative=True)
+
+
 # The run's own files under results/.
 def summary(ext: str = "tsv") -> str:
     return results(f"summary.{ext}")
@@ -140,7 +145,3 @@ def weights_record(model: str) -> str:
 def checkpoint_manifest(name: str) -> str:
     """What the `convert_model` rule writes for a converted checkpoint."""
     return results(MODELS, f"{name}.json")
-
-
-def checklist(ext: str) -> str:
-    return results(f"reporting_checklist.{ext}")

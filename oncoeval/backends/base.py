@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from .. import layout
 from ..io import text_sha256
 from ..records import Request, Response
 from ..schema import fill_schema_defaults
@@ -29,7 +30,7 @@ def chat_template_hash(folder) -> str | None:
 def weights_record_path(model_id: str) -> str:
     """Where the `stage_weights` rule (oncoeval.weights) records a local model's weights; here,
     below the backends that name it as their jobs' input, so that neither imports the other."""
-    return f"results/models/weights/{model_id}.json"
+    return layout.weights_record(model_id)
 
 
 class BaseBackend:

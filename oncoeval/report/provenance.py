@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import __version__
+from .. import __version__, layout
 from .. import config as oc
 from ..backends import backends, get_backend
 from ..config import STUDY_MODEL_KEYS
@@ -76,7 +76,7 @@ def input_files(config, root: Path) -> dict[str, str]:
             for v in value:
                 visit(v)
         elif isinstance(value, str) and value and not value.startswith(("embedded:", "http")):
-            if (root / value).is_dir() and (value in ("results", ".") or "cache" in value):
+            if (root / value).is_dir() and (value in (layout.RESULTS, ".") or "cache" in value):
                 return  # outputs and caches, not inputs
             try:
                 out.update(files_sha256(value, root))

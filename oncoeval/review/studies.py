@@ -16,6 +16,7 @@ import pandas as pd
 from .. import config as oc
 from ..io import read_jsonl
 from ..judges.adjudication import blind_id
+from ..studies import study_workflow
 from ..studies.contract import prompts_dir
 from .plan import answer_hash
 
@@ -70,7 +71,7 @@ def cancer_myth_population(config: dict, root: Path) -> pd.DataFrame:
     answer_sha256, model, question_id and the text the page shows."""
     rows = []
     for model in _judged_models(config):
-        path = root / "results" / "cancer_myth" / "judged" / f"{model}.jsonl"
+        path = root / study_workflow("cancer_myth").OUTPUTS_PARSE["judged"].format(model=model)
         if not path.exists():
             raise SystemExit(f"{path}: missing; run the workflow first (make run)")
         for rec in read_jsonl(path):
@@ -96,7 +97,7 @@ def cancer_myth_population(config: dict, root: Path) -> pd.DataFrame:
 
 def cancer_myth_labels(root: Path):
     """(verifier verdict, human label is positive) of the validation answers scored so far."""
-    path = root / "results" / "cancer_myth" / "validation" / "verifier_pairs.tsv"
+    path = root / study_workflow("cancer_myth").OUTPUTS_JUDGE_AGREEMENT["verifier_pairs"]
     if not path.exists():
         return []
     df = pd.read_csv(path, sep="\t", keep_default_na=False)
