@@ -126,7 +126,7 @@ class RunFacts:
     def query_dates(self) -> dict[str, tuple[str, str]]:
         """Per model: the first and last write of its responses files (UTC dates)."""
         spans: dict[str, list[float]] = {}
-        for path in self.results.glob("*/responses/*/*.jsonl"):
+        for path in self.root.glob(ResultPaths("*").responses("*", "*")):
             spans.setdefault(path.parent.name, []).append(path.stat().st_mtime)
 
         def day(t):

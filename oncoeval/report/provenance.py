@@ -223,7 +223,7 @@ def provenance_page(record: dict, usage=()) -> str:
         "weights hash, decoding settings, tokens and cost (spent by this run's calls, and the "
         "recorded cost of answers read from the cache). Then the full record: identities, "
         "chat-template hashes, library versions, seeds and the sha256 of every input file, "
-        "also in <code>results/provenance.json</code>.</p>"
+        f"also in <code>{layout.PROVENANCE}</code>.</p>"
         + (tables.table_html(models, "models") if len(models) else "<p>No models.</p>")
         + "<h3>Full record</h3>"
         f"<pre>{html.escape(json.dumps(record, indent=2, sort_keys=True, default=str))}</pre>"

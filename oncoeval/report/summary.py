@@ -466,8 +466,9 @@ LEADERS_NOTE = (
     "excludes 0 after the Bonferroni adjustment over every pair of models on the study's "
     "primary measure), equivalent within the measure's margin (the interval lies inside it), "
     "or not separable at this n (neither); measures marked descriptive are not adjusted and "
-    "are not verdicts (results/{study}/tables/leaderboard.tsv). Detectable difference: the "
-    "true difference the decision made finds with 80% power at its n, or that no difference "
+    f"are not verdicts ({ResultPaths('{study}').table(layout.LEADERBOARD)}). Detectable "
+    "difference: the true difference the decision made finds with 80% power at its n, or "
+    "that no difference "
     "can be significant (docs/comparisons.md)."
 )
 
