@@ -60,12 +60,15 @@ def literal(node: ast.AST) -> str | None:
 
 
 def joined_folder(node: ast.AST) -> str | None:
-    """A folder's bare name joined into a path: ``root / "tables"``, ``os.path.join(r, "scores")``."""
+    """A folder's bare name joined into a path: ``root / "tables"``, ``os.path.join(r, "scores")``,
+    ``paths("exposure", ...)`` (a study's ResultPaths called with a folder the layout names)."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
         operands = [node.left, node.right]
     elif isinstance(node, ast.Call):
-        name = getattr(node.func, "attr", getattr(node.func, "id", ""))
-        operands = node.args if name in ("join", "joinpath", "Path", "PurePosixPath") else []
+        func = node.func.func if isinstance(node.func, ast.Call) else node.func
+        name = getattr(func, "attr", getattr(func, "id", ""))
+        joins = ("join", "joinpath", "Path", "PurePosixPath", "ResultPaths")
+        operands = node.args if name in joins or name.endswith("paths") else []
     else:
         return None
     for operand in operands:
@@ -87,7 +90,7 @@ def python_paths(source: str) -> list[tuple[int, str]]:
     for node in ast.walk(tree):
         folder = joined_folder(node)
         if folder:
-            found.append((node.lineno, f"... / {folder!r}"))
+            found.append((node.lineno, f"{folder!r} joined into a path"))
         if id(node) in skip or id(node) in inside_fstrings:
             continue
         text = literal(node)
@@ -98,12 +101,18 @@ def python_paths(source: str) -> list[tuple[int, str]]:
 
 def snakemake_paths(source: str) -> list[tuple[int, str]]:
     """String literals of a Snakefile or rules file (comments are not tokens' strings)."""
-    found = []
+    found, before = [], []
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type == tokenize.STRING:
             text = literal(ast.parse(token.string, mode="eval").body)
             if text is not None and is_results_path(text):
                 found.append((token.start[0], text))
+            # paths("tables", ...): a study's ResultPaths called with a folder the layout names
+            called = "".join(t.string for t in before[-2:])
+            if text in FOLDERS and called.endswith("paths("):
+                found.append((token.start[0], f"{text!r} joined into a path"))
+        if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
+            before.append(token)
     return found
 
 
@@ -128,6 +137,8 @@ def test_the_guard_sees_a_hand_built_path():
         'x = glob.glob(str(root / "*/responses/*/*.jsonl"))',
         'x = os.path.join(study_root, "scores")',
         'x = f"{study_root}/responses"',
+        'x = paths("tables", "extra.tsv")',
+        'x = ResultPaths(study)("exposure", f"{model}.tsv")',
         'x = f"no responses in results/ yet"',
     ]
     for line in caught:
@@ -143,6 +154,8 @@ def test_the_guard_sees_a_hand_built_path():
         assert not python_paths(line), line
     rules = 'rule r:\n    output:\n        "results/{study}/figures/x.png",  # results/ here\n'
     assert [text for _, text in snakemake_paths(rules)] == ["results/{study}/figures/x.png"]
+    rules = 'rule r:\n    output:\n        s_wf.paths("scores", "x.tsv"),\n        s_wf.paths("own", "x.tsv"),\n'
+    assert [text for _, text in snakemake_paths(rules)] == ["'scores' joined into a path"]
 
 
 def test_results_paths_are_built_by_the_layout_alone():

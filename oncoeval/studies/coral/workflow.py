@@ -163,7 +163,7 @@ OUTPUTS_AGGREGATE = {
     },
 }
 # The review sheet of one model's parsed outputs (the reviewer's: ``review_model``).
-REVIEW_SHEET = paths("review", "{reviewer}_sheet.xlsx")
+REVIEW_SHEET = paths.review("{reviewer}_sheet.xlsx")
 OUTPUTS_REVIEW = paths.tables("expert_review")
 # Every published output of the study, by name ({model}: one file per evaluated model).
 OUTPUTS = {
