@@ -7,9 +7,36 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from .. import failures
 from ..io import text_sha256
 from ..records import Request, Response
 from ..schema import fill_schema_defaults
+
+# Words of failed calls' errors that more than one backend writes.
+CONTENT_FILTERED = "content filtered by the provider"
+EMPTY_ANSWER = "empty answer"
+CAP_REACHED = "max_cost_usd reached"
+
+
+def no_text_failure(text: str | None, finish_reason: str | None) -> tuple[str, str] | None:
+    """(kind, error) of a reply that is no answer, or None when it is one; a rule shared by
+    every backend.
+
+    An answer that carries no text is a failed call, never a score: the provider's content
+    filter (``finish_reason`` ``content_filter``, with or without text) and a reply whose
+    content is null with no refusal. ``text`` is the reply's content (a refusal's text counts:
+    a refusal is an answer, kept with ``Response.refused`` set). An empty string with another
+    ``finish_reason`` is the model's own answer (it stopped at once; asked again it would stop
+    again) and stays an answer.
+    """
+    if finish_reason == "content_filter":
+        return failures.FILTER, (
+            f"{CONTENT_FILTERED} (finish_reason content_filter): the provider withheld or cut "
+            "the answer"
+        )
+    if text is None:
+        return failures.EMPTY, f"{EMPTY_ANSWER}: the reply had no text (content null, no refusal)"
+    return None
 
 
 def chat_template_hash(folder) -> str | None:

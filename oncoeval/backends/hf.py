@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .. import embedded
+from .. import embedded, failures
 from ..errors import ConfigError
 from ..io import encodable_messages, sha256_file, text_sha256
 from ..records import Request, Response
@@ -432,8 +432,13 @@ class Backend(LocalModelBackend):
         return self._constraints.for_params(request.params)
 
     def _error(self, request: Request, exc: Exception) -> Response:
+        # The model's own exception (out of memory, a CUDA error): no kind of its own.
         return Response(
-            request.request_id, self.model_id, None, error=f"{type(exc).__name__}: {exc}"
+            request.request_id,
+            self.model_id,
+            None,
+            error=f"{type(exc).__name__}: {exc}",
+            error_kind=failures.OTHER,
         )
 
     def close(self) -> None:

@@ -29,6 +29,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from .. import failures
 from ..errors import ConfigError
 from ..io import encodable_messages
 from ..records import REQUEST_MAX_NEW_TOKENS_UNSET, REQUEST_SEED_UNSET, Request, Response
@@ -219,8 +220,13 @@ class Backend(LocalModelBackend):
                 yield self._error(request, exc)
 
     def _error(self, request: Request, exc: Exception) -> Response:
+        # The model's own exception (out of memory, a CUDA error): no kind of its own.
         return Response(
-            request.request_id, self.model_id, None, error=f"{type(exc).__name__}: {exc}"
+            request.request_id,
+            self.model_id,
+            None,
+            error=f"{type(exc).__name__}: {exc}",
+            error_kind=failures.OTHER,
         )
 
     def close(self) -> None:
