@@ -28,6 +28,7 @@ CONFIG_SCHEMA = api_schema(
 class Backend(ApiBackend):
     name = "tiny_api"
     CONFIG_SCHEMA = CONFIG_SCHEMA
+    url_key = "url"  # named by the cures of failed calls
 
     def connect(self) -> None:
         self.url = self.cfg["url"].rstrip("/") + "/chat/completions"
