@@ -57,9 +57,9 @@ def _backend(model_cfg: dict):
 
 def _url(model_cfg: dict) -> tuple[str, str | None]:
     """(the key of the model entry that holds its server's URL, that URL), as its backend
-    names them (``base_url`` for an entry whose backend names none)."""
-    key = getattr(_backend(model_cfg), "url_key", None) or "base_url"
-    return key, model_cfg.get(key)
+    names them (``url_key``)."""
+    key = _backend(model_cfg).url_key
+    return (key, model_cfg.get(key)) if key else ("url", None)
 
 
 def cure(kind: str, model_cfg: dict) -> str:

@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from . import credentials, failures
 from .backends import get_backend
-from .backends.base import CAP_REACHED, LocalModelBackend
+from .backends.base import CAP_REACHED
 from .cache import RequestClaims, ResponseCache, cache_key
 from .errors import InputError, OncoEvalError
 from .failures import cures
@@ -251,7 +251,7 @@ def run_generate(
     generated = 0
     # A local model's engine is loaded by one job at a time (oncoeval.waves): a job that waited
     # for it finds what the holder answered in the cache.
-    local = issubclass(backend_cls, LocalModelBackend) and cache is not None
+    local = backend_cls.shares_engine and cache is not None
     lock = engine_lock(cache.folder) if todo and local else contextlib.nullcontext()
     with lock:
         if todo and local:

@@ -421,6 +421,7 @@ class ApiBackend(BaseBackend):
     """Base class of the API backends (see the module docstring)."""
 
     phi_safe_default = False  # requests leave the machine for the API's servers
+    deployment = "externally_managed"
     operational_keys = BaseBackend.operational_keys | {
         "concurrency",
         "timeout_s",
@@ -437,8 +438,6 @@ class ApiBackend(BaseBackend):
     transport_retries = False
     client_max_retry_after_s = 0.0
 
-    #: The key of a model entry that holds the server's URL (named by the cures of failed
-    #: calls, oncoeval.failures).
     url_key = "base_url"
 
     #: Pool threads per concurrency slot. Above 1, a request sleeping before a retry leaves its

@@ -65,6 +65,7 @@ class Backend(BaseBackend):
     phi_safe_default = True  # stored texts; nothing leaves the machine
     # Replay has no model to cache; each job's signature holds the digest of the file it reads.
     cacheable = False
+    replays = True
     input_keys = ("path",)  # the replayed answers are the run's inputs
     path_keys = input_keys
 
