@@ -422,7 +422,8 @@ class Backend(LocalModelBackend):
 
     def _constraint(self, request: Request):
         """The llguidance matcher of a shaped request (None otherwise); needs the own loop."""
-        from ..shapes import ConstraintFactory, shape_of
+        from ..shapes import shape_of
+        from .constraints import ConstraintFactory
 
         if shape_of(request.params) is None:
             return None

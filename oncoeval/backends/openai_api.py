@@ -13,7 +13,7 @@ Retry-After waits, rejected keys, price and spend cap, PHI default and resources
   ``_BoundedHttpClient``), so a retry that is sleeping does not hold one.
 - Reasoning models (``reasoning: true``) get no ``temperature``/``top_p`` and
   ``max_completion_tokens`` instead of ``max_tokens``.
-- A request with a ``response_shape`` is sent as structured output (oncoeval.shapes); a server
+- A request with a ``response_shape`` is sent as structured output (:func:`shape_fields`); a server
   that answers it with 400/422 is asked again without it, and the response records why in
   ``structured_fallback``.
 - A body that is not a chat completion (an HTML page with status 200) is a failure; a body cut
@@ -43,7 +43,7 @@ import zlib
 from .. import credentials, failures
 from ..io import encodable_messages
 from ..records import Request
-from ..shapes import SHAPE_PARAM, openai_fields
+from ..shapes import SHAPE_PARAM
 from . import batch
 from .api import (
     Answer,
@@ -144,6 +144,26 @@ def read_bounded(response, deadline: float, limit: int = MAX_BODY_BYTES) -> byte
     return bytes(body)
 
 
+def shape_fields(shape: dict) -> tuple[dict, dict]:
+    """(keyword arguments, extra body fields) of ``chat.completions.create`` for a response
+    shape (oncoeval.shapes): a JSON schema as ``response_format`` ``{"type": "json_schema",
+    ...}`` (Structured Outputs); a choice as ``structured_outputs: {"choice": [...]}`` in the
+    body, which vLLM's OpenAI-compatible server reads (OpenAI itself has no choice form and
+    refuses it)."""
+    if "choice" in shape:
+        return {}, {"structured_outputs": {"choice": list(shape["choice"])}}
+    return {
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {
+                "name": shape.get("name", "verdict"),
+                "schema": shape["json_schema"],
+                "strict": True,
+            },
+        }
+    }, {}
+
+
 def request_kwargs(request: Request, cfg: dict) -> dict:
     """Keyword arguments of ``chat.completions.create`` for one request.
 
@@ -172,7 +192,7 @@ def request_kwargs(request: Request, cfg: dict) -> dict:
             kwargs[name] = params.pop(name)
     shape = params.pop(SHAPE_PARAM, None)
     if shape is not None:
-        shaped, shaped_extra = openai_fields(shape)
+        shaped, shaped_extra = shape_fields(shape)
         kwargs.update(shaped)
         extra.update(shaped_extra)
     extra.update(params)

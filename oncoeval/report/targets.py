@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from oncoeval import config as oc
-from oncoeval.backends import get_backend
 from oncoeval import workflow as run_wf
+from oncoeval.backends import get_backend
 from oncoeval.report import catalog
 
 
