@@ -3,8 +3,8 @@ on the submitting host (logic: oncoeval.backends.weights)."""
 
 import json
 
-from oncoeval.io import atomic_write, setup_script_logging
 from oncoeval.backends.weights import stage
+from oncoeval.io import atomic_write, setup_script_logging
 
 log = setup_script_logging(snakemake.log[0])
 record = stage(dict(snakemake.params.model))
