@@ -12,6 +12,7 @@ from pathlib import Path
 
 from oncoeval import config as oc
 from oncoeval import workflow as run_wf
+from oncoeval.backends import get_backend
 from oncoeval.report import catalog
 
 
@@ -52,7 +53,7 @@ def replayed_in(config: dict, study: str) -> list[str]:
     return [
         m
         for m in oc.study_evaluated_models(config, study)
-        if models.get(m, {}).get("backend") == "replay"
+        if m in models and get_backend(models[m]["backend"]).replays
     ]
 
 
