@@ -51,7 +51,7 @@ def make_plan(root: Path, config: dict, study: str, settings: plan.PlanSettings)
     spec = studies.review_study(study)
     pop = spec.population(config, root)
     strata = sorted(pop["stratum"].unique())
-    shares = plan.stratum_positive_shares(strata, spec.positive, spec.collected_labels(root))
+    shares = plan.stratum_positive_shares(strata, spec.positive, spec.collected_labels(config, root))
     drawn = plan.draw(pop, shares, settings)
     sizes = pop.groupby("stratum").size().to_dict()
     table = plan.half_width_table(sizes, shares, settings)
@@ -84,10 +84,11 @@ def notices(config: dict, study: str, table: pd.DataFrame, settings: plan.PlanSe
     need = plan.labels_for(table, target)
     need_srs = plan.labels_for(table, target, "half_width_random")
     out = [
-        "The model's name and the judge's verdict are hidden. Label each answer on the scale "
-        "below; labels are kept in this browser only until you press Download labels and send "
-        "the file. Nothing leaves this machine otherwise.",
-        f"{n} answers, drawn at random within the judge's verdicts (review plan, fixed seed). "
+        f"The model's name and the {spec.judge}'s verdict are hidden. Label each {spec.unit} on "
+        "the scale below; labels are kept in this browser only until you press Download labels "
+        "and send the file. Nothing leaves this machine otherwise.",
+        f"{n} {spec.unit}s, drawn at random within the {spec.judge}'s verdicts (review plan, "
+        "fixed seed). "
         + (
             f"About {need} labels give the corrected rate (share of label {spec.positive}) an "
             f"expected half-width of {target:g}"

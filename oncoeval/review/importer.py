@@ -162,8 +162,9 @@ def run_import(
     labelled_per_stratum = pd.Series(
         [strata.loc[i, "stratum"] for i in final], dtype=object
     ).value_counts()
+    # A record of an item this import settles is replaced by the import's.
     carried = [
-        r for r in (spec.other_labels(config, root) if config else []) if r["id"] not in items
+        r for r in (spec.other_labels(config, root) if config else []) if r["id"] not in final
     ]
     records = list(carried)
     for item in order:
@@ -172,8 +173,8 @@ def run_import(
         h = strata.loc[item, "stratum"]
         p = labelled_per_stratum[h] / strata.loc[item, "n_stratum"]
         records.append(spec.human_record(items[item], final[item], p))
-    out = Path(out) if out else where / "human_scores.json"
-    out.write_text(json.dumps(records, indent=1, ensure_ascii=False), encoding="utf-8")
+    out = Path(out) if out else where / spec.labels_file
+    spec.write_labels(records, out)
     status = (
         plan_rows.groupby("stratum")
         .agg(n_stratum=("n_stratum", "first"), n_planned=("n_planned", "first"))

@@ -1,14 +1,13 @@
 """What each study's review needs: its scale and rubric wording, the judged answers the plan
 draws from, the labels already collected, and the human-label records an import writes.
 
-Only Cancer-Myth so far: its verifier's -1/0/1 verdicts on every evaluated model's answers.
+Cancer-Myth (its verifier's -1/0/1 verdicts on every evaluated model's answers) is declared
+here; the side-effect matcher in :mod:`.side_effects`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -18,36 +17,7 @@ from ..io import read_jsonl
 from ..judges.adjudication import blind_id
 from ..studies.contract import prompts_dir
 from .plan import answer_hash
-
-
-@dataclass(frozen=True)
-class ScaleOption:
-    value: int
-    wording: str
-
-
-@dataclass(frozen=True)
-class ReviewStudy:
-    """A study's review, declared once: what the page asks and shows, the labels' scale, and
-    how the plan and the import reach the study's files."""
-
-    name: str
-    title: str
-    question: str
-    # key -> heading of each field the page shows per item
-    fields: tuple[tuple[str, str], ...]
-    # the label whose share the plan narrows (Cancer-Myth's PCR counts score 1)
-    positive: int
-    scale: Callable[[], list[ScaleOption]]
-    # (config, root) -> the judged answers: item_id, stratum, answer_sha256, model, question_id
-    # and the fields
-    population: Callable[[dict, Path], pd.DataFrame]
-    # root -> (judge verdict, human label is positive) of the labels collected so far
-    collected_labels: Callable[[Path], list]
-    # (item, label, inclusion probability) -> one record of the study's human-label file
-    human_record: Callable[[dict, int, float], dict]
-    # (config, root) -> the labels of the study's human-label file that no plan drew
-    other_labels: Callable[[dict, Path], list[dict]]
+from .spec import ReviewStudy, ScaleOption
 
 
 def cancer_myth_scale() -> list[ScaleOption]:
@@ -94,7 +64,7 @@ def cancer_myth_population(config: dict, root: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def cancer_myth_labels(root: Path):
+def cancer_myth_labels(config: dict, root: Path):
     """(verifier verdict, human label is positive) of the validation answers scored so far."""
     path = root / "results" / "cancer_myth" / "validation" / "verifier_pairs.tsv"
     if not path.exists():
@@ -150,12 +120,16 @@ CANCER_MYTH = ReviewStudy(
     other_labels=cancer_myth_other_labels,
 )
 
-STUDIES = {"cancer_myth": CANCER_MYTH}
+def _registry() -> dict[str, ReviewStudy]:
+    from .side_effects import SIDE_EFFECTS
+
+    return {"cancer_myth": CANCER_MYTH, "side_effects": SIDE_EFFECTS}
 
 
 def review_study(name: str) -> ReviewStudy:
-    if name not in STUDIES:
+    studies = _registry()
+    if name not in studies:
         raise SystemExit(
-            f"review: no review page for study {name!r} (available: {', '.join(STUDIES)})"
+            f"review: no review page for study {name!r} (available: {', '.join(studies)})"
         )
-    return STUDIES[name]
+    return studies[name]
