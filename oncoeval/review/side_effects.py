@@ -14,8 +14,9 @@ The import writes a matcher validation file (the format of
 ``oncoeval.studies.side_effects.validation.read_validation``): the configured file's rows, a
 reviewed pair replacing the configured row of the same pair, then one row per settled pair
 (``lay``/yes or ``negative``/no, with its ``inclusion_probability``), and a ``term`` row for any
-reference term the file did not have. A wording the labels make the same as two terms breaks
-the file's one-term rule: its reviewed rows are left out and the import says so.
+reference term the file did not have. The file's rules hold: a configured row wording a new
+term as another term's wording, and a reviewed wording labelled the same as two terms, are
+left out, and the import says how many.
 """
 
 from __future__ import annotations
@@ -172,39 +173,34 @@ HEADER = (
 
 
 def write_labels(records: list[dict], out: Path) -> None:
-    """The validation TSV: ``records`` plus a term row for each new reference term; a reviewed
-    wording labelled the same as two terms is left out (logged)."""
-    df = pd.DataFrame(records, columns=["id", *COLUMNS])
+    """The validation TSV: ``records`` plus a term row for each new reference term. The
+    file's rules hold: a configured row that words a new term as another term's wording is
+    left out (a term is no wording of another), and so is a reviewed wording labelled the
+    same as two terms; the import says how many."""
+    df = pd.DataFrame(records, columns=["id", *COLUMNS]).fillna("")
     terms = set(df.loc[df["kind"] == "term", "reference"])
     new_terms = sorted(set(df["reference"]) - terms)
-    df = pd.concat(
-        [
-            df,
-            pd.DataFrame(
-                [
-                    {"prediction": t, "reference": t, "same": "yes", "kind": "term"}
-                    for t in new_terms
-                ],
-                columns=df.columns,
-            ),
-        ],
-        ignore_index=True,
-    )
-    yes = df[df["same"] == "yes"].groupby("prediction")["reference"].nunique()
-    twice = set(yes[yes > 1].index)
     reviewed = df["inclusion_probability"].astype(str) != ""
-    dropped = df[reviewed & df["prediction"].isin(twice)]
-    if len(dropped):
-        log.warning(
-            "left out %d reviewed pairs: labelled the same as two reference terms (%s)",
-            len(dropped),
-            ", ".join(sorted(set(dropped["prediction"]))),
-        )
-        print(
-            f"review-import: {len(dropped)} reviewed pairs left out: their wording is labelled "
-            f"the same side effect as two reference terms ({', '.join(sorted(twice))})"
-        )
-        df = df.drop(dropped.index)
+    left_out = df[~reviewed & df["prediction"].isin(new_terms)]
+    df = df.drop(left_out.index)
+    rows = [
+        {"id": "", "prediction": t, "reference": t, "same": "yes", "kind": "term",
+         "inclusion_probability": ""}
+        for t in new_terms
+    ]  # fmt: skip
+    df = pd.concat([df, pd.DataFrame(rows, columns=df.columns)], ignore_index=True)
+    reviewed = df["inclusion_probability"].astype(str) != ""
+    yes = df[df["same"] == "yes"].groupby("prediction")["reference"].nunique()
+    dropped = df[reviewed & df["prediction"].isin(set(yes[yes > 1].index))]
+    df = df.drop(dropped.index)
+    for what, gone in (
+        ("configured rows that word a new reference term as another term", left_out),
+        ("reviewed pairs whose wording is labelled the same as two reference terms", dropped),
+    ):
+        if len(gone):
+            names = ", ".join(sorted(set(gone["prediction"])))
+            log.warning("left out %d %s (%s)", len(gone), what, names)
+            print(f"review-import: left out {len(gone)} {what} ({names})")
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", encoding="utf-8") as fh:
         fh.write(HEADER)

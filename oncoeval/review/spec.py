@@ -52,5 +52,3 @@ class ReviewStudy:
     unit: str = "answer"
     # the judge whose verdicts make the strata, as the report names it
     judge: str = "verifier"
-
-

@@ -120,6 +120,7 @@ CANCER_MYTH = ReviewStudy(
     other_labels=cancer_myth_other_labels,
 )
 
+
 def _registry() -> dict[str, ReviewStudy]:
     from .side_effects import SIDE_EFFECTS
 
