@@ -209,6 +209,26 @@ def write_labels(records: list[dict], out: Path) -> None:
 
 COLUMNS = ["prediction", "reference", "same", "kind", "inclusion_probability"]
 
+
+def status(tables: dict) -> list[dict]:
+    """Each configured matcher's sensitivity and specificity for ``same`` = yes on the
+    validation pairs (tables/judge_per_class, written by the matcher validation rule)."""
+    from .studies import estimate_rows
+
+    path = tables.get("tables/judge_per_class.tsv")
+    if not path or not Path(path).exists():
+        return []
+    df = pd.read_csv(path, sep="\t", keep_default_na=False, dtype={"class": str})
+    df = df[df["class"] == "yes"].assign(label=lambda d: "matcher " + d["judge"].astype(str))
+    return estimate_rows(
+        df,
+        "label",
+        {"sensitivity": "sensitivity (same side effect)",
+         "specificity": "specificity (same side effect)"},
+        "n_class",
+    )  # fmt: skip
+
+
 SIDE_EFFECTS = ReviewStudy(
     name=STUDY,
     title="Side effects: does the listed side effect name the reference term?",
@@ -233,4 +253,6 @@ SIDE_EFFECTS = ReviewStudy(
     write_labels=write_labels,
     unit="pair",
     judge="matcher",
+    status_tables=("tables/judge_per_class.tsv",),
+    status_rows=status,
 )

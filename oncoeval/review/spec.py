@@ -52,3 +52,7 @@ class ReviewStudy:
     unit: str = "answer"
     # the judge whose verdicts make the strata, as the report names it
     judge: str = "verifier"
+    # the study's tables (under results/{study}/) whose rows the review status shows, and
+    # (table paths -> rows of part, row, value, ci_low, ci_high, n, note) reading them
+    status_tables: tuple[str, ...] = ()
+    status_rows: Callable[[dict], list[dict]] = lambda tables: []

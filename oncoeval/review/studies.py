@@ -118,6 +118,8 @@ CANCER_MYTH = ReviewStudy(
     collected_labels=cancer_myth_labels,
     human_record=cancer_myth_record,
     other_labels=cancer_myth_other_labels,
+    status_tables=("tables/pcs_pcr.tsv",),
+    status_rows=lambda tables: cancer_myth_status(tables),
 )
 
 
@@ -134,3 +136,46 @@ def review_study(name: str) -> ReviewStudy:
             f"review: no review page for study {name!r} (available: {', '.join(studies)})"
         )
     return studies[name]
+
+
+def _number(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def estimate_rows(df: pd.DataFrame, label: str, columns: dict, n_column: str = "n") -> list:
+    """Status rows of a table's estimates: for each row and ``columns`` (column -> what it is)
+    the value and its interval, or the reason a cell gives instead of a value."""
+    out = []
+    for _, r in df.iterrows():
+        for column, what in columns.items():
+            value = _number(r.get(column))
+            out.append(
+                {
+                    "part": "corrected" if "corrected" in column else "judge",
+                    "row": f"{r[label]}: {what}",
+                    "value": value,
+                    "ci_low": _number(r.get(f"{column}_ci_low")),
+                    "ci_high": _number(r.get(f"{column}_ci_high")),
+                    "n": r.get(n_column, ""),
+                    "note": "" if value is not None else str(r.get(column, "")),
+                }
+            )
+    return out
+
+
+def cancer_myth_status(tables: dict) -> list[dict]:
+    """The corrected PCS and PCR per model (their intervals resample the validation labels
+    too: oncoeval.judges.correction)."""
+    path = tables.get("tables/pcs_pcr.tsv")
+    if not path or not Path(path).exists():
+        return []
+    df = pd.read_csv(path, sep="\t", keep_default_na=False)
+    return estimate_rows(
+        df,
+        "model",
+        {"pcr_corrected": "PCR corrected for verifier error",
+         "pcs_corrected": "PCS corrected for verifier error"},
+    )  # fmt: skip
