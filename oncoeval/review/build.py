@@ -61,7 +61,8 @@ def make_plan(root: Path, config: dict, study: str, settings: plan.PlanSettings)
     where.mkdir(parents=True, exist_ok=True)
     drawn[plan.PLAN_COLUMNS].to_csv(where / "plan.tsv", sep="\t", index=False)
     table.to_csv(where / "half_width.tsv", sep="\t", index=False, float_format="%.4f")
-    keep = ["item_id", "model", "question_id", "answer_sha256"] + [f for f, _ in spec.fields]
+    keep = ["item_id", "model", "question_id", "answer_sha256"]
+    keep += [f for f, _ in spec.fields + spec.context]
     write_jsonl(where / "items.jsonl", drawn[keep].to_dict("records"))
     log.info("plan: %d answers of %d, by stratum %s", len(drawn), len(pop), sizes)
     return drawn, table, shares
@@ -135,7 +136,7 @@ def build(
     table = pd.read_csv(where / "half_width.tsv", sep="\t")
     shown = [
         {"item_id": i, "answer_sha256": items[i]["answer_sha256"]}
-        | {f: items[i][f] for f, _ in spec.fields}
+        | {f: items[i][f] for f, _ in spec.fields + spec.context}
         | ({"others": others[i]} if others and i in others else {})
         for i in drawn["item_id"]
         if mode == "label" or (others and i in others)
@@ -145,6 +146,7 @@ def build(
         "title": spec.title,
         "question": spec.question,
         "fields": [list(f) for f in spec.fields],
+        "context": [list(f) for f in spec.context],
         "scale": [{"value": o.value, "wording": o.wording} for o in spec.scale()],
         "items": shown,
         "notices": notices(config, study, table, settings, len(drawn)),

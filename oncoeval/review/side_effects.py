@@ -239,6 +239,8 @@ SIDE_EFFECTS = ReviewStudy(
     fields=(
         ("item", "Listed side effect (from the model's list)"),
         ("term", "Reference side effect (the clinician reference for this site)"),
+    ),
+    context=(
         ("list", "The model's whole list (\u25b6 marks the item)"),
         ("profile", "Patient profile the list answers"),
     ),

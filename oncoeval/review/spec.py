@@ -28,7 +28,7 @@ class ReviewStudy:
     name: str
     title: str
     question: str
-    # key -> heading of each field the page shows per item
+    # key -> heading of each field the page shows per item (above the scale)
     fields: tuple[tuple[str, str], ...]
     # the label whose share the plan narrows (Cancer-Myth's PCR counts score 1)
     positive: int
@@ -50,6 +50,9 @@ class ReviewStudy:
     write_labels: Callable[[list[dict], Path], None] = write_json_records
     # what one planned item is, for the page's and the summary's wording
     unit: str = "answer"
+    # key -> heading of the item's context, shown below the scale in scrolling boxes so that a
+    # long list or profile keeps the scale on the first screen
+    context: tuple[tuple[str, str], ...] = ()
     # the judge whose verdicts make the strata, as the report names it
     judge: str = "verifier"
     # the study's tables (under results/{study}/) whose rows the review status shows, and

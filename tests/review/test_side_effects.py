@@ -46,6 +46,10 @@ def _matches(lists):
 
 @pytest.fixture
 def matched(tmp_path):
+    return matched_root(tmp_path)
+
+
+def matched_root(tmp_path):
     """A run's matched side-effect lists of the demo config's two evaluated ids, and the
     repository's matcher validation file where the demo config names it."""
     root = tmp_path / "run"
