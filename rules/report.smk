@@ -84,7 +84,7 @@ rule report_figure:
 
 rule review_status:
     input:
-        unpack(lambda wc: review_status.inputs(wc.study)),
+        unpack(lambda wc: review_status.inputs(config, wc.study)),
     output:
         tsv=review_status.STATUS,
         md=review_status.STATUS_MD,

@@ -62,7 +62,7 @@ def make_plan(root: Path, config: dict, study: str, settings: plan.PlanSettings)
     drawn[plan.PLAN_COLUMNS].to_csv(where / "plan.tsv", sep="\t", index=False)
     table.to_csv(where / "half_width.tsv", sep="\t", index=False, float_format="%.4f")
     keep = ["item_id", "model", "question_id", "answer_sha256"]
-    keep += [f for f, _ in spec.fields + spec.context]
+    keep += [f for f, _ in spec.fields + spec.context] + list(spec.hidden)
     write_jsonl(where / "items.jsonl", drawn[keep].to_dict("records"))
     log.info("plan: %d answers of %d, by stratum %s", len(drawn), len(pop), sizes)
     return drawn, table, shares
@@ -93,7 +93,8 @@ def notices(config: dict, study: str, table: pd.DataFrame, settings: plan.PlanSe
         f"{n} {spec.unit}s, drawn at random within the {spec.judge}'s verdicts (review plan, "
         "fixed seed). "
         + (
-            f"About {need} labels give the corrected rate (share of label {spec.positive}) an "
+            f"About {need} labels give the corrected rate "
+            f"({spec.rate or f'share of label {spec.positive}'}) an "
             f"expected half-width of {target:g}"
             + (f"; a simple random sample would need {need_srs}." if need_srs else ".")
             if need

@@ -53,6 +53,10 @@ class ReviewStudy:
     # key -> heading of the item's context, shown below the scale in scrolling boxes so that a
     # long list or profile keeps the scale on the first screen
     context: tuple[tuple[str, str], ...] = ()
+    # keys items.jsonl keeps for the import that the page does not show
+    hidden: tuple[str, ...] = ()
+    # the rate the plan narrows, in the page's words ("" : the share of label ``positive``)
+    rate: str = ""
     # the judge whose verdicts make the strata, as the report names it
     judge: str = "verifier"
     # the study's tables (under results/{study}/) whose rows the review status shows, and

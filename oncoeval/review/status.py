@@ -47,16 +47,21 @@ def targets(config: dict, root: Path = Path(".")) -> list[str]:
     ]
 
 
-def inputs(study: str, root: Path = Path(".")) -> dict:
+def inputs(config: dict, study: str, root: Path = Path(".")) -> dict:
     """The rule's inputs: the plan, the last import's tables where there are any, and the
-    study's tables the status reads (``table_0``, ...)."""
+    study's tables the status reads (``table_0``, ...) that the run writes (the chooser's
+    validation only with its labels set)."""
+    from .. import workflow as run_wf
+
     where = f"results/{study}/review"
     out = {"plan": f"{where}/plan.tsv"}
     for name in ("status", "agreement"):
         if (root / where / f"{name}.tsv").exists():
             out[name] = f"{where}/{name}.tsv"
+    written = set(run_wf.study_targets(config, study))
     for k, table in enumerate(review_study(study).status_tables):
-        out[f"table_{k}"] = f"results/{study}/{table}"
+        if f"results/{study}/{table}" in written:
+            out[f"table_{k}"] = f"results/{study}/{table}"
     return out
 
 

@@ -124,9 +124,10 @@ CANCER_MYTH = ReviewStudy(
 
 
 def _registry() -> dict[str, ReviewStudy]:
+    from .guidelines import GUIDELINES
     from .side_effects import SIDE_EFFECTS
 
-    return {"cancer_myth": CANCER_MYTH, "side_effects": SIDE_EFFECTS}
+    return {"cancer_myth": CANCER_MYTH, "side_effects": SIDE_EFFECTS, "guidelines": GUIDELINES}
 
 
 def review_study(name: str) -> ReviewStudy:

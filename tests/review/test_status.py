@@ -46,7 +46,7 @@ def imported(tmp_path):
 def test_status_rows_labels_agreement_and_corrected_rates(imported, monkeypatch):
     root, a, b = imported
     monkeypatch.chdir(root)
-    files = status.inputs("cancer_myth")
+    files = status.inputs(load_config(root, []), "cancer_myth")
     assert set(files) == {"plan", "status", "agreement", "table_0"}
     table = status.status_table("cancer_myth", files)
     labels = table[table["part"] == "labels"]
