@@ -104,3 +104,17 @@ def test_a_contains_phi_guidelines_study_gets_no_review_page(benchmark, tmp_path
     with pytest.raises(SystemExit, match="contains_phi is true"):
         main([*args, "--configfile", "config/config.yaml", "--configfile", str(phi)])
     assert not benchmark.joinpath(*REVIEW, "page.html").exists()
+
+
+def test_a_chooser_label_off_its_scale_is_refused_naming_the_row(tmp_path):
+    from oncoeval.errors import InputError
+    from oncoeval.studies.guidelines.chooser_validation import read_labels
+
+    path = tmp_path / "cv.tsv"
+    path.write_text(
+        "item_id\ttarget_path\tother_path\thuman\n"
+        "s1|structured\troot -> a\troot -> b\ttarget\n"
+        "s2|structured\troot -> a\troot -> b\tmaybe\n"
+    )
+    with pytest.raises(InputError, match=r"row 3.*human must be target or other, not 'maybe'"):
+        read_labels(path)
