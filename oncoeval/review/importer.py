@@ -9,8 +9,10 @@ reviewers labelled: Cohen's kappa (scikit-learn) for two reviewers, Krippendorff
 ``disagreements.tsv`` and left out of the human labels until an adjudication file (the
 adjudicate page's download) settles them.
 
-Each labelled item enters ``human_scores.json`` with inclusion probability m_h / N_h: the
-labelled share of its stratum. The page shows the plan's answers in a random order, so the
+Each labelled item enters the study's human-label file (``ReviewStudy.labels_file``:
+Cancer-Myth's ``human_scores.json``, the side-effect matcher's ``matcher_validation.tsv``, the
+chooser's ``chooser_validation.tsv``) with inclusion probability m_h / N_h: the labelled share
+of its stratum. The page shows the plan's answers in a random order, so the
 labelled part of a stratum is a random part of it; items left out as unsettled disagreements
 are not (hard items disagree more), and the summary says how many there are.
 """
@@ -109,8 +111,8 @@ def run_import(
     root: Path, study: str, files: list, settings: BootstrapSettings, out=None, config=None
 ) -> dict:
     """Merge the label ``files`` into the study's human labels (``out``; default
-    ``results/{study}/review/human_scores.json``), carrying over the labels of the config's
-    human-label file that no plan drew (they stay out of the correction)."""
+    ``results/{study}/review/{labels_file}``), carrying over the labels of the config's
+    human-label file that this import does not settle."""
     if not files:
         raise SystemExit('review-import: no label files given (FILES="a.json b.json")')
     spec = studies.review_study(study)
