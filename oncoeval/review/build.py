@@ -148,7 +148,10 @@ def build(
         "question": spec.question,
         "fields": [list(f) for f in spec.fields],
         "context": [list(f) for f in spec.context],
-        "scale": [{"value": o.value, "wording": o.wording} for o in spec.scale()],
+        "scale": [
+            {"value": o.value, "wording": o.wording, "name": o.name or str(o.value)}
+            for o in spec.scale()
+        ],
         "items": shown,
         "notices": notices(config, study, table, settings, len(drawn)),
         "plan_id": plan_id(drawn),

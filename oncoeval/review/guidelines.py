@@ -34,8 +34,8 @@ COLUMNS = ["item_id", "target_path", "other_path", "human", "inclusion_probabili
 
 def scale() -> list[ScaleOption]:
     return [
-        ScaleOption(0, "Path A fits the note better."),
-        ScaleOption(1, "Path B fits the note better."),
+        ScaleOption(0, "Path A fits the note better.", "A"),
+        ScaleOption(1, "Path B fits the note better.", "B"),
     ]
 
 

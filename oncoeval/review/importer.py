@@ -206,13 +206,15 @@ def adjudication_page(root: Path, config: dict, study: str, files: list, reviewe
     """The page in adjudicate mode: only the items the reviewers' files disagree on, each with
     every reviewer's label shown."""
     drawn, _ = read_plan(root, study)
-    scale = [o.value for o in studies.review_study(study).scale()]
+    options = studies.review_study(study).scale()
+    scale = [o.value for o in options]
+    names = {o.value: o.name or str(o.value) for o in options}
     read = [read_labels(f, study, drawn, scale) for f in files]
     given: dict[str, list[str]] = {}
     values: dict[str, set] = {}
     for r in read:
         for item, (label, _) in r["labels"].items():
-            given.setdefault(item, []).append(f"{r['reviewer']}: {label}")
+            given.setdefault(item, []).append(f"{r['reviewer']}: {names[label]}")
             values.setdefault(item, set()).add(label)
     others = {i: "; ".join(given[i]) for i in given if len(values[i]) > 1}
     return build_page(root, config, study, reviewer, mode="adjudicate", others=others)

@@ -114,7 +114,7 @@ SCRIPT = r"""
     const b = document.createElement('button');
     b.type = 'button';
     const head = document.createElement('b');
-    head.textContent = '[' + (i + 1) + '] ' + opt.value;
+    head.textContent = '[' + (i + 1) + '] ' + (opt.name || opt.value);
     b.appendChild(head);
     b.appendChild(document.createTextNode(' ' + opt.wording));
     b.addEventListener('click', function () { choose(opt.value); });

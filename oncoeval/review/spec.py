@@ -18,6 +18,8 @@ def write_json_records(records: list[dict], out: Path) -> None:
 class ScaleOption:
     value: int
     wording: str
+    # what the page calls the label, where not its value (the chooser's "A" / "B")
+    name: str = ""
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 draws from, the labels already collected, and the human-label records an import writes.
 
 Cancer-Myth (its verifier's -1/0/1 verdicts on every evaluated model's answers) is declared
-here; the side-effect matcher in :mod:`.side_effects`.
+here; the side-effect matcher in :mod:`.side_effects`, CancerGUIDE's chooser in
+:mod:`.guidelines`.
 """
 
 from __future__ import annotations

@@ -58,6 +58,7 @@ def test_chooser_cases_plan_page_and_import_become_the_chooser_validation(benchm
     firsts = [it["path_a"].startswith("root -> t") for it in data["items"]]
     assert 0 < sum(firsts) < len(firsts)  # the target is Path A on some cases, Path B on others
     assert all(it["note"].startswith("Note ") for it in data["items"])
+    assert [(o["value"], o["name"]) for o in data["scale"]] == [(0, "A"), (1, "B")]
     # Truth: the target fits on even cases. The reviewer picks A (0) or B (1) accordingly.
     items = {r["item_id"]: r for r in map(json.loads, (where / "items.jsonl").open())}
     fits = {i: int(items[i]["case"][1:].split("|")[0]) % 2 == 0 for i in plan["item_id"]}
