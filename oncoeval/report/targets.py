@@ -26,6 +26,10 @@ def study_result_files(config: dict, rules) -> list[str]:
         if outputs & targets:
             paths |= outputs
     enabled = set(oc.enabled_studies(config))
+    # Where a study's clinician review stands, once `make review` drew its plan.
+    from oncoeval.review import status as review_status
+
+    paths |= set(review_status.targets(config))
     return sorted(p for p in paths if catalog.study_of(p) in enabled)
 
 
