@@ -126,7 +126,8 @@ export: setup
 publish: setup
 	$(BIN)/python -m oncoeval.export publish $(LAST_CONFIG_ARGS) $(LAST_ARGS)
 
-# Clinician review (docs/review.md) of the last run: `make review STUDY=cancer_myth REVIEWER=ann`
+# Clinician review (docs/review.md) of the last run (STUDY: cancer_myth, side_effects or
+# guidelines): `make review STUDY=cancer_myth REVIEWER=ann`
 # draws the review plan (kept once drawn) and writes results/{study}/review/page-ann.html;
 # ADJUDICATE="a.json b.json" writes the page of their disagreements instead;
 # `make review-import FILES="a.json b.json"` merges the reviewers' downloaded labels.

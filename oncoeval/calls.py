@@ -126,7 +126,7 @@ def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None)
                     "n_failed": sum(r.error is not None for r in responses),
                     "n_truncated": sum(r.finish_reason == "length" for r in responses),
                     "n_refused": sum(bool(r.refused) for r in responses),
-                    "n_filtered": sum(filtered(r.error) for r in responses),
+                    "n_filtered": sum(filtered(r) for r in responses),
                     "n_cached": sum(bool(r.cached) for r in responses),
                     "n_other_model": sum(bool(r.other_model) for r in responses),
                 }

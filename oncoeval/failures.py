@@ -1,152 +1,135 @@
 """What a failed model call is, and what cures it.
 
-Two rules, shared by every backend:
+A failed call's row (oncoeval.records.Response) carries ``error``, a sentence for people, and
+``error_kind``, one of :data:`KINDS`, set where the call failed: by the backend that made it
+(its transport knows a rejected key from a timeout; oncoeval.backends.api), or by the spend
+cap that refused it (oncoeval.generate). Nothing here reads an error's text.
 
-- An answer that carries no text is a failed call, never a score: the provider's content filter
-  (``finish_reason`` ``content_filter``, with or without text) and a reply whose content is null
-  with no refusal (:func:`no_text_problem`). A refusal is an answer: its text is kept (the
-  backend sets ``Response.refused``).
-- Every failure names its cure (:func:`cures`): the end-of-run report and a job that stops on
-  failed calls say what to do for the failure at hand, since a plain rerun cures only some.
+Every kind names its cure (:func:`cures`): the end-of-run report and a job that stops on failed
+calls say what to do for the failure at hand, since a plain rerun cures only some. A server that
+failed every call of a job is named as failing (:func:`server_failing_cure`), not called
+transient.
 """
 
 from __future__ import annotations
 
-import re
-
 from .credentials import redact_url
 
-CONTENT_FILTERED = "content filtered by the provider"
-EMPTY_ANSWER = "empty answer"
-CUT_BODY = "cut body"
-CAP_REACHED = "max_cost_usd reached"
-KEY_REJECTED = "not sent: the API rejected the key"
-# A reply no answer can be taken from: content of another type than text, an answer longer than
-# the request allows, a body over the size limit (oncoeval.backends.api, openai_api).
-BAD_REPLY = "BadReply"
-# The server answered a request with a redirect, which is never followed for a POST.
-REDIRECTED = "Redirected"
+# The kinds of failed calls (``Response.error_kind``).
+CAP = "cap"  # the spend cap (max_cost_usd) refused the call: nothing was sent
+KEY = "key"  # the API rejected the key (401/403), or the call was not sent after it did
+FILTER = "filter"  # the provider's content filter withheld the answer or refused the prompt
+EMPTY = "empty"  # a reply with no text (content null, no refusal)
+TIMEOUT = "timeout"  # no answer within timeout_s
+CONNECTION = "connection"  # the server could not be reached
+CUT_BODY = "cut_body"  # the answer was cut off in transit
+BAD_REPLY = "bad_reply"  # a reply no answer can be taken from (not text, too long, too large)
+REDIRECT = "redirect"  # the server redirected the POST (never followed)
+REPLAY = "replay"  # a replayed model has no stored answer for the request
+SERVER = "server"  # the server answered with an error (HTTP 5xx, 429...) after the retries
+OTHER = "other"  # anything else: a local model's exception, a backend that skipped a request
+KINDS = (
+    CAP,
+    KEY,
+    FILTER,
+    EMPTY,
+    TIMEOUT,
+    CONNECTION,
+    CUT_BODY,
+    BAD_REPLY,
+    REDIRECT,
+    REPLAY,
+    SERVER,
+    OTHER,
+)
 
 
-def no_text_problem(text: str | None, finish_reason: str | None) -> str | None:
-    """Why a reply is no answer (an error row's text), or None when it is one.
-
-    ``text`` is the reply's content (a refusal's text counts as content). An empty string with
-    another ``finish_reason`` is the model's own answer (it stopped at once; asked again it would
-    stop again) and stays an answer.
-    """
-    if finish_reason == "content_filter":
-        return (
-            f"{CONTENT_FILTERED} (finish_reason content_filter): the provider withheld or cut "
-            "the answer"
-        )
-    if text is None:
-        return f"{EMPTY_ANSWER}: the reply had no text (content null, no refusal)"
-    return None
-
-
-def filtered(error: str | None) -> bool:
+def filtered(response) -> bool:
     """Whether a call failed because the provider's content filter withheld the answer."""
-    return error is not None and failure_kind(error) == "filter"
+    return response.error is not None and response.error_kind == FILTER
 
 
-def failure_kind(error: str) -> str:
-    """The kind of a failed call's ``error``: cap, key, filter, connection, timeout, cut_body,
-    bad_reply, redirect, replay or transient (anything else: 429, 5xx, a server's own error)."""
-    if error.startswith(CAP_REACHED):
-        return "cap"
-    if error.startswith(
-        ("AuthenticationError", "PermissionDeniedError", f"RuntimeError: {KEY_REJECTED}")
-    ):
-        return "key"
-    if CONTENT_FILTERED in error:
-        return "filter"
-    if error.startswith(EMPTY_ANSWER):
-        return "empty"
-    if error.startswith("APITimeoutError"):
-        return "timeout"
-    if error.startswith("APIConnectionError"):
-        return "connection"
-    if error.startswith("CutBody"):
-        return "cut_body"
-    if error.startswith(BAD_REPLY):
-        return "bad_reply"
-    if error.startswith(REDIRECTED):
-        return "redirect"
-    if error.startswith("replay:"):
-        return "replay"
-    return "transient"
+def _backend(model_cfg: dict):
+    from .backends import get_backend
+
+    return get_backend(model_cfg["backend"])
+
+
+def _url(model_cfg: dict) -> tuple[str, str | None]:
+    """(the key of the model entry that holds its server's URL, that URL), as its backend
+    names them (``url_key``)."""
+    key = _backend(model_cfg).url_key
+    return (key, model_cfg.get(key)) if key else ("url", None)
 
 
 def cure(kind: str, model_cfg: dict) -> str:
     """What to do about failed calls of one kind, as a sentence naming the setting to change."""
     mid = model_cfg.get("id", "?")
-    if kind == "cap":
+    if kind == CAP:
         return (
             f"the spend cap stopped the calls: raise models[{mid}].max_cost_usd and rerun (the "
             "answers already paid for stay in the cache and are not asked again; a rerun with "
             "the same cap sends nothing)"
         )
-    if kind == "key":
+    if kind == KEY:
         # The backend knows where its key lives (its schema default, e.g. OPENAI_API_KEY).
-        from .backends import get_backend
-
-        backend = get_backend(model_cfg["backend"])
+        backend = _backend(model_cfg)
         var = backend.key_env(model_cfg) if hasattr(backend, "key_env") else "its key variable"
         return (
             f"the API refused the key: put a valid key in the environment variable {var} "
             f"(models[{mid}].api_key_env) and rerun; no call was scored"
         )
-    if kind == "filter":
+    if kind == FILTER:
         return (
             "the provider's content filter withheld the answers: a plain rerun asks them again, "
             "but a filtered prompt is usually filtered again; have the filter relaxed for this "
             "deployment, or accept them as unscored with max_failed_share"
         )
-    if kind == "empty":
+    if kind == EMPTY:
         return "the server sent replies without text: a plain rerun asks only them again"
-    if kind == "connection":
-        url = redact_url(model_cfg.get("base_url")) or "the provider's default URL"
+    if kind == CONNECTION:
+        key, url = _url(model_cfg)
+        url = redact_url(url) or "the provider's default URL"
         return (
-            f"the server could not be reached: check models[{mid}].base_url ({url}) and that "
+            f"the server could not be reached: check models[{mid}].{key} ({url}) and that "
             "the server is up, then rerun (only the failed requests are asked)"
         )
-    if kind == "timeout":
+    if kind == TIMEOUT:
         return (
             "the server did not answer in time: a plain rerun asks only the failed ones (raise "
             f"models[{mid}].timeout_s if it keeps happening)"
         )
-    if kind == "cut_body":
+    if kind == CUT_BODY:
         return "the server's answers were cut off in transit: a plain rerun asks only them again"
-    if kind == "bad_reply":
+    if kind == BAD_REPLY:
+        key, _ = _url(model_cfg)
         return (
             "the server's replies could not be taken as answers (not text, longer than "
             "max_new_tokens allows, or a body over the size limit; docs/reliability.md): check "
-            f"that models[{mid}].base_url is an OpenAI-compatible server that keeps to the "
+            f"that models[{mid}].{key} is an OpenAI-compatible server that keeps to the "
             "token cap; a plain rerun asks only the failed ones"
         )
-    if kind == "redirect":
+    if kind == REDIRECT:
+        key, _ = _url(model_cfg)
         return (
             "the server redirected the requests elsewhere (the error names where), and a "
-            f"redirect is never followed: if you trust that address, set models[{mid}].base_url "
+            f"redirect is never followed: if you trust that address, set models[{mid}].{key} "
             "to it and rerun"
         )
-    if kind == "replay":
+    if kind == REPLAY:
         return f"add the missing answers to models[{mid}].path (a replay makes no call)"
-    return "a transient failure: a plain rerun asks only the failed ones"
+    if kind == SERVER:
+        return "a transient failure: a plain rerun asks only the failed ones"
+    return "the calls failed (the job's log names why): a plain rerun asks only the failed ones"
 
 
-def http_statuses(errors) -> list[int]:
-    """The HTTP statuses that failed calls' errors name (the OpenAI client's "Error code: N")."""
-    found = (re.search(r"\bError code: (\d{3})\b", e or "") for e in errors)
-    return sorted({int(m.group(1)) for m in found if m})
-
-
-def server_failing_cure(errors, model_cfg: dict) -> str:
-    """The cure when every call failed the same transient way: the server, not luck."""
+def server_failing_cure(statuses, model_cfg: dict) -> str:
+    """The cure when every call failed with a server error: the server, not luck.
+    ``statuses`` are the HTTP statuses the failed calls got (None where none)."""
     mid = model_cfg.get("id", "?")
-    url = model_cfg.get("base_url") or "the provider's API"
-    statuses = http_statuses(errors)
+    _, url = _url(model_cfg)
+    url = url or "the provider's API"
+    statuses = sorted({s for s in statuses if s is not None})
     how = f" with {'/'.join(map(str, statuses))}" if statuses else ""
     return (
         f"every call to {url} failed{how}: check the server (its log, and that it serves "
@@ -154,15 +137,16 @@ def server_failing_cure(errors, model_cfg: dict) -> str:
     )
 
 
-def cures(errors, model_cfg: dict, calls: int | None = None) -> list[str]:
-    """One cure per kind of failure among ``errors``, in the order the kinds first appear.
+def cures(failed, model_cfg: dict, calls: int | None = None) -> list[str]:
+    """One cure per kind of failure among the ``failed`` responses, in the order the kinds
+    first appear.
 
-    ``calls`` is how many calls the job made: when every one failed and all of them with
-    transient errors (5xx, 429, a server's own error), the server is named as failing rather
-    than the failures called transient.
+    ``calls`` is how many calls the job made: when every one failed, all of them with a server
+    error (5xx, 429, a server's own error), the server is named as failing rather than the
+    failures called transient.
     """
-    errors = [e for e in errors if e]
-    kinds = list(dict.fromkeys(failure_kind(e) for e in errors))
-    if calls and len(errors) >= calls and kinds == ["transient"]:
-        return [server_failing_cure(errors, model_cfg)]
+    failed = [r for r in failed if r.error is not None]
+    kinds = list(dict.fromkeys(r.error_kind or OTHER for r in failed))
+    if calls and len(failed) >= calls and kinds == [SERVER]:
+        return [server_failing_cure([r.error_status for r in failed], model_cfg)]
     return [cure(kind, model_cfg) for kind in kinds]

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from . import credentials
+from . import credentials, failures
 from .backends import get_backend
-from .backends.base import LocalModelBackend
+from .backends.base import CAP_REACHED
 from .cache import RequestClaims, ResponseCache, cache_key
 from .errors import InputError, OncoEvalError
 from .failures import cures
@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 
 def cap_reason(spent: float, cap: float, estimated: int = 0) -> str:
-    reason = f"max_cost_usd reached: ${spent:.4f} spent on this model of its ${cap:.4f} cap"
+    reason = f"{CAP_REACHED}: ${spent:.4f} spent on this model of its ${cap:.4f} cap"
     if estimated:
         reason += (
             f" ({estimated} answers counted at their worst case: the server reports no usable "
@@ -110,7 +110,9 @@ class SpendCap:
                 log.warning("%s: %s; %d calls not made", self.model_id, reason, len(batch) - start)
                 for r in batch[start:]:
                     self.not_sent += 1
-                    yield Response(r.request_id, self.model_id, None, error=reason)
+                    yield Response(
+                        r.request_id, self.model_id, None, error=reason, error_kind=failures.CAP
+                    )
                 return
             for resp in call(batch[start : start + step]):
                 self.spent += resp.cost_usd or 0.0
@@ -174,7 +176,13 @@ class JobRequests:
         for r in self.prepared:
             resp = answers.get(self.keys[r.request_id])
             if resp is None:  # a backend that skipped a request is a bug; record it, never drop
-                resp = Response(r.request_id, model_id, None, error="backend returned no response")
+                resp = Response(
+                    r.request_id,
+                    model_id,
+                    None,
+                    error="backend returned no response",
+                    error_kind=failures.OTHER,
+                )
             # The cache keeps a lone surrogate as it came (escaped); the responses file, which
             # every later stage reads as text, carries U+FFFD in its place (oncoeval.io).
             text = None if resp.text is None else text_without_lone_surrogates(resp.text)
@@ -243,7 +251,7 @@ def run_generate(
     generated = 0
     # A local model's engine is loaded by one job at a time (oncoeval.waves): a job that waited
     # for it finds what the holder answered in the cache.
-    local = issubclass(backend_cls, LocalModelBackend) and cache is not None
+    local = backend_cls.shares_engine and cache is not None
     lock = engine_lock(cache.folder) if todo and local else contextlib.nullcontext()
     with lock:
         if todo and local:
@@ -368,9 +376,7 @@ def job_counts(job: JobRequests, ordered, model_cfg: dict, study: str, requestse
         "truncated": sum(r.finish_reason == "length" for r in ordered),
         "first_error": failed[0].error if failed else None,
         # What to do about them, one sentence per kind of failure (oncoeval.failures).
-        "cures": cures(
-            [r.error for r in failed], model_cfg, calls=sum(not r.cached for r in ordered)
-        ),
+        "cures": cures(failed, model_cfg, calls=sum(not r.cached for r in ordered)),
         "seconds": None,
         # What this job's own calls used (cached answers cost nothing now).
         **usage_totals([r for r in ordered if not r.cached]),

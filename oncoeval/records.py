@@ -6,12 +6,15 @@ Request sets are JSONL files, one request per line::
      "params": {"temperature": 0, "max_new_tokens": 256, "seed": 0}, "meta": {...}}
 
 Responses follow the output contract of DESIGN.md; ``meta`` is copied through from the request.
+A failed call's row adds ``error_kind`` (oncoeval.failures.KINDS), set where it failed, and
+``error_status``, the HTTP status a server failed it with; an answer's row has neither.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import asdict, dataclass, field
 
 from .errors import InputError
@@ -66,14 +69,53 @@ class Response:
     # The model the server says answered, and whether it is not the one asked for (backends.api).
     served_model: str | None = None
     other_model: bool = False
+    # What failed (oncoeval.failures.KINDS), set by the backend or the spend cap where it failed,
+    # and the HTTP status a server failed the call with. Written only on a failed call's row.
+    error_kind: str | None = None
+    error_status: int | None = None
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        row = asdict(self)
+        for name in ("error_kind", "error_status"):
+            if row[name] is None:  # an answer's row is as it was before kinds
+                del row[name]
+        return row
 
     @classmethod
     def from_dict(cls, row: dict) -> Response:
         known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in row.items() if k in known})
+        resp = cls(**{k: v for k, v in row.items() if k in known})
+        if resp.error is not None and "error_kind" not in row:
+            # A row written before failures had kinds: its kind read once, here, from its text.
+            resp.error_kind, resp.error_status = kind_of_old_error(resp.error)
+        return resp
+
+
+def kind_of_old_error(error: str) -> tuple[str, int | None]:
+    """(kind, HTTP status) of a failed call's ``error`` in a row written before rows carried
+    ``error_kind``: the message prefixes those versions wrote (frozen, as they were written;
+    the "Error code: N" of the openai client's status errors). New rows never come here."""
+    status = re.search(r"\bError code: (\d{3})\b", error)
+    prefixes = {
+        "max_cost_usd reached": "cap",
+        "AuthenticationError": "key",
+        "PermissionDeniedError": "key",
+        "RuntimeError: not sent: the API rejected the key": "key",
+        "empty answer": "empty",
+        "APITimeoutError": "timeout",
+        "APIConnectionError": "connection",
+        "CutBody": "cut_body",
+        "BadReply": "bad_reply",
+        "Redirected": "redirect",
+        "replay:": "replay",
+    }
+    if "content filtered by the provider" in error:
+        kind = "filter"
+    else:
+        kind = next((k for p, k in prefixes.items() if error.startswith(p)), None)
+    if kind is None:
+        kind = "server" if status else "other"
+    return kind, int(status.group(1)) if status and kind == "server" else None
 
 
 def verdict_problem(resp: Response | None) -> str | None:

@@ -1,5 +1,5 @@
 """The model store (``model_store`` in the config): GGUF conversions and the remembered hashes
-of weights files, shared by the ``hf`` backend and weights staging (oncoeval.weights)."""
+of weights files, shared by the ``hf`` backend and weights staging (oncoeval.backends.weights)."""
 
 from __future__ import annotations
 

@@ -180,7 +180,6 @@ def group_by_wave(workflow, depths: dict, model_cfg, rule: str = "generate") -> 
     ``resources.tokens_per_s`` would not fit its ``runtime``. Local runs (no submission)
     change nothing. Returns the group id per job."""
     from .backends import get_backend
-    from .backends.base import LocalModelBackend
     from .config import generate_resources
     from .report.estimate import RequestSets
 
@@ -195,7 +194,7 @@ def group_by_wave(workflow, depths: dict, model_cfg, rule: str = "generate") -> 
             continue
         model = job.wildcards.model
         cfgs.setdefault(model, model_cfg(model))
-        if issubclass(get_backend(cfgs[model]["backend"]), LocalModelBackend):
+        if get_backend(cfgs[model]["backend"]).shares_engine:
             waves[(model, depths[job])].append(job)
     if not waves:
         return {}

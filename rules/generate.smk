@@ -6,7 +6,8 @@
 import functools
 import re
 
-from oncoeval import backends, weights
+from oncoeval import backends
+from oncoeval.backends import weights
 
 # One scheduler resource of a `generate` job (oncoeval.workflow.generate_resource) for this run.
 generate_resource = functools.partial(run_wf.generate_resource, config, workflow)
@@ -56,7 +57,7 @@ rule generate:
 # cluster's login node: compute nodes are often offline) before any of its jobs: path, hub
 # revision, sha256 of the weights, tokenizer and chat template, which results/provenance.json
 # carries. A missing file or one that differs from the pinned revision fails the run here,
-# before any GPU job (oncoeval.weights). `on_disk` (a stat per file) reruns it when a file changes.
+# before any GPU job (oncoeval.backends.weights). `on_disk` (a stat per file) reruns it when a file changes.
 rule stage_weights:
     output:
         layout.weights_record("{model}"),

@@ -20,6 +20,7 @@ localrules:
     guidelines_synth_collect,
     guidelines_synth_choose_requests,
     guidelines_synth_benchmark,
+    guidelines_chooser_validation,
     guidelines_proxy_scores,
     guidelines_aggregate,
 
@@ -213,6 +214,22 @@ rule guidelines_synth_benchmark:
         synth=GUIDELINES["synthetic"],
     script:
         "../scripts/guidelines/synth_benchmark.py"
+
+
+rule guidelines_chooser_validation:
+    input:
+        benchmark=guidelines_wf.OUTPUTS_SYNTH_BENCHMARK["benchmark"],
+        labels=GUIDELINES["chooser_validation"] or [],
+    output:
+        **guidelines_wf.OUTPUTS_CHOOSER_VALIDATION,
+    log:
+        guidelines_wf.paths.log("chooser_validation"),
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        bootstrap=config["bootstrap"],
+    script:
+        "../scripts/guidelines/chooser_validation.py"
 
 
 # ---- proxies of one model, then everything across models

@@ -7,6 +7,7 @@
 from oncoeval.report import catalog as report_catalog
 from oncoeval.report import targets as report_targets
 from oncoeval.report.summary import print_run_end
+from oncoeval.review import status as review_status
 
 # A capped (limit=) or subset (only=) run says so in every caption and on the landing.
 RUN_SCOPE = report_catalog.config_scope(config)
@@ -23,6 +24,7 @@ localrules:
     report_compare,
     estimate_models,
     report_provenance,
+    review_status,
 
 
 wildcard_constraints:
@@ -78,6 +80,20 @@ rule report_figure:
         caption=lambda wc: report_targets.entry_caption(config, wc, "png", RUN_SCOPE),
     shell:
         "cp {input} {output} 2> {log}"
+
+
+rule review_status:
+    input:
+        unpack(lambda wc: review_status.inputs(config, wc.study)),
+    output:
+        tsv=review_status.STATUS,
+        md=review_status.STATUS_MD,
+    log:
+        "logs/review/{study}/status.log",
+    conda:
+        "../envs/cpu.yaml"
+    script:
+        "../scripts/review_status.py"
 
 
 rule report_summary:

@@ -1,10 +1,10 @@
 """Entry point of the `stage_weights` rule: one local model's weights, resolved and checked
-on the submitting host (logic: oncoeval.weights)."""
+on the submitting host (logic: oncoeval.backends.weights)."""
 
 import json
 
+from oncoeval.backends.weights import stage
 from oncoeval.io import atomic_write, setup_script_logging
-from oncoeval.weights import stage
 
 log = setup_script_logging(snakemake.log[0])
 record = stage(dict(snakemake.params.model))

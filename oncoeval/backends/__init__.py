@@ -17,9 +17,13 @@ every fact about its models:
   ``libraries`` (classmethods, attribute): what the estimate and results/provenance.json record.
 - ``config_problems(cfg) -> list[str]`` (classmethod): what stops a run before any job starts
   (a missing API key variable, quantization without CUDA), as sentences naming the key.
+- ``deployment``, ``open_weights``, ``replays``, ``shares_engine``, ``url_key`` (attributes):
+  what the export, the summary, the engine waves and the cures of failed calls ask of it
+  (``base.BaseBackend`` says what each means).
 - ``__init__(cfg, threads)``: load the model or client once per job.
 - ``generate(requests) -> Iterator[Response]``: answer requests, yielding each response as it
-  finishes (any order). A request that fails for good yields a Response with ``error`` set.
+  finishes (any order). A request that fails for good yields a Response with ``error`` set
+  and its ``error_kind`` (oncoeval.failures.KINDS), which picks the cure the user is told.
 
 Backends are looked up by name; their modules import no model library at import time, so that
 building the DAG never imports torch. Adding a backend means one module and one line in

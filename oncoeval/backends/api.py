@@ -6,7 +6,13 @@ adds the shared ones), and its ``Backend`` class implements:
 - ``connect()``: build the client, once per job (``self.key`` holds the API key);
 - ``send(request) -> Answer``: one exchange with the server;
 - ``failure(exc) -> Failure | None``: what an exception of its client means (an HTTP status,
-  the server's ``Retry-After``, a rejected key), None for anything else (a failed request).
+  the server's ``Retry-After``, a timeout or a lost connection), None for anything else.
+
+A failed call's row gets its kind here, where it failed (``Response.error_kind``;
+oncoeval.failures): from the ``Failure`` the transport names (401/403: ``key``, another status:
+``server``, else the transport's ``timeout``/``connection``/...), or from the ``CallFailed``
+raised (``BadReply``, ``CutBody``, a key already rejected, a wait too long); anything else is
+``other``.
 
 ``ApiBackend`` owns the rest, the same for every API:
 
@@ -50,11 +56,10 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
-from .. import credentials
+from .. import credentials, failures
 from ..errors import ConfigError
-from ..failures import BAD_REPLY, KEY_REJECTED, no_text_problem
 from ..records import Request, Response
-from .base import BaseBackend
+from .base import BaseBackend, no_text_failure
 
 log = logging.getLogger(__name__)
 
@@ -85,9 +90,34 @@ class Answer:
     served_model: str | None = None  # the model the server says answered (None: not said)
 
 
-class BadReply(RuntimeError):
+class CallFailed(RuntimeError):
+    """A call that failed in a way the backend names: ``kind`` (oncoeval.failures.KINDS) and
+    the HTTP ``status`` the server gave, if any, go into the failed call's row."""
+
+    kind = failures.OTHER
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+class BadReply(CallFailed):
     """A reply no answer can be taken from (its body too large, its content not text); its
-    name starts the failed call's error (oncoeval.failures.BAD_REPLY)."""
+    name starts the failed call's error."""
+
+    kind = failures.BAD_REPLY
+
+
+class KeyRejected(CallFailed):
+    """A request not sent because the API already rejected the key."""
+
+    kind = failures.KEY
+
+
+class WaitTooLong(CallFailed):
+    """The server asked to wait (Retry-After) longer than ``max_retry_after_s``."""
+
+    kind = failures.SERVER
 
 
 def message_text(content) -> str | None:
@@ -110,17 +140,36 @@ def message_text(content) -> str | None:
     raise BadReply(f"the reply's content is a {type(content).__name__}, not text: {content!r:.80}")
 
 
-class CutBody(RuntimeError):
+class CutBody(CallFailed):
     """A status-200 answer whose body ended before its JSON did, after the retries."""
+
+    kind = failures.CUT_BODY
 
 
 @dataclass
 class Failure:
-    """What a transport's exception means: ``status`` None for a timeout or lost connection."""
+    """What a transport's exception means: ``status`` None for a timeout or lost connection.
+
+    ``kind`` (oncoeval.failures.KINDS) is the transport's to name where the status does not
+    say it (``timeout``, ``cut_body``, ``filter``...); left None, it follows from the status:
+    401/403 (or ``rejected_key``) is ``key``, any other status ``server``, none ``connection``.
+    """
 
     status: int | None = None
     retry_after: float | None = None
     rejected_key: bool = False
+    kind: str | None = None
+
+    def __post_init__(self):
+        if self.status in (401, 403):
+            self.rejected_key = True
+        if self.kind is None:
+            if self.rejected_key:
+                self.kind = failures.KEY
+            elif self.status is not None:
+                self.kind = failures.SERVER
+            else:
+                self.kind = failures.CONNECTION
 
 
 def retry_after_s(headers) -> float | None:
@@ -205,7 +254,7 @@ def answer_problem(text: str | None, request: Request) -> str | None:
     if len(text) <= allowed:
         return None
     return (
-        f"{BAD_REPLY}: the answer has {len(text):,} characters, more than max_new_tokens={cap} "
+        f"{BadReply.__name__}: the answer has {len(text):,} characters, more than max_new_tokens={cap} "
         f"allows (at most {allowed:,}: {MAX_CHARS_PER_TOKEN} a token plus "
         f"{ANSWER_SLACK_CHARS:,}); the server did not keep to the token cap"
     )
@@ -372,6 +421,7 @@ class ApiBackend(BaseBackend):
     """Base class of the API backends (see the module docstring)."""
 
     phi_safe_default = False  # requests leave the machine for the API's servers
+    deployment = "externally_managed"
     operational_keys = BaseBackend.operational_keys | {
         "concurrency",
         "timeout_s",
@@ -387,6 +437,8 @@ class ApiBackend(BaseBackend):
     #: ``client_max_retry_after_s``, which such a client gives up on.
     transport_retries = False
     client_max_retry_after_s = 0.0
+
+    url_key = "base_url"
 
     #: Pool threads per concurrency slot. Above 1, a request sleeping before a retry leaves its
     #: slot to another request (the slots bound the exchanges); bench_api compares with 1.
@@ -499,7 +551,7 @@ class ApiBackend(BaseBackend):
 
     def _check_key(self) -> None:
         if self._rejected is not None:
-            raise RuntimeError(f"{KEY_REJECTED} ({self._rejected})")
+            raise KeyRejected(f"not sent: the API rejected the key ({self._rejected})")
 
     def _attempt(self, request: Request, retry: bool) -> Answer:
         if self.transport_retries:  # its client takes the slots, exchange by exchange
@@ -548,9 +600,10 @@ class ApiBackend(BaseBackend):
         """Seconds to wait before asking again, None to give up."""
         wait = failure.retry_after
         if wait is not None and wait > self.max_retry_after_s:
-            raise RuntimeError(
+            raise WaitTooLong(
                 f"{type(exc).__name__}: the server asked to wait {wait:.0f} s (Retry-After), "
-                f"beyond max_retry_after_s={self.max_retry_after_s:g}"
+                f"beyond max_retry_after_s={self.max_retry_after_s:g}",
+                failure.status,
             ) from exc
         if retries >= self.max_retries:
             return None
@@ -562,20 +615,32 @@ class ApiBackend(BaseBackend):
             return wait
         return min(8.0, 0.5 * 2**retries) * random.uniform(0.75, 1.0)  # noqa: S311 (jitter)
 
+    def failure_kind(self, exc: Exception) -> tuple[str, int | None]:
+        """(kind, HTTP status) of the exception a call failed with (oncoeval.failures)."""
+        if isinstance(exc, CallFailed):
+            return exc.kind, exc.status
+        failure = self.failure(exc)
+        if failure is not None:
+            return failure.kind, failure.status
+        return failures.OTHER, None
+
     def _call(self, request: Request) -> Response:
         started = time.perf_counter()
         try:
             answer = self.answer(request)
         except Exception as exc:  # one failed request must not stop the others
             message = self.scrub(self.describe(exc))
-            if KEY_REJECTED not in message:  # one line per refused key
+            if not isinstance(exc, KeyRejected):  # one line per refused key
                 log.warning("request %s failed for good: %s", request.request_id, message)
+            kind, status = self.failure_kind(exc)
             return Response(
                 request.request_id,
                 self.model_id,
                 None,
                 latency_s=round(time.perf_counter() - started, 4),
                 error=message,
+                error_kind=kind,
+                error_status=status,
             )
         return self.response_of(
             request, answer, self.price, round(time.perf_counter() - started, 4)
@@ -588,9 +653,10 @@ class ApiBackend(BaseBackend):
         calls and batch lines alike; ``price`` is the rate the call was paid at)."""
         # No text (filtered by the provider, or null content) is a failed call, never a score;
         # nor is an answer longer than the request allows.
-        problem = no_text_problem(answer.text, answer.finish_reason) or answer_problem(
-            answer.text, request
-        )
+        kind, problem = no_text_failure(answer.text, answer.finish_reason) or (None, None)
+        if problem is None:
+            problem = answer_problem(answer.text, request)
+            kind = failures.BAD_REPLY if problem else None
         if problem:
             log.warning("request %s failed: %s", request.request_id, problem)
         prompt, completion, usage_problem = reported_usage(answer, request)
@@ -621,6 +687,7 @@ class ApiBackend(BaseBackend):
             completion_tokens=completion,
             latency_s=latency_s,
             error=problem,
+            error_kind=kind,
             cost_usd=cost,
             structured_fallback=answer.structured_fallback,
             refused=answer.refused,

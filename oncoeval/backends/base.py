@@ -7,10 +7,36 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from .. import layout
+from .. import failures, layout
 from ..io import text_sha256
 from ..records import Request, Response
 from ..schema import fill_schema_defaults
+
+# Words of failed calls' errors that more than one backend writes.
+CONTENT_FILTERED = "content filtered by the provider"
+EMPTY_ANSWER = "empty answer"
+CAP_REACHED = "max_cost_usd reached"
+
+
+def no_text_failure(text: str | None, finish_reason: str | None) -> tuple[str, str] | None:
+    """(kind, error) of a reply that is no answer, or None when it is one; a rule shared by
+    every backend.
+
+    An answer that carries no text is a failed call, never a score: the provider's content
+    filter (``finish_reason`` ``content_filter``, with or without text) and a reply whose
+    content is null with no refusal. ``text`` is the reply's content (a refusal's text counts:
+    a refusal is an answer, kept with ``Response.refused`` set). An empty string with another
+    ``finish_reason`` is the model's own answer (it stopped at once; asked again it would stop
+    again) and stays an answer.
+    """
+    if finish_reason == "content_filter":
+        return failures.FILTER, (
+            f"{CONTENT_FILTERED} (finish_reason content_filter): the provider withheld or cut "
+            "the answer"
+        )
+    if text is None:
+        return failures.EMPTY, f"{EMPTY_ANSWER}: the reply had no text (content null, no refusal)"
+    return None
 
 
 def chat_template_hash(folder) -> str | None:
@@ -28,8 +54,8 @@ def chat_template_hash(folder) -> str | None:
 
 
 def weights_record_path(model_id: str) -> str:
-    """Where the `stage_weights` rule (oncoeval.weights) records a local model's weights; here,
-    below the backends that name it as their jobs' input, so that neither imports the other."""
+    """Where the `stage_weights` rule (.weights) records a local model's weights; here, in the
+    base of the backends that name it as their jobs' input, so that neither imports the other."""
     return layout.weights_record(model_id)
 
 
@@ -47,6 +73,26 @@ class BaseBackend:
     #: ``phi_safe`` of an entry that leaves it unset: True only for backends that keep the data
     #: on the machine.
     phi_safe_default = False
+
+    #: Where its models run, as exports record it (Every Eval Ever's ``deployment_type``):
+    #: "self_deployed" (on the job's machine) or "externally_managed" (a provider's API); None
+    #: when the backend cannot say (replayed answers came from anywhere).
+    deployment: str | None = None
+
+    #: Whether its models' weights are open files (a local model's), as exports record it.
+    open_weights = False
+
+    #: Whether its answers are read from files, not generated (replay): the summary marks such
+    #: models, and their answers bypass the cache (``cacheable``).
+    replays = False
+
+    #: Whether its engine is loaded by one job at a time, and answers the model's other request
+    #: sets while loaded (a local model; oncoeval.waves).
+    shares_engine = False
+
+    #: The key of a model entry that holds its server's URL (an API's ``base_url``), named by the
+    #: cures of failed calls (oncoeval.failures); None for a backend without one.
+    url_key: str | None = None
 
     #: model-config keys that never change a response (operational settings: what is allowed,
     #: spent, scheduled or accepted); everything else in the model's entry is identity, part of
@@ -216,6 +262,9 @@ class LocalModelBackend(BaseBackend):
     path_keys = ("path",)  # a local folder (or a hub id, left as it is)
 
     phi_safe_default = True  # the model runs on the job's machine
+    deployment = "self_deployed"
+    open_weights = True
+    shares_engine = True
 
     @classmethod
     def job_resources(cls, cfg: dict, machine: dict) -> dict:
@@ -239,7 +288,7 @@ class LocalModelBackend(BaseBackend):
 
     @classmethod
     def extra_inputs(cls, cfg: dict) -> list[str]:
-        # The weights, staged and checked once on the submitting host (oncoeval.weights).
+        # The weights, staged and checked once on the submitting host (.weights).
         return [weights_record_path(cfg["id"])]
 
     @classmethod

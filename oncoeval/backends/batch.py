@@ -43,10 +43,11 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..failures import CAP_REACHED
+from .. import failures
 from ..io import atomic_write, held_lock, json_line
 from ..records import Request, Response, spent_usd
-from .api import Answer, BadReply, cost_usd, message_text
+from .api import Answer, BadReply, Failure, cost_usd, message_text
+from .base import CAP_REACHED
 
 log = logging.getLogger(__name__)
 
@@ -347,7 +348,7 @@ class BatchJob:
                     f"{CAP_REACHED}: ${committed:.4f} spent or submitted on this model of its "
                     f"${float(self.cap):.4f} cap (batch price); not submitted"
                 )
-                capped.append((key, self._failed(key, reason, waiting)))
+                capped.append((key, self._failed(key, reason, waiting, failures.CAP)))
                 continue
             if budget is not None and queued > 0 and queued + tokens > budget:
                 break  # the rest waits until running batches end
@@ -471,7 +472,13 @@ class BatchJob:
             key = row.get("custom_id")
             answered.add(key)
             if key in waiting:
-                yield key, self._failed(key, f"batch line error: {line_error(row)}", waiting)
+                kind, status = line_failure(row)
+                yield (
+                    key,
+                    self._failed(
+                        key, f"batch line error: {line_error(row)}", waiting, kind, status
+                    ),
+                )
         code = error_code(batch)
         missing = [k for k in part["keys"] if k not in answered and k in waiting]
         if missing:
@@ -493,7 +500,12 @@ class BatchJob:
                 reason += f" ({code}: {error_message(batch)})" if code else ""
                 yield (
                     key,
-                    self._failed(key, f"{reason}; line unanswered after resubmissions", waiting),
+                    self._failed(
+                        key,
+                        f"{reason}; line unanswered after resubmissions",
+                        waiting,
+                        failures.SERVER,
+                    ),
                 )
         part["files"] = [f for f in (batch.output_file_id, batch.error_file_id) if f] + part[
             "files"
@@ -523,10 +535,19 @@ class BatchJob:
 
     # -- responses ----------------------------------------------------------------------------
 
-    def _failed(self, key: str, reason: str, waiting: dict) -> Response:
+    def _failed(
+        self, key: str, reason: str, waiting: dict, kind: str, status: int | None = None
+    ) -> Response:
         request = waiting.pop(key)
         log.warning("request %s failed: %s", request.request_id, reason)
-        return Response(request.request_id, self.cfg["id"], None, error=self.backend.scrub(reason))
+        return Response(
+            request.request_id,
+            self.cfg["id"],
+            None,
+            error=self.backend.scrub(reason),
+            error_kind=kind,
+            error_status=status,
+        )
 
     def _response(self, key: str, row: dict, waiting: dict) -> Response:
         """A cache row from one answered line, checked as a synchronous answer is
@@ -539,7 +560,13 @@ class BatchJob:
             text = message_text(message.get("content"))
         except BadReply as exc:
             log.warning("request %s failed: BadReply: %s", request.request_id, exc)
-            return Response(request.request_id, self.cfg["id"], None, error=f"BadReply: {exc}")
+            return Response(
+                request.request_id,
+                self.cfg["id"],
+                None,
+                error=f"BadReply: {exc}",
+                error_kind=failures.BAD_REPLY,
+            )
         refusal = message.get("refusal")
         refused = text is None and isinstance(refusal, str) and bool(refusal)
         if refused:
@@ -565,6 +592,15 @@ def error_code(batch) -> str | None:
 def error_message(batch) -> str:
     data = getattr(batch.errors, "data", None) or []
     return str(getattr(data[0], "message", "")) if data else ""
+
+
+def line_failure(row: dict) -> tuple[str, int | None]:
+    """(kind, HTTP status) of one line of a batch's error file (a 401 is the key's, as in a
+    synchronous call; any other, or none, the server's)."""
+    status = (row.get("response") or {}).get("status_code")
+    if isinstance(status, int) and not isinstance(status, bool):
+        return Failure(status).kind, status
+    return failures.SERVER, None
 
 
 def line_error(row: dict) -> str:

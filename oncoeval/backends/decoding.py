@@ -76,7 +76,7 @@ class Job:
     text: str | None = None
     started: float = 0.0
     ended: float = 0.0
-    constraint: object = None  # oncoeval.shapes.TokenConstraint, for shaped requests
+    constraint: object = None  # .constraints.TokenConstraint, for shaped requests
 
 
 class _SlotLayer(DynamicLayer):
@@ -357,7 +357,7 @@ class DecodeLoop:
             penalty = state.penalty if index is None else state.penalty[index]
             logits = _apply_penalty(logits, seen, penalty[:, None])
         if any(job is not None and job.constraint is not None for job in jobs):
-            from ..shapes import constrain_rows
+            from .constraints import constrain_rows
 
             constrain_rows(logits, jobs)
         chosen = logits.argmax(dim=-1)

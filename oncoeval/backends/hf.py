@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .. import embedded, layout
+from .. import embedded, failures, layout
 from ..errors import ConfigError
 from ..io import encodable_messages, sha256_file, text_sha256
 from ..records import Request, Response
@@ -422,7 +422,8 @@ class Backend(LocalModelBackend):
 
     def _constraint(self, request: Request):
         """The llguidance matcher of a shaped request (None otherwise); needs the own loop."""
-        from ..shapes import ConstraintFactory, shape_of
+        from ..shapes import shape_of
+        from .constraints import ConstraintFactory
 
         if shape_of(request.params) is None:
             return None
@@ -432,8 +433,13 @@ class Backend(LocalModelBackend):
         return self._constraints.for_params(request.params)
 
     def _error(self, request: Request, exc: Exception) -> Response:
+        # The model's own exception (out of memory, a CUDA error): no kind of its own.
         return Response(
-            request.request_id, self.model_id, None, error=f"{type(exc).__name__}: {exc}"
+            request.request_id,
+            self.model_id,
+            None,
+            error=f"{type(exc).__name__}: {exc}",
+            error_kind=failures.OTHER,
         )
 
     def close(self) -> None:

@@ -13,7 +13,7 @@ Retry-After waits, rejected keys, price and spend cap, PHI default and resources
   ``_BoundedHttpClient``), so a retry that is sleeping does not hold one.
 - Reasoning models (``reasoning: true``) get no ``temperature``/``top_p`` and
   ``max_completion_tokens`` instead of ``max_tokens``.
-- A request with a ``response_shape`` is sent as structured output (oncoeval.shapes); a server
+- A request with a ``response_shape`` is sent as structured output (:func:`shape_fields`); a server
   that answers it with 400/422 is asked again without it, and the response records why in
   ``structured_fallback``.
 - A body that is not a chat completion (an HTML page with status 200) is a failure; a body cut
@@ -40,16 +40,16 @@ import time
 import urllib.parse
 import zlib
 
-from .. import credentials
-from ..failures import CONTENT_FILTERED
+from .. import credentials, failures
 from ..io import encodable_messages
 from ..records import Request
-from ..shapes import SHAPE_PARAM, openai_fields
+from ..shapes import SHAPE_PARAM
 from . import batch
 from .api import (
     Answer,
     ApiBackend,
     BadReply,
+    CallFailed,
     Failure,
     Slots,
     api_schema,
@@ -57,6 +57,7 @@ from .api import (
     message_text,
     retry_after_s,
 )
+from .base import CONTENT_FILTERED
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +75,10 @@ OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 _INFLATE = {"gzip": 47, "x-gzip": 47, "deflate": 47}
 
 
-class Redirected(RuntimeError):
-    """The server answered a POST with a redirect, which is not followed
-    (oncoeval.failures.REDIRECTED)."""
+class Redirected(CallFailed):
+    """The server answered a POST with a redirect, which is not followed."""
+
+    kind = failures.REDIRECT
 
 
 def configured_base_url(cfg: dict, env=None) -> str:
@@ -142,6 +144,26 @@ def read_bounded(response, deadline: float, limit: int = MAX_BODY_BYTES) -> byte
     return bytes(body)
 
 
+def shape_fields(shape: dict) -> tuple[dict, dict]:
+    """(keyword arguments, extra body fields) of ``chat.completions.create`` for a response
+    shape (oncoeval.shapes): a JSON schema as ``response_format`` ``{"type": "json_schema",
+    ...}`` (Structured Outputs); a choice as ``structured_outputs: {"choice": [...]}`` in the
+    body, which vLLM's OpenAI-compatible server reads (OpenAI itself has no choice form and
+    refuses it)."""
+    if "choice" in shape:
+        return {}, {"structured_outputs": {"choice": list(shape["choice"])}}
+    return {
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {
+                "name": shape.get("name", "verdict"),
+                "schema": shape["json_schema"],
+                "strict": True,
+            },
+        }
+    }, {}
+
+
 def request_kwargs(request: Request, cfg: dict) -> dict:
     """Keyword arguments of ``chat.completions.create`` for one request.
 
@@ -170,7 +192,7 @@ def request_kwargs(request: Request, cfg: dict) -> dict:
             kwargs[name] = params.pop(name)
     shape = params.pop(SHAPE_PARAM, None)
     if shape is not None:
-        shaped, shaped_extra = openai_fields(shape)
+        shaped, shaped_extra = shape_fields(shape)
         kwargs.update(shaped)
         extra.update(shaped_extra)
     extra.update(params)
@@ -184,6 +206,11 @@ def cut_in_transit(cause) -> bool:
     HTTP library raises a ``RemoteProtocolError``; matched by name, as the SDK's httpx may be a
     renamed fork)."""
     return type(cause).__name__ == "RemoteProtocolError" and "complete message body" in str(cause)
+
+
+def content_filtered(exc) -> bool:
+    """Whether a 400 is the provider's content filter refusing the prompt."""
+    return getattr(exc, "code", None) in ("content_filter", "content_policy_violation")
 
 
 def _bounded_client_class():
@@ -412,10 +439,7 @@ class Backend(ApiBackend):
                 return f"{text}{detail} after timeout_s={self.timeout_s:g}"
             detail = f" ({type(cause).__name__}: {cause})" if cause else ""
             return f"{text} could not reach base_url {self.client.base_url}{detail}"
-        if isinstance(exc, openai.BadRequestError) and getattr(exc, "code", None) in (
-            "content_filter",
-            "content_policy_violation",
-        ):
+        if isinstance(exc, openai.BadRequestError) and content_filtered(exc):
             return f"{text} ({CONTENT_FILTERED}: the prompt was refused)"
         return text
 
@@ -424,8 +448,16 @@ class Backend(ApiBackend):
 
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             return Failure(exc.status_code, rejected_key=True)
+        if isinstance(exc, openai.BadRequestError) and content_filtered(exc):
+            return Failure(exc.status_code, kind=failures.FILTER)
         if isinstance(exc, openai.APIStatusError):
             return Failure(exc.status_code, retry_after_s(exc.response.headers))
+        if isinstance(exc, openai.APIConnectionError):  # the client retried it already
+            if cut_in_transit(exc.__cause__):
+                return Failure(kind=failures.CUT_BODY)
+            if isinstance(exc, openai.APITimeoutError):
+                return Failure(kind=failures.TIMEOUT)
+            return Failure(kind=failures.CONNECTION)
         return None
 
     def answer(self, request: Request) -> Answer:
@@ -450,13 +482,13 @@ class Backend(ApiBackend):
 
         completion = self.client.chat.completions.create(**request_kwargs(request, self.cfg))
         if not isinstance(completion, openai.types.chat.ChatCompletion):
-            raise ValueError(
+            raise BadReply(
                 f"the server at {self.client.base_url} answered with a body that is not a "
                 f"chat completion (status 200, starts {str(completion)[:80]!r}); is base_url "
                 "the OpenAI-compatible API (often ending in /v1)?"
             )
         if not completion.choices:
-            raise ValueError("the server returned no choices")
+            raise BadReply("the server returned no choices")
         choice = completion.choices[0]
         text = message_text(choice.message.content)
         refusal = getattr(choice.message, "refusal", None)

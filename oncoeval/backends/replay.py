@@ -16,12 +16,12 @@ import functools
 from collections.abc import Iterator
 from pathlib import Path
 
+from .. import failures
 from ..cache import canonical_json
 from ..errors import ConfigError, InputError
-from ..failures import no_text_problem
 from ..io import files_sha256, iter_jsonl_lines, sha256_file
 from ..records import Request, Response
-from .base import BaseBackend
+from .base import BaseBackend, no_text_failure
 
 
 @functools.lru_cache(maxsize=4096)
@@ -65,6 +65,7 @@ class Backend(BaseBackend):
     phi_safe_default = True  # stored texts; nothing leaves the machine
     # Replay has no model to cache; each job's signature holds the digest of the file it reads.
     cacheable = False
+    replays = True
     input_keys = ("path",)  # the replayed answers are the run's inputs
     path_keys = input_keys
 
@@ -157,11 +158,12 @@ class Backend(BaseBackend):
                     self.model_id,
                     None,
                     error=f"replay: no stored text for this request in {where}",
+                    error_kind=failures.REPLAY,
                 )
                 continue
             finish = row.get("finish_reason", "stop")
-            # A stored reply the provider filtered is no answer (oncoeval.failures).
-            problem = no_text_problem(row["text"], finish)
+            # A stored reply the provider filtered is no answer (base.no_text_failure).
+            kind, problem = no_text_failure(row["text"], finish) or (None, None)
             yield Response(
                 request.request_id,
                 self.model_id,
@@ -171,5 +173,6 @@ class Backend(BaseBackend):
                 completion_tokens=row.get("completion_tokens"),
                 latency_s=0.0,
                 error=f"replay: {problem}" if problem else None,
+                error_kind=kind,
                 refused=bool(row.get("refused", False)),
             )

@@ -12,7 +12,7 @@ builds anywhere.
 - Every request carries its own ``SamplingParams``: greedy unless it samples, and a sampled
   request passes its ``seed`` to vLLM's per-request generator, so its draw does not depend on the
   batch it lands in; a request with a ``response_shape`` gets vLLM's structured outputs
-  (oncoeval.shapes).
+  (:func:`shape_kwargs`).
 - All of a job's requests are queued in the engine at once and the engine is stepped until they
   are done, which is what ``LLM.generate`` does inside; but every answer is handed back (and
   cached by the job) the step it finishes, so a killed job loses only the requests in flight,
@@ -29,10 +29,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from .. import failures
 from ..errors import ConfigError
 from ..io import encodable_messages
 from ..records import REQUEST_MAX_NEW_TOKENS_UNSET, REQUEST_SEED_UNSET, Request, Response
-from ..shapes import shape_of, vllm_structured_kwargs
+from ..shapes import shape_of
 from .base import BaseBackend, LocalModelBackend, chat_template_hash, local_model_schema
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,15 @@ def sampling_kwargs(params: dict) -> dict:
     return kwargs
 
 
+def shape_kwargs(shape: dict) -> dict:
+    """Keyword arguments of vLLM's ``StructuredOutputsParams`` for a response shape
+    (oncoeval.shapes): ``json=`` a schema or ``choice=`` the strings (the form since vLLM 0.12,
+    which removed ``guided_decoding``)."""
+    if "choice" in shape:
+        return {"choice": list(shape["choice"])}
+    return {"json": shape["json_schema"]}
+
+
 def structured_kwargs(params: dict) -> dict:
     """``structured_outputs`` of a shaped request: vLLM's guided decoding enforces the shape."""
     shape = shape_of(params)
@@ -82,7 +92,7 @@ def structured_kwargs(params: dict) -> dict:
         return {}
     from vllm.sampling_params import StructuredOutputsParams
 
-    return {"structured_outputs": StructuredOutputsParams(**vllm_structured_kwargs(shape))}
+    return {"structured_outputs": StructuredOutputsParams(**shape_kwargs(shape))}
 
 
 CONFIG_SCHEMA = local_model_schema(
@@ -219,8 +229,13 @@ class Backend(LocalModelBackend):
                 yield self._error(request, exc)
 
     def _error(self, request: Request, exc: Exception) -> Response:
+        # The model's own exception (out of memory, a CUDA error): no kind of its own.
         return Response(
-            request.request_id, self.model_id, None, error=f"{type(exc).__name__}: {exc}"
+            request.request_id,
+            self.model_id,
+            None,
+            error=f"{type(exc).__name__}: {exc}",
+            error_kind=failures.OTHER,
         )
 
     def close(self) -> None:

@@ -196,8 +196,9 @@ class RunFacts:
                     if r["measure"]
                     else "no answer labelled twice"
                 )
+                unit = review_unit(s)
                 out.append(
-                    f"{s}: {r['reviewers']} reviewer(s), {r['items_labelled']} answers labelled, "
+                    f"{s}: {r['reviewers']} reviewer(s), {r['items_labelled']} {unit}s labelled, "
                     f"{float(r['share_double_labelled']):.0%} by two or more; {agree}"
                 )
         return out
@@ -212,6 +213,16 @@ class RunFacts:
 
     def phi_studies(self) -> list[str]:
         return [s for s in self.studies if self.config["studies"][s].get("contains_phi")]
+
+
+def review_unit(study: str) -> str:
+    """What one labelled item of the study's review is (an answer, a matched pair)."""
+    from ..review.studies import review_study
+
+    try:
+        return review_study(study).unit
+    except SystemExit:
+        return "item"
 
 
 def _join(lines, empty="none") -> str:
@@ -357,6 +368,15 @@ def entries(f: RunFacts) -> list[Entry]:
         + ". Who the assessors were and what they were told: for the authors.",
     )
     add("TRIPOD-LLM", "7e", "Comparison with other LLMs and benchmarks", FILLED, compare_answer)
+    add(
+        "TRIPOD-LLM",
+        "8b",
+        "Annotators: how many, share labelled by more than one, agreement",
+        PARTLY if f.review_agreement() else AUTHORS,
+        "Clinician review imported in this run (make review-import): "
+        + _join(f.review_agreement(), "none")
+        + ". Annotation of the input datasets' own labels: for the authors.",
+    )
     add(
         "TRIPOD-LLM",
         "9a",

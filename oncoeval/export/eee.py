@@ -22,6 +22,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..backends import get_backend
+from ..errors import ConfigError
 from ..names import slug
 from .items import Item
 
@@ -66,19 +68,20 @@ def _strings(mapping: dict) -> dict[str, str]:
 
 def _model_info(mid: str, record: dict) -> dict:
     backend = record.get("backend") or "unknown"
-    open_weights = backend in ("hf", "vllm_offline")
+    try:  # what the backend declares of where its models run (oncoeval.backends.base)
+        cls = get_backend(backend)
+    except ConfigError:  # a provenance record of a backend this version does not have
+        cls = None
     return {
         "name": mid,
         "id": model_id(mid, record),
         "inference_platform": backend,
         "additional_details": {
-            "deployment_type": "self_deployed" if open_weights else (
-                "externally_managed" if backend == "openai" else "unknown"
-            ),
-            "model_availability": "open_weights" if open_weights else "unknown",
+            "deployment_type": (cls and cls.deployment) or "unknown",
+            "model_availability": "open_weights" if cls and cls.open_weights else "unknown",
             **_strings({k: v for k, v in record.items() if k not in ("backend",)}),
         },
-    }  # fmt: skip
+    }
 
 
 def _range(study: str, measure: str) -> tuple[float, float]:

@@ -64,6 +64,13 @@ DESCRIPTIONS = {
         for study in STUDIES
     },
     **{
+        (study, "review_status"): "Where the clinician review's labels stand (make review, "
+        "docs/review.md): labels settled per stratum of the judge's verdict against the plan, "
+        "the reviewers' agreement, and the judge's corrected rates or validation with their "
+        "intervals."
+        for study in STUDIES
+    },
+    **{
         (study, "leaderboard"): "Models ranked per headline measure with their values and "
         "intervals. standing: behind the leader (significant after adjustment), equivalent "
         "to it within the margin, or not separable from it at this n."
@@ -113,7 +120,12 @@ UNIT_OVERRIDES = {
 SCORES_FOLDER = layout.SCORES
 ITEM_FOLDERS = {s: {SCORES_FOLDER, *study_declares(s, "ITEM_FOLDERS", ())} for s in STUDIES}
 # Further result folders or files (without suffix) a study shows, with their subcategory.
-REPORT_ENTRIES = {s: dict(study_declares(s, "REPORT_ENTRIES", {})) for s in STUDIES}
+# The clinician review's standing (oncoeval.review.status), once `make review` drew a plan.
+REVIEW_STATUS = "review/review_status"
+REPORT_ENTRIES = {
+    s: {**study_declares(s, "REPORT_ENTRIES", {}), REVIEW_STATUS: "judge validation"}
+    for s in STUDIES
+}
 SUBCATEGORY_ORDER = ("tables", "figures", "judge validation", "construction", "per-item records")
 
 

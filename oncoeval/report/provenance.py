@@ -126,8 +126,8 @@ def model_record(cfg: dict, root: Path) -> dict:
 
 
 def _staged(cfg: dict, root: Path) -> dict:
-    """A local model's weights as `stage_weights` resolved them (oncoeval.weights), if staged."""
-    from ..weights import record_path
+    """A local model's weights as `stage_weights` resolved them (oncoeval.backends.weights), if staged."""
+    from ..backends.weights import record_path
 
     path = root / record_path(cfg["id"])
     if not path.is_file():

@@ -26,6 +26,7 @@ from ..exposure.facts import warning as exposure_warning
 from ..failures import filtered
 from ..io import iter_jsonl
 from ..layout import IN_STUDY, ResultPaths
+from ..records import Response
 from ..studies import STUDIES
 from ..studies.contract import Answers, Headline
 from . import catalog, landing, tables
@@ -172,7 +173,7 @@ def answer_counts(results: Path, study: str, model: str) -> dict:
     n = len(rows)
     out["answers"] = n
     out["failed"] = sum(r.get("error") is not None for r in rows)
-    out["filtered"] = sum(filtered(r.get("error")) for r in rows)
+    out["filtered"] = sum(filtered(Response.from_dict(r)) for r in rows)
     out["cut_share"] = sum(r.get("finish_reason") == "length" for r in rows) / n if n else 0.0
     parsed = Path(results) / study / declared.parsed.format(model=model)
     if parsed.exists():

@@ -13,6 +13,7 @@ from pathlib import Path
 from oncoeval import config as oc
 from oncoeval import layout
 from oncoeval import workflow as run_wf
+from oncoeval.backends import get_backend
 from oncoeval.layout import ResultPaths
 from oncoeval.report import catalog
 
@@ -27,6 +28,10 @@ def study_result_files(config: dict, rules) -> list[str]:
         if outputs & targets:
             paths |= outputs
     enabled = set(oc.enabled_studies(config))
+    # Where a study's clinician review stands, once `make review` drew its plan.
+    from oncoeval.review import status as review_status
+
+    paths |= set(review_status.targets(config))
     return sorted(p for p in paths if catalog.study_of(p) in enabled)
 
 
@@ -54,7 +59,7 @@ def replayed_in(config: dict, study: str) -> list[str]:
     return [
         m
         for m in oc.study_evaluated_models(config, study)
-        if models.get(m, {}).get("backend") == "replay"
+        if m in models and get_backend(models[m]["backend"]).replays
     ]
 
 

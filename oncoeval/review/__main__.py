@@ -7,7 +7,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..export.run import load_config
 from ..stats import BootstrapSettings
-from . import build, importer, plan
+from . import build, importer, plan, studies
 
 
 def main(argv=None) -> int:
@@ -40,9 +40,8 @@ def main(argv=None) -> int:
             )
             for key, value in summary.items():
                 print(f"{key}: {value}")
-            print(
-                f"Point studies.{args.study}.human_scores at {summary['human_scores']} and rerun."
-            )
+            key = studies.review_study(args.study).labels_key
+            print(f"Point studies.{args.study}.{key} at {summary['human_scores']} and rerun.")
         elif args.adjudicate is not None:
             out = importer.adjudication_page(
                 root, config, args.study, args.adjudicate, args.reviewer

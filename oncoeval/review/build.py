@@ -52,7 +52,9 @@ def make_plan(root: Path, config: dict, study: str, settings: plan.PlanSettings)
     spec = studies.review_study(study)
     pop = spec.population(config, root)
     strata = sorted(pop["stratum"].unique())
-    shares = plan.stratum_positive_shares(strata, spec.positive, spec.collected_labels(root))
+    shares = plan.stratum_positive_shares(
+        strata, spec.positive, spec.collected_labels(config, root)
+    )
     drawn = plan.draw(pop, shares, settings)
     sizes = pop.groupby("stratum").size().to_dict()
     table = plan.half_width_table(sizes, shares, settings)
@@ -60,7 +62,8 @@ def make_plan(root: Path, config: dict, study: str, settings: plan.PlanSettings)
     where.mkdir(parents=True, exist_ok=True)
     drawn[plan.PLAN_COLUMNS].to_csv(where / "plan.tsv", sep="\t", index=False)
     table.to_csv(where / "half_width.tsv", sep="\t", index=False, float_format="%.4f")
-    keep = ["item_id", "model", "question_id", "answer_sha256"] + [f for f, _ in spec.fields]
+    keep = ["item_id", "model", "question_id", "answer_sha256"]
+    keep += [f for f, _ in spec.fields + spec.context] + list(spec.hidden)
     write_jsonl(where / "items.jsonl", drawn[keep].to_dict("records"))
     log.info("plan: %d answers of %d, by stratum %s", len(drawn), len(pop), sizes)
     return drawn, table, shares
@@ -85,12 +88,14 @@ def notices(config: dict, study: str, table: pd.DataFrame, settings: plan.PlanSe
     need = plan.labels_for(table, target)
     need_srs = plan.labels_for(table, target, "half_width_random")
     out = [
-        "The model's name and the judge's verdict are hidden. Label each answer on the scale "
-        "below; labels are kept in this browser only until you press Download labels and send "
-        "the file. Nothing leaves this machine otherwise.",
-        f"{n} answers, drawn at random within the judge's verdicts (review plan, fixed seed). "
+        f"The model's name and the {spec.judge}'s verdict are hidden. Label each {spec.unit} on "
+        "the scale below; labels are kept in this browser only until you press Download labels "
+        "and send the file. Nothing leaves this machine otherwise.",
+        f"{n} {spec.unit}s, drawn at random within the {spec.judge}'s verdicts (review plan, "
+        "fixed seed). "
         + (
-            f"About {need} labels give the corrected rate (share of label {spec.positive}) an "
+            f"About {need} labels give the corrected rate "
+            f"({spec.rate or f'share of label {spec.positive}'}) an "
             f"expected half-width of {target:g}"
             + (f"; a simple random sample would need {need_srs}." if need_srs else ".")
             if need
@@ -133,7 +138,7 @@ def build(
     table = pd.read_csv(where / "half_width.tsv", sep="\t")
     shown = [
         {"item_id": i, "answer_sha256": items[i]["answer_sha256"]}
-        | {f: items[i][f] for f, _ in spec.fields}
+        | {f: items[i][f] for f, _ in spec.fields + spec.context}
         | ({"others": others[i]} if others and i in others else {})
         for i in drawn["item_id"]
         if mode == "label" or (others and i in others)
@@ -143,7 +148,11 @@ def build(
         "title": spec.title,
         "question": spec.question,
         "fields": [list(f) for f in spec.fields],
-        "scale": [{"value": o.value, "wording": o.wording} for o in spec.scale()],
+        "context": [list(f) for f in spec.context],
+        "scale": [
+            {"value": o.value, "wording": o.wording, "name": o.name or str(o.value)}
+            for o in spec.scale()
+        ],
         "items": shown,
         "notices": notices(config, study, table, settings, len(drawn)),
         "plan_id": plan_id(drawn),

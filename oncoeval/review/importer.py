@@ -9,8 +9,10 @@ reviewers labelled: Cohen's kappa (scikit-learn) for two reviewers, Krippendorff
 ``disagreements.tsv`` and left out of the human labels until an adjudication file (the
 adjudicate page's download) settles them.
 
-Each labelled item enters ``human_scores.json`` with inclusion probability m_h / N_h: the
-labelled share of its stratum. The page shows the plan's answers in a random order, so the
+Each labelled item enters the study's human-label file (``ReviewStudy.labels_file``:
+Cancer-Myth's ``human_scores.json``, the side-effect matcher's ``matcher_validation.tsv``, the
+chooser's ``chooser_validation.tsv``) with inclusion probability m_h / N_h: the labelled share
+of its stratum. The page shows the plan's answers in a random order, so the
 labelled part of a stratum is a random part of it; items left out as unsettled disagreements
 are not (hard items disagree more), and the summary says how many there are.
 """
@@ -109,8 +111,8 @@ def run_import(
     root: Path, study: str, files: list, settings: BootstrapSettings, out=None, config=None
 ) -> dict:
     """Merge the label ``files`` into the study's human labels (``out``; default
-    ``results/{study}/review/human_scores.json``), carrying over the labels of the config's
-    human-label file that no plan drew (they stay out of the correction)."""
+    ``results/{study}/review/{labels_file}``), carrying over the labels of the config's
+    human-label file that this import does not settle."""
     if not files:
         raise SystemExit('review-import: no label files given (FILES="a.json b.json")')
     spec = studies.review_study(study)
@@ -162,8 +164,9 @@ def run_import(
     labelled_per_stratum = pd.Series(
         [strata.loc[i, "stratum"] for i in final], dtype=object
     ).value_counts()
+    # A record of an item this import settles is replaced by the import's.
     carried = [
-        r for r in (spec.other_labels(config, root) if config else []) if r["id"] not in items
+        r for r in (spec.other_labels(config, root) if config else []) if r["id"] not in final
     ]
     records = list(carried)
     for item in order:
@@ -172,8 +175,8 @@ def run_import(
         h = strata.loc[item, "stratum"]
         p = labelled_per_stratum[h] / strata.loc[item, "n_stratum"]
         records.append(spec.human_record(items[item], final[item], p))
-    out = Path(out) if out else where / "human_scores.json"
-    out.write_text(json.dumps(records, indent=1, ensure_ascii=False), encoding="utf-8")
+    out = Path(out) if out else where / spec.labels_file
+    spec.write_labels(records, out)
     status = (
         plan_rows.groupby("stratum")
         .agg(n_stratum=("n_stratum", "first"), n_planned=("n_planned", "first"))
@@ -203,13 +206,15 @@ def adjudication_page(root: Path, config: dict, study: str, files: list, reviewe
     """The page in adjudicate mode: only the items the reviewers' files disagree on, each with
     every reviewer's label shown."""
     drawn, _ = read_plan(root, study)
-    scale = [o.value for o in studies.review_study(study).scale()]
+    options = studies.review_study(study).scale()
+    scale = [o.value for o in options]
+    names = {o.value: o.name or str(o.value) for o in options}
     read = [read_labels(f, study, drawn, scale) for f in files]
     given: dict[str, list[str]] = {}
     values: dict[str, set] = {}
     for r in read:
         for item, (label, _) in r["labels"].items():
-            given.setdefault(item, []).append(f"{r['reviewer']}: {label}")
+            given.setdefault(item, []).append(f"{r['reviewer']}: {names[label]}")
             values.setdefault(item, set()).add(label)
     others = {i: "; ".join(given[i]) for i in given if len(values[i]) > 1}
     return build_page(root, config, study, reviewer, mode="adjudicate", others=others)

@@ -43,6 +43,8 @@ main { max-width: 1100px; margin: 0 auto; padding: 10px 16px 40px; }
 .field h2 { font-size: 13px; text-transform: uppercase; letter-spacing: .03em; color: #555;
   margin: 10px 0 2px; }
 .field div { background: #fff; border: 1px solid #ddd; padding: 8px 10px; white-space: pre-wrap; }
+#context { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 0 12px; }
+#context .field div { max-height: 16em; overflow: auto; }
 #scale { display: flex; gap: 8px; margin: 12px 0 6px; flex-wrap: wrap; }
 #scale button { flex: 1 1 200px; text-align: left; padding: 8px; border: 2px solid #999;
   background: #fff; cursor: pointer; font: inherit; font-size: 13px; }
@@ -64,7 +66,7 @@ BODY = """
 </header>
 <main>
   <div id="intro"></div>
-  <div class="keys">Keys: <kbd>1</kbd> <kbd>2</kbd> <kbd>3</kbd> label (in the order shown)
+  <div class="keys">Keys: <span id="keynums"></span> label (in the order shown)
   and go on; <kbd>&rarr;</kbd>/<kbd>j</kbd> next, <kbd>&larr;</kbd>/<kbd>k</kbd> previous,
   <kbd>u</kbd> next unlabelled; <kbd>n</kbd> note (<kbd>Esc</kbd> leaves it);
   <kbd>d</kbd> download.</div>
@@ -73,14 +75,15 @@ BODY = """
     <p id="ask"></p>
     <div id="others"></div>
     <div id="scale" role="group" aria-label="Label"></div>
+    <nav>
+      <button id="prev" type="button">&larr; Previous</button>
+      <button id="next" type="button">Next &rarr;</button>
+      <span id="progress"></span>
+    </nav>
     <label for="note">Note (optional)</label>
     <textarea id="note"></textarea>
+    <div id="context"></div>
   </section>
-  <nav>
-    <button id="prev" type="button">&larr; Previous</button>
-    <button id="next" type="button">Next &rarr;</button>
-    <span id="progress"></span>
-  </nav>
 </main>
 """
 
@@ -111,7 +114,7 @@ SCRIPT = r"""
     const b = document.createElement('button');
     b.type = 'button';
     const head = document.createElement('b');
-    head.textContent = '[' + (i + 1) + '] ' + opt.value;
+    head.textContent = '[' + (i + 1) + '] ' + (opt.name || opt.value);
     b.appendChild(head);
     b.appendChild(document.createTextNode(' ' + opt.wording));
     b.addEventListener('click', function () { choose(opt.value); });
@@ -121,16 +124,23 @@ SCRIPT = r"""
   function current() { return D.items[at]; }
   function entry() { return state[current().item_id] || {}; }
   function done() { return D.items.filter(function (it) { return state[it.item_id] && state[it.item_id].label !== undefined; }).length; }
-  function show() {
-    const it = current();
-    const box = $('fields');
+  D.scale.forEach(function (opt, i) {
+    const k = document.createElement('kbd'); k.textContent = String(i + 1);
+    $('keynums').appendChild(k); $('keynums').appendChild(document.createTextNode(' '));
+  });
+  function fill(box, fields, it) {
     box.textContent = '';
-    D.fields.forEach(function (f) {
+    fields.forEach(function (f) {
       const wrap = document.createElement('div'); wrap.className = 'field';
       const h = document.createElement('h2'); h.textContent = f[1];
       const body = document.createElement('div'); body.textContent = it[f[0]];
       wrap.appendChild(h); wrap.appendChild(body); box.appendChild(wrap);
     });
+  }
+  function show() {
+    const it = current();
+    fill($('fields'), D.fields, it);
+    fill($('context'), D.context || [], it);
     const others = $('others');
     others.textContent = it.others ? 'Reviewers\' labels: ' + it.others : '';
     const e = entry();

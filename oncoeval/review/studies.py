@@ -1,14 +1,14 @@
 """What each study's review needs: its scale and rubric wording, the judged answers the plan
 draws from, the labels already collected, and the human-label records an import writes.
 
-Only Cancer-Myth so far: its verifier's -1/0/1 verdicts on every evaluated model's answers.
+Cancer-Myth (its verifier's -1/0/1 verdicts on every evaluated model's answers) is declared
+here; the side-effect matcher in :mod:`.side_effects`, CancerGUIDE's chooser in
+:mod:`.guidelines`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -19,36 +19,7 @@ from ..judges.adjudication import blind_id
 from ..studies import study_workflow
 from ..studies.contract import prompts_dir
 from .plan import answer_hash
-
-
-@dataclass(frozen=True)
-class ScaleOption:
-    value: int
-    wording: str
-
-
-@dataclass(frozen=True)
-class ReviewStudy:
-    """A study's review, declared once: what the page asks and shows, the labels' scale, and
-    how the plan and the import reach the study's files."""
-
-    name: str
-    title: str
-    question: str
-    # key -> heading of each field the page shows per item
-    fields: tuple[tuple[str, str], ...]
-    # the label whose share the plan narrows (Cancer-Myth's PCR counts score 1)
-    positive: int
-    scale: Callable[[], list[ScaleOption]]
-    # (config, root) -> the judged answers: item_id, stratum, answer_sha256, model, question_id
-    # and the fields
-    population: Callable[[dict, Path], pd.DataFrame]
-    # root -> (judge verdict, human label is positive) of the labels collected so far
-    collected_labels: Callable[[Path], list]
-    # (item, label, inclusion probability) -> one record of the study's human-label file
-    human_record: Callable[[dict, int, float], dict]
-    # (config, root) -> the labels of the study's human-label file that no plan drew
-    other_labels: Callable[[dict, Path], list[dict]]
+from .spec import ReviewStudy, ScaleOption
 
 
 def cancer_myth_scale() -> list[ScaleOption]:
@@ -95,7 +66,7 @@ def cancer_myth_population(config: dict, root: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def cancer_myth_labels(root: Path):
+def cancer_myth_labels(config: dict, root: Path):
     """(verifier verdict, human label is positive) of the validation answers scored so far."""
     path = root / study_workflow("cancer_myth").OUTPUTS_JUDGE_AGREEMENT["verifier_pairs"]
     if not path.exists():
@@ -149,14 +120,65 @@ CANCER_MYTH = ReviewStudy(
     collected_labels=cancer_myth_labels,
     human_record=cancer_myth_record,
     other_labels=cancer_myth_other_labels,
+    status_tables=("tables/pcs_pcr.tsv",),
+    status_rows=lambda tables: cancer_myth_status(tables),
 )
 
-STUDIES = {"cancer_myth": CANCER_MYTH}
+
+def _registry() -> dict[str, ReviewStudy]:
+    from .guidelines import GUIDELINES
+    from .side_effects import SIDE_EFFECTS
+
+    return {"cancer_myth": CANCER_MYTH, "side_effects": SIDE_EFFECTS, "guidelines": GUIDELINES}
 
 
 def review_study(name: str) -> ReviewStudy:
-    if name not in STUDIES:
+    studies = _registry()
+    if name not in studies:
         raise SystemExit(
-            f"review: no review page for study {name!r} (available: {', '.join(STUDIES)})"
+            f"review: no review page for study {name!r} (available: {', '.join(studies)})"
         )
-    return STUDIES[name]
+    return studies[name]
+
+
+def _number(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def estimate_rows(df: pd.DataFrame, label: str, columns: dict, n_column: str = "n") -> list:
+    """Status rows of a table's estimates: for each row and ``columns`` (column -> what it is)
+    the value and its interval, or the reason a cell gives instead of a value."""
+    out = []
+    for _, r in df.iterrows():
+        for column, what in columns.items():
+            value = _number(r.get(column))
+            out.append(
+                {
+                    "part": "corrected" if "corrected" in column else "judge",
+                    "row": f"{r[label]}: {what}",
+                    "value": value,
+                    "ci_low": _number(r.get(f"{column}_ci_low")),
+                    "ci_high": _number(r.get(f"{column}_ci_high")),
+                    "n": r.get(n_column, ""),
+                    "note": "" if value is not None else str(r.get(column, "")),
+                }
+            )
+    return out
+
+
+def cancer_myth_status(tables: dict) -> list[dict]:
+    """The corrected PCS and PCR per model (their intervals resample the validation labels
+    too: oncoeval.judges.correction)."""
+    path = tables.get("tables/pcs_pcr.tsv")
+    if not path or not Path(path).exists():
+        return []
+    df = pd.read_csv(path, sep="\t", keep_default_na=False)
+    return estimate_rows(
+        df,
+        "model",
+        {"pcr_corrected": "PCR corrected for verifier error",
+         "pcs_corrected": "PCS corrected for verifier error"},
+    )  # fmt: skip

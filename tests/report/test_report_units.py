@@ -87,7 +87,7 @@ def test_headline_rows_read_known_columns_and_views(tmp_path):
 def test_headlines_say_how_many_answers_were_cut_or_unparsed_and_warn(tmp_path):
     """A model that wrote no tuple in 3 of 4 CORAL answers, 2 of them cut at the token cap, one
     call withheld by the provider's filter: its headline rows carry the shares and a warning."""
-    from oncoeval.failures import no_text_problem
+    from oncoeval.backends.base import no_text_failure
     from oncoeval.records import Response, write_responses
     from oncoeval.studies.coral.parse import PARSED_COLUMNS, parsed_rows
 
@@ -103,7 +103,7 @@ def test_headlines_say_how_many_answers_were_cut_or_unparsed_and_warn(tmp_path):
             None,
             "content_filter",
             meta=meta[3],
-            error=no_text_problem("", "content_filter"),
+            error=no_text_failure("", "content_filter")[1],
         ),
     ]
     write_responses(study / "responses" / "m1" / "extraction.jsonl", responses)

@@ -210,6 +210,9 @@ def test_the_checklist_reports_the_reviewers_and_their_agreement(planned, tmp_pa
     assert f"cohen_kappa {kappa:.2f}" in line
     tripod_7d = next(e for e in checklist.entries(facts) if e.item == "7d")
     assert line in tripod_7d.answer and tripod_7d.status == checklist.PARTLY
+    # 8b: how many annotators, the share labelled by more than one, their agreement
+    tripod_8b = next(e for e in checklist.entries(facts) if e.item == "8b")
+    assert line in tripod_8b.answer and tripod_8b.status == checklist.PARTLY
 
 
 def test_the_adjudication_page_shows_only_the_disputed_items_with_both_labels(planned, tmp_path):

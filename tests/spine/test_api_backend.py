@@ -150,3 +150,36 @@ def test_the_spend_cap_stops_the_calls(server, tmp_path):
     assert [r.error is None for r in rows] == [True, True, True, False]
     assert rows[3].error.startswith("max_cost_usd reached")
     assert sum(server.calls.values()) == 3 and counts["generated"] == 3
+
+
+# ------------------------------------------ a failure's kind is the backend's (issue #37, item 2)
+def test_a_new_backends_rejected_key_gets_the_key_cure(server, tmp_path, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, "sk-wrong-" + secrets.token_hex(8))
+    counts, rows = generate(tmp_path, model(server), ["alpha", "beta"], max_failed_share=1.0)
+    assert {r.error_kind for r in rows} == {"key"} and rows[0].error_status == 401
+    (cure,) = counts["cures"]
+    assert cure.startswith("the API refused the key: put a valid key in the environment "
+                           f"variable {KEY_ENV}")  # fmt: skip
+    assert "plain rerun" not in cure
+
+
+def test_a_new_backends_timeout_is_named_a_timeout(server, tmp_path):
+    server.latency = 1.0
+    cfg = model(server, timeout_s=0.3, max_retries=0)
+    counts, rows = generate(tmp_path, cfg, ["alpha"], max_failed_share=1.0)
+    assert rows[0].error_kind == "timeout"
+    assert counts["cures"] == [
+        "the server did not answer in time: a plain rerun asks only the failed ones (raise "
+        "models[tiny-remote].timeout_s if it keeps happening)"
+    ]
+
+
+def test_a_server_failing_every_call_of_a_new_backend_is_named_not_transient(server, tmp_path):
+    prompts = ["one", "two", "three"]
+    for prompt in prompts:
+        server.script(prompt, always=500)
+    counts, rows = generate(tmp_path, model(server, max_retries=0), prompts, max_failed_share=1)
+    assert {(r.error_kind, r.error_status) for r in rows} == {("server", 500)}
+    (cure,) = counts["cures"]
+    assert cure.startswith(f"every call to {server.url} failed with 500: check the server")
+    assert "transient" not in cure

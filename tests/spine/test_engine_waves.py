@@ -41,7 +41,7 @@ def engine_loads(log: Path) -> int:
 
 @pytest.mark.slow
 def test_vllm_model_loads_its_engine_once_per_wave_across_the_four_studies(workdir):
-    weights = workdir / "standin-8b"  # staged before any job (oncoeval.weights)
+    weights = workdir / "standin-8b"  # staged before any job (oncoeval.backends.weights)
     weights.mkdir()
     (weights / "model.safetensors").write_bytes(b"stand-in")
     model = {"id": "standin", "backend": "vllm", "path": str(weights)}

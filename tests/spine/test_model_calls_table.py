@@ -7,8 +7,8 @@ import json
 import pandas as pd
 import pytest
 
+from oncoeval.backends.base import no_text_failure
 from oncoeval.calls import calls_table
-from oncoeval.failures import no_text_problem
 from oncoeval.records import Response, write_responses
 from tests.cancer_myth.test_workflow import (
     _evaluation_config,
@@ -27,7 +27,7 @@ def test_calls_table_counts_failed_truncated_filtered_cached_and_other_model_row
         Response("b", "m", "cut o", finish_reason="length"),
         Response("c", "m", None, error="APIError: 500"),
         Response("d", "m", "I can't help with that.", finish_reason="stop", refused=True),
-        Response("e", "m", None, "content_filter", error=no_text_problem("", "content_filter")),
+        Response("e", "m", None, "content_filter", error=no_text_failure("", "content_filter")[1]),
     ]
     write_responses(root / "m" / "answer.jsonl", rows)
     write_responses(root / "j" / "verify--m.jsonl", rows[:1])

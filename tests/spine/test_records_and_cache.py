@@ -126,7 +126,10 @@ def test_replay_answers_by_id_and_marks_missing_ones_as_errors(tmp_path):
     assert out[0].text == "stored answer" and out[0].error is None
     assert out[0].meta == {"item": 1}
     assert out[1].text is None and "no stored text" in out[1].error
-    assert counts["errors"] == 1
+    assert out[1].error_kind == "replay" and counts["errors"] == 1
+    # The answer's line is as it was before rows carried kinds; the failed one names its kind.
+    lines = [json.loads(line) for line in (tmp_path / "out.jsonl").open()]
+    assert "error_kind" not in lines[0] and lines[1]["error_kind"] == "replay"
 
 
 def test_replay_by_prompt_matches_the_last_user_message(tmp_path):
@@ -143,3 +146,24 @@ def test_replay_by_prompt_matches_the_last_user_message(tmp_path):
         progress=False,
     )
     assert read_responses(tmp_path / "out.jsonl")[0].text == "a score"
+
+
+@pytest.mark.parametrize(
+    ("error", "kind", "status"),
+    [
+        ("AuthenticationError: Error code: 401 - bad key", "key", None),
+        ("InternalServerError: Error code: 500 - down", "server", 500),
+        ("APITimeoutError: Request timed out. after timeout_s=5", "timeout", None),
+        ("replay: content filtered by the provider (finish_reason content_filter)", "filter", None),
+        ("max_cost_usd reached: $1.0000 spent on this model of its $1.0000 cap", "cap", None),
+        ("OutOfMemoryError: CUDA out of memory", "other", None),
+    ],
+)
+def test_a_row_written_before_kinds_gets_its_kind_once_at_load(tmp_path, error, kind, status):
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps({"request_id": "a", "model": "m", "text": None, "error": error}))
+    (old,) = read_responses(path)
+    assert (old.error_kind, old.error_status) == (kind, status)
+    # A row that names its kind keeps it, whatever its text says.
+    named = Response.from_dict({**old.to_dict(), "error_kind": "other", "error_status": None})
+    assert named.error_kind == "other" and named.error_status is None

@@ -167,7 +167,7 @@ def test_a_vllm_model_runs_through_the_generate_rule_and_reruns_from_cache(workd
                 "params": {"temperature": 0, "max_new_tokens": 8},
             }
             handle.write(json.dumps(row) + "\n")
-    weights = workdir / "llama-3-8b-instruct"  # staged before any job (oncoeval.weights)
+    weights = workdir / "llama-3-8b-instruct"  # staged before any job (oncoeval.backends.weights)
     weights.mkdir()
     (weights / "model.safetensors").write_bytes(b"stand-in")
     model = {**CFG, "path": str(weights)}

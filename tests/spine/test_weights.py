@@ -1,4 +1,4 @@
-"""Local models' weights staged once, before any job loads them (oncoeval.weights)."""
+"""Local models' weights staged once, before any job loads them (oncoeval.backends.weights)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import run_snakemake, write_config
 
-from oncoeval import weights
+from oncoeval.backends import weights
 from oncoeval.report.provenance import model_record
 
 COMMIT = "a" * 40

@@ -98,6 +98,12 @@ CAPTIONS = {
     "divergence_agreement": (
         "Divergence-point pairs: rollouts vs predictions against experts (Figure 6)."
     ),
+    "judge_agreement": (
+        "The synthetic chooser as a judge of which path fits a note: agreement with human "
+        "labels of its cases and Cohen's κ."
+    ),
+    "judge_confusion": "Chooser verdicts (target kept or not) against the human labels.",
+    "judge_per_class": "Chooser sensitivity and specificity per label (target / other).",
     "scores": (
         "Per-patient scores of {name}: path overlap and treatment match of its rollouts "
         "(averaged within the note), self-consistency and the modal path and treatment."
@@ -134,6 +140,9 @@ UNITS = {
     "clustering": "model trace (F1: percentile bootstrap drawing whole patients, a statistic of the set)",
     "annotators": "none (means)",
     "divergence_agreement": "none (correlations over divergence pairs)",
+    "judge_agreement": "labelled chooser case",
+    "judge_per_class": "labelled chooser case",
+    "judge_confusion": "none (counts)",
 }
 ITEM_FOLDERS = ("rollouts", "rollout_scores", "proxy")
 REPORT_ENTRIES = {"synthetic/benchmark": "tables"}
@@ -181,6 +190,9 @@ OUTPUTS_SCORE = {
 }
 OUTPUTS_PROXY = {"proxy": paths("proxy", "{model}.tsv")}
 OUTPUTS_SYNTH_BENCHMARK = paths.tables("benchmark", folder="synthetic")
+# The chooser against human labels of its cases (chooser_validation; oncoeval.studies.guidelines
+# .chooser_validation), written only when the labels are set.
+OUTPUTS_CHOOSER_VALIDATION = paths.tables("judge_agreement", "judge_confusion", "judge_per_class")
 
 
 # The aggregate stage: cross-model labels, the paper's tables and figures, their data files.
@@ -215,6 +227,7 @@ OUTPUTS = {
     **OUTPUTS_SCORE,
     **OUTPUTS_PROXY,
     **OUTPUTS_SYNTH_BENCHMARK,
+    **OUTPUTS_CHOOSER_VALIDATION,
     **OUTPUTS_AGGREGATE,
     "roc": ROC_FIGURE,
 }
@@ -287,7 +300,12 @@ def proxy_inputs(block: dict):
 
 
 def data_keys(block: dict) -> dict[str, bool]:
-    return {"guideline": True, "labelled_notes": True, "unlabelled_notes": False}
+    return {
+        "guideline": True,
+        "labelled_notes": True,
+        "unlabelled_notes": False,
+        "chooser_validation": False,
+    }
 
 
 def judge_roles(block: dict) -> list[tuple[str, str]]:
@@ -298,9 +316,15 @@ def target_wildcards(block: dict, models: list[str]) -> dict[str, list[str]]:
     return {"feature_set": feature_sets(block)}
 
 
+def chooser_validated(block: dict) -> bool:
+    return synthetic_enabled(block) and bool(block["chooser_validation"])
+
+
 def unused_outputs(block: dict) -> list[str]:
-    """The synthetic benchmark is built only with a generator."""
-    return [] if synthetic_enabled(block) else list(OUTPUTS_SYNTH_BENCHMARK)
+    """The synthetic benchmark is built only with a generator, the chooser's validation only
+    with human labels of its cases."""
+    unused = [] if synthetic_enabled(block) else list(OUTPUTS_SYNTH_BENCHMARK)
+    return unused + ([] if chooser_validated(block) else list(OUTPUTS_CHOOSER_VALIDATION))
 
 
 def comparison_inputs(config: dict) -> dict:

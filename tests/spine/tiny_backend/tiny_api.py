@@ -28,6 +28,7 @@ CONFIG_SCHEMA = api_schema(
 class Backend(ApiBackend):
     name = "tiny_api"
     CONFIG_SCHEMA = CONFIG_SCHEMA
+    url_key = "url"  # named by the cures of failed calls
 
     def connect(self) -> None:
         self.url = self.cfg["url"].rstrip("/") + "/chat/completions"
@@ -54,7 +55,9 @@ class Backend(ApiBackend):
     def failure(self, exc: Exception) -> Failure | None:
         if isinstance(exc, urllib.error.HTTPError):
             retry_after = retry_after_s(exc.headers)
-            return Failure(exc.code, retry_after, rejected_key=exc.code in (401, 403))
-        if isinstance(exc, urllib.error.URLError | TimeoutError | ConnectionError):
-            return Failure()  # a timeout or a lost connection
+            return Failure(exc.code, retry_after)  # 401/403: the key (the base knows)
+        if isinstance(exc, TimeoutError) or isinstance(getattr(exc, "reason", None), TimeoutError):
+            return Failure(kind="timeout")
+        if isinstance(exc, urllib.error.URLError | ConnectionError):
+            return Failure(kind="connection")
         return None

@@ -28,9 +28,9 @@ import os
 import re
 from pathlib import Path
 
-from .backends.base import weights_record_path
-from .errors import ConfigError
-from .store import remembered_sha256
+from ..errors import ConfigError
+from ..store import remembered_sha256
+from .base import weights_record_path
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
 INDEX_FILES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
@@ -69,7 +69,7 @@ def staging_keys(cfg: dict) -> dict:
 def locate(cfg: dict) -> tuple[Path, list[str] | None, str | None]:
     """(folder, the weights files the backend loads or None for all of the folder's, the hub
     snapshot's commit or None). Reads no file and imports no engine."""
-    from . import embedded
+    from .. import embedded
 
     path, mid = cfg.get("path") or "", cfg["id"]
     gguf = cfg.get("gguf_file")
@@ -170,7 +170,7 @@ def _check_blob(mid: str, path: Path, digest: str, commit: str) -> None:
 
 def stage(cfg: dict) -> dict:
     """Resolve and check one local model's weights; the record `stage_weights` writes."""
-    from .backends.base import chat_template_hash
+    from .base import chat_template_hash
 
     mid = cfg["id"]
     folder, files, commit = locate(cfg)
@@ -188,7 +188,7 @@ def stage(cfg: dict) -> dict:
                 _check_blob(mid, folder / name, tokenizer[name], commit)
     template = chat_template_hash(folder)
     if template is None and any(n.endswith(".gguf") for n in weights):
-        from .backends.hf import gguf_chat_template_hash
+        from .hf import gguf_chat_template_hash
 
         gguf = folder / next(n for n in weights if n.endswith(".gguf"))
         template = gguf_chat_template_hash(gguf)
