@@ -121,7 +121,7 @@ SCORES_FOLDER = layout.SCORES
 ITEM_FOLDERS = {s: {SCORES_FOLDER, *study_declares(s, "ITEM_FOLDERS", ())} for s in STUDIES}
 # Further result folders or files (without suffix) a study shows, with their subcategory.
 # The clinician review's standing (oncoeval.review.status), once `make review` drew a plan.
-REVIEW_STATUS = "review/review_status"
+REVIEW_STATUS = layout.IN_STUDY.review("review_status")
 REPORT_ENTRIES = {
     s: {**study_declares(s, "REPORT_ENTRIES", {}), REVIEW_STATUS: "judge validation"}
     for s in STUDIES
