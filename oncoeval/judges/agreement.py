@@ -82,7 +82,9 @@ def weighted_estimates(truth, judged, classes, weights, settings: BootstrapSetti
     table = weighted_counts(t, j, classes, w)
     point = _table_stats(table, k)
     if t.size:
-        point["cohen_kappa"] = float(cohen_kappa_score(t, j, labels=list(classes), sample_weight=w))
+        point["cohen_kappa"] = float(
+            cohen_kappa_score(list(t), list(j), labels=list(classes), sample_weight=w)
+        )
     rng = np.random.default_rng(settings.seed)
     items = (_indices(t, classes), _indices(j, classes), w)
     boot = _table_stats(_weighted_tables(rng, items, k, settings.n_resamples, strata=w), k)

@@ -106,7 +106,7 @@ def test_reviewed_rows_weigh_one_over_their_inclusion_probability(tmp_path):
         k: (tmp_path / f"judge_{k}.tsv", tmp_path / f"judge_{k}.md")
         for k in ("summary", "confusion", "per_class")
     }
-    validation.write_agreement(
+    candidates = validation.write_agreement(
         tmp_path / "v.tsv",
         ["lexical"],
         {"method": "lexical", "threshold": 0.5},
@@ -133,6 +133,12 @@ def test_reviewed_rows_weigh_one_over_their_inclusion_probability(tmp_path):
     assert summary.cohen_kappa_ci_low <= 40 / 142 <= summary.cohen_kappa_ci_high
     assert summary.weights == "1/inclusion_probability (5 labels; 3 without one weigh 1)"
     assert "1 / its inclusion probability" in out["summary"][1].read_text()
+    # the candidate table's agreement is weighted alike; its pair counts are not
+    lexical = candidates.set_index("matcher").loc["lexical"]
+    assert lexical.agreement == pytest.approx(11 / 17)
+    assert lexical.agreement_ci_low <= 11 / 17 <= lexical.agreement_ci_high
+    assert (lexical.tp, lexical.fp, lexical.fn) == (2, 1, 1)
+    assert "agreement weighs each row by 1 / its inclusion" in (tmp_path / "m.md").read_text()
 
 
 def test_an_inclusion_probability_off_its_range_is_refused_naming_the_row(tmp_path):

@@ -26,8 +26,9 @@ The configured matcher (and the llm judge when one is configured) is also valida
 ``same`` and the judge's verdict is whether the matcher made that pair; confusion matrix,
 sensitivity and specificity per class and Cohen's κ with their intervals. Rows a review plan
 drew (``make review STUDY=side_effects``; an ``inclusion_probability`` column) weigh 1 / their
-inclusion probability in those tables, other rows 1 (oncoeval.judges.agreement); the candidate
-table weighs every row alike.
+inclusion probability in those tables and in the candidate table's ``agreement``, other rows 1
+(oncoeval.judges.agreement); the candidate table's pair counts, precision, recall and F1 count
+every row alike.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from ...compare import interval_note, mean_ci
 from ...errors import InputError
 from ...inputs import read_table, read_template
 from ...io import write_table
-from ...judges.agreement import write_judges_tables
+from ...judges.agreement import weighted_estimates, weighting, write_judges_tables
 from ...judges.correction import Validation
 from ...records import read_responses, write_requests
 from ...stats import BootstrapSettings
@@ -212,10 +213,16 @@ def evaluate(df: pd.DataFrame, val_tasks: list[MatchTask], results: dict, settin
     precision = tp / (tp + fp) if tp + fp else math.nan
     recall = tp / (tp + fn) if tp + fn else math.nan
     f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else math.nan
-    decisions = [
-        float(((row.prediction, row.reference) in made) == row.same) for row in scored.itertuples()
-    ]
-    agreement = mean_ci(decisions, settings, kind="binary") if decisions else (math.nan,) * 3
+    decided = [(row.prediction, row.reference) in made for row in scored.itertuples()]
+    weights = design_weights(scored)
+    if not decided:
+        agreement = (math.nan,) * 3
+    elif weights is None:
+        hits = [float(d == same) for d, same in zip(decided, scored["same"], strict=True)]
+        agreement = mean_ci(hits, settings, kind="binary")
+    else:  # reviewed rows weigh 1 / inclusion probability, as in the judge tables
+        estimates = weighted_estimates(scored["same"], decided, (True, False), weights, settings)
+        agreement = estimates["exact_agreement"]
     return {
         "n_wordings": int(wordings["prediction"].nunique()),
         "n_positive": len(positive),
@@ -350,6 +357,18 @@ def write_judge_validation(df, judges: dict, settings: BootstrapSettings, out: d
     write_judges_tables(judges, JUDGE_CLASSES, settings, out, "Side-effect matcher as a judge")
 
 
+def _weights_note(df: pd.DataFrame, settings: BootstrapSettings) -> str:
+    weights = design_weights(df)
+    if weights is None:
+        return ""
+    return (
+        f" Weights: {weighting(weights)}: agreement weighs each row by 1 / its inclusion "
+        "probability (a percentile bootstrap redraws rows within groups of equal weight, "
+        f"{settings.n_resamples} resamples, seed {settings.seed}); the pair counts, precision, "
+        "recall and F1 count every row alike."
+    )
+
+
 def write_agreement(
     validation_path,
     methods,
@@ -385,7 +404,8 @@ def write_agreement(
         "terms, and each term against the other terms (distinct_term_pairs).",
         "Pair precision, recall and F1 over the lay and negative wordings; agreement: share of "
         "labelled rows decided as labelled (the paper: 96% of 30 examples for its LLM matcher). "
-        + interval_note("labelled row", "labelled row", "the labelled rows decided", settings),
+        + interval_note("labelled row", "labelled row", "the labelled rows decided", settings)
+        + _weights_note(df, settings),
         "rule assignment: " + RULES["assignment"] + "; earlier: " + RULES["earlier"] + ".",
         "selected: highest F1 among the candidates with distinct_term_pairs = 0; the configured "
         f"matcher is {matcher.get('method')} (threshold {matcher.get('threshold')}).",
