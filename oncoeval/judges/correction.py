@@ -203,16 +203,16 @@ def _cluster_counts(class_index, clusters, k: int):
     return counts
 
 
-def _weighted_tables(rng, weighted, k: int, n_resamples: int) -> np.ndarray:
+def _weighted_tables(rng, weighted, k: int, n_resamples: int, strata=None) -> np.ndarray:
     """Design-weighted validation tables of a stratified bootstrap: ``weighted`` is (truth
-    index, verdict index, weight) per item; items are redrawn within their stratum (the same
-    verdict and weight) and counted with their weight."""
+    index, verdict index, weight) per item; items are redrawn within their stratum (``strata``,
+    one key per item; default: the same verdict and weight) and counted with their weight."""
     truth, judged, weights = (np.asarray(a) for a in weighted)
     tables = np.zeros((n_resamples, k * k))
-    strata = np.unique(np.column_stack([judged, weights]), axis=0)
+    keys = np.column_stack([judged, weights] if strata is None else [np.asarray(strata)])
     rows = np.arange(n_resamples)[:, None]
-    for verdict, weight in strata:
-        members = np.flatnonzero((judged == verdict) & (weights == weight))
+    for key in np.unique(keys, axis=0):
+        members = np.flatnonzero((keys == key).all(axis=1))
         drawn = members[rng.integers(0, members.size, size=(n_resamples, members.size))]
         np.add.at(tables, (rows, truth[drawn] * k + judged[drawn]), weights[drawn])
     return tables.reshape(-1, k, k)

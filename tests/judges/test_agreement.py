@@ -69,3 +69,26 @@ def test_write_validation_tables(tmp_path):
     assert (tmp_path / "per_class.md").read_text().startswith("# Side effects: sensitivity")
     confusion = pd.read_csv(out["confusion"][0], sep="\t").set_index("human")
     assert confusion.loc["yes", "judge_unscored"] == 1
+
+
+def test_design_weights_of_one_give_the_unweighted_figures_and_kappa_is_sklearns():
+    from sklearn.metrics import cohen_kappa_score
+
+    from oncoeval.judges.agreement import weighted_estimates
+
+    ones = weighted_estimates(HUMAN, JUDGE, CLASSES, [1.0] * len(HUMAN), SETTINGS)
+    plain = validation_summary(HUMAN, JUDGE, CLASSES, SETTINGS)
+    assert ones["exact_agreement"][0] == pytest.approx(plain["exact_agreement"])
+    assert ones["cohen_kappa"][0] == pytest.approx(plain["cohen_kappa"])
+    per_class = per_class_table(HUMAN, JUDGE, CLASSES, SETTINGS).set_index("class")
+    assert ones[("sensitivity", 1)][0] == pytest.approx(per_class.loc["yes", "sensitivity"])
+    assert ones[("specificity", 1)][0] == pytest.approx(per_class.loc["yes", "specificity"])
+    # unequal weights: the unreadable last item is left out with its weight
+    w = [2, 2, 1, 4, 1, 1, 3, 3, 1, 5]
+    weighted = weighted_estimates(HUMAN, JUDGE, CLASSES, w, SETTINGS)
+    expected = cohen_kappa_score(HUMAN[:-1], JUDGE[:-1], labels=list(CLASSES), sample_weight=w[:-1])
+    assert weighted["cohen_kappa"][0] == pytest.approx(expected)
+    # yes: human yes weights 2 + 2 + 1 + 4 = 9, of which the judge said yes on 5
+    assert weighted[("sensitivity", 1)][0] == pytest.approx(5 / 9)
+    low, high = weighted[("sensitivity", 1)][1:]
+    assert low <= 5 / 9 <= high and low < high

@@ -9,16 +9,23 @@ none). The human labels (``chooser_validation``: item_id, target_path, other_pat
 path fits the note. A label whose item is not a chooser case of this run, or whose paths are
 not the case's, is left out and counted in the tables' note. The tables are the judges'
 confusion, per-class sensitivity/specificity and Cohen's kappa
-(oncoeval.judges.agreement.write_judges_tables); they weigh every label alike.
+(oncoeval.judges.agreement.write_judges_tables). A label with an inclusion probability (drawn
+by the review plan, whose strata are the chooser's verdicts sampled at different rates) weighs
+1 / that probability, one without (a hand-filled row, or a file without the column) 1; a file
+with none weighs every label alike.
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pandas as pd
 
 from ...errors import InputError
 from ...inputs import read_table
 from ...judges.agreement import write_judges_tables
+from ...judges.correction import Validation
 from ...stats import BootstrapSettings
 
 CLASSES = ("target", "other")
@@ -36,15 +43,32 @@ def read_labels(path) -> pd.DataFrame:
         if value.strip().lower() not in CLASSES:
             raise InputError(path, f"row {i + 2}", f"human must be target or other, not {value!r}")
     df["human"] = df["human"].str.strip().str.lower()
+    probability = []
+    for i, value in enumerate(df.get("inclusion_probability", [""] * len(df))):
+        p = _number(value)
+        if value.strip() and not 0 < p <= 1:
+            raise InputError(
+                path, f"row {i + 2}", f"inclusion_probability must be in (0, 1], not {value!r}"
+            )
+        probability.append(p)
+    df["inclusion_probability"] = probability
     return df
 
 
+def _number(value: str) -> float:
+    try:
+        return float(value) if value.strip() else math.nan
+    except ValueError:
+        return math.nan
+
+
 def chooser_pairs(benchmark: pd.DataFrame, labels: pd.DataFrame):
-    """(human labels, chooser verdicts) of the labels that name a chooser case of the run, and
-    how many labels named none."""
+    """(human labels, chooser verdicts) of the labels that name a chooser case of the run, as a
+    Validation with their design weights (1 / inclusion probability, NaN without one; None when
+    no label has one), and how many labels named none."""
     cases = benchmark[benchmark["decision"].isin(list(VERDICTS) + ["chooser_unparseable"])]
     cases = cases.set_index("item_id")
-    truth, judged, unmatched = [], [], 0
+    truth, judged, probability, unmatched = [], [], [], 0
     for row in labels.itertuples():
         case = cases.loc[row.item_id] if row.item_id in cases.index else None
         if case is None or (case["target_path"], case["generator_path"]) != (
@@ -55,13 +79,16 @@ def chooser_pairs(benchmark: pd.DataFrame, labels: pd.DataFrame):
             continue
         truth.append(row.human)
         judged.append(VERDICTS.get(case["decision"]))
-    return truth, judged, unmatched
+        probability.append(row.inclusion_probability)
+    p = np.asarray(probability, dtype=float)
+    weights = None if np.isnan(p).all() else 1 / p
+    return Validation(truth, judged, weights), unmatched
 
 
 def write_chooser_validation(benchmark_path, labels_path, out: dict, settings: BootstrapSettings):
     benchmark = pd.read_csv(benchmark_path, sep="\t", dtype=str, keep_default_na=False)
-    truth, judged, unmatched = chooser_pairs(benchmark, read_labels(labels_path))
+    pairs, unmatched = chooser_pairs(benchmark, read_labels(labels_path))
     title = "CancerGUIDE chooser as a judge"
     if unmatched:
         title += f" ({unmatched} labels of {labels_path} name no chooser case of this run)"
-    write_judges_tables({"chooser": (truth, judged)}, CLASSES, settings, out, title)
+    write_judges_tables({"chooser": pairs}, CLASSES, settings, out, title)

@@ -24,7 +24,11 @@ The default matcher is the candidate with the highest pair F1 among those with
 The configured matcher (and the llm judge when one is configured) is also validated as a judge
 (:func:`judge_labels`, :func:`write_judge_validation`): on every labelled row the human label is
 ``same`` and the judge's verdict is whether the matcher made that pair; confusion matrix,
-sensitivity and specificity per class and Cohen's κ with their intervals.
+sensitivity and specificity per class and Cohen's κ with their intervals. Rows a review plan
+drew (``make review STUDY=side_effects``; an ``inclusion_probability`` column) weigh 1 / their
+inclusion probability in those tables and in the candidate table's ``agreement``, other rows 1
+(oncoeval.judges.agreement); the candidate table's pair counts, precision, recall and F1 count
+every row alike.
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ from ...compare import interval_note, mean_ci
 from ...errors import InputError
 from ...inputs import read_table, read_template
 from ...io import write_table
-from ...judges.agreement import write_judges_tables
+from ...judges.agreement import weighted_estimates, weighting, write_judges_tables
+from ...judges.correction import Validation
 from ...records import read_responses, write_requests
 from ...stats import BootstrapSettings
 from .aliases import AliasTable, norm_key
@@ -103,6 +108,10 @@ def read_validation(path) -> pd.DataFrame:
         if kind == "term" and norm_key(row["prediction"]) != norm_key(row["reference"]):
             raise InputError(path, where, "a term row pairs a reference term with itself")
         labels.append(value in _YES)
+    if "inclusion_probability" in df.columns:
+        df["inclusion_probability"] = [
+            _probability(path, i, p) for i, p in enumerate(df["inclusion_probability"])
+        ]
     df["same"] = labels
     df["kind"] = df["kind"].str.strip().str.lower()
     df["prediction"] = df["prediction"].str.strip().str.lower()
@@ -129,6 +138,31 @@ def read_validation(path) -> pd.DataFrame:
             path, None, f"{positives[positives > 1].index[0]!r} is labelled yes for two terms"
         )
     return df.reset_index(drop=True)
+
+
+def _probability(path, i: int, value: str) -> float:
+    """A row's inclusion probability (NaN when blank: a row no review plan drew)."""
+    if not value.strip():
+        return math.nan
+    try:
+        p = float(value)
+    except ValueError:
+        p = math.nan
+    if not 0 < p <= 1:
+        raise InputError(
+            path,
+            f"row {i + 2} of the table",
+            f"inclusion_probability must be in (0, 1], not {value!r}",
+        )
+    return p
+
+
+def design_weights(df: pd.DataFrame):
+    """Each row's design weight, 1 / inclusion probability (NaN where it has none), or None
+    when no row has one (a hand-filled file: every label weighs alike)."""
+    if "inclusion_probability" not in df.columns or df["inclusion_probability"].isna().all():
+        return None
+    return (1 / df["inclusion_probability"].astype(float)).to_numpy()
 
 
 def _expected(kind: str) -> str:
@@ -179,10 +213,16 @@ def evaluate(df: pd.DataFrame, val_tasks: list[MatchTask], results: dict, settin
     precision = tp / (tp + fp) if tp + fp else math.nan
     recall = tp / (tp + fn) if tp + fn else math.nan
     f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else math.nan
-    decisions = [
-        float(((row.prediction, row.reference) in made) == row.same) for row in scored.itertuples()
-    ]
-    agreement = mean_ci(decisions, settings, kind="binary") if decisions else (math.nan,) * 3
+    decided = [(row.prediction, row.reference) in made for row in scored.itertuples()]
+    weights = design_weights(scored)
+    if not decided:
+        agreement = (math.nan,) * 3
+    elif weights is None:
+        hits = [float(d == same) for d, same in zip(decided, scored["same"], strict=True)]
+        agreement = mean_ci(hits, settings, kind="binary")
+    else:  # reviewed rows weigh 1 / inclusion probability, as in the judge tables
+        estimates = weighted_estimates(scored["same"], decided, (True, False), weights, settings)
+        agreement = estimates["exact_agreement"]
     return {
         "n_wordings": int(wordings["prediction"].nunique()),
         "n_positive": len(positive),
@@ -305,12 +345,28 @@ def _configured_judges(df, matcher, synonyms_path, embedding_model, judged_path)
         judges[name] = embedding_model.run(val_tasks, vocab)
     if judged_path is not None:
         judges["llm"] = LLMMatcher("").read(val_tasks, read_responses(judged_path), vocab)
-    return {name: judge_labels(df, val_tasks, results) for name, results in judges.items()}
+    weights = design_weights(df)
+    return {
+        name: Validation(*judge_labels(df, val_tasks, results), weights)
+        for name, results in judges.items()
+    }
 
 
 def write_judge_validation(df, judges: dict, settings: BootstrapSettings, out: dict) -> None:
     """Confusion, per-class and κ tables of each configured matcher as a judge of ``same``."""
     write_judges_tables(judges, JUDGE_CLASSES, settings, out, "Side-effect matcher as a judge")
+
+
+def _weights_note(df: pd.DataFrame, settings: BootstrapSettings) -> str:
+    weights = design_weights(df)
+    if weights is None:
+        return ""
+    return (
+        f" Weights: {weighting(weights)}: agreement weighs each row by 1 / its inclusion "
+        "probability (a percentile bootstrap redraws rows within groups of equal weight, "
+        f"{settings.n_resamples} resamples, seed {settings.seed}); the pair counts, precision, "
+        "recall and F1 count every row alike."
+    )
 
 
 def write_agreement(
@@ -348,7 +404,8 @@ def write_agreement(
         "terms, and each term against the other terms (distinct_term_pairs).",
         "Pair precision, recall and F1 over the lay and negative wordings; agreement: share of "
         "labelled rows decided as labelled (the paper: 96% of 30 examples for its LLM matcher). "
-        + interval_note("labelled row", "labelled row", "the labelled rows decided", settings),
+        + interval_note("labelled row", "labelled row", "the labelled rows decided", settings)
+        + _weights_note(df, settings),
         "rule assignment: " + RULES["assignment"] + "; earlier: " + RULES["earlier"] + ".",
         "selected: highest F1 among the candidates with distinct_term_pairs = 0; the configured "
         f"matcher is {matcher.get('method')} (threshold {matcher.get('threshold')}).",
