@@ -24,6 +24,7 @@ from pathlib import Path
 import yaml
 
 from bench._fake_api import REPO, ServerProcess, make_workdir, write_requests
+from oncoeval import layout
 from oncoeval.config import STUDIES
 
 KEY_ENV = "ONCOEVAL_BENCH_KEY"
@@ -114,13 +115,13 @@ def _reruns(root: Path) -> dict:
         server.reset()
         unchanged = _snakemake(workdir, config)
         unchanged_calls = server.stats()["total_calls"]
-        shutil.rmtree(workdir / "results")
+        shutil.rmtree(workdir / layout.RESULTS)
         server.reset()
         from_cache = _snakemake(workdir, config)
         cache_calls = server.stats()["total_calls"]
     rows = [
         json.loads(line)
-        for f in (workdir / "results/adhoc/responses").rglob("*.jsonl")
+        for f in (workdir / layout.ResultPaths("adhoc").responses()).rglob("*.jsonl")
         for line in f.open()
     ]
     return {

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from . import names
+from . import layout, names
 from .backends import BACKEND_MODULES, get_backend
 from .cache import canonical_json
 from .configfile import file_problems as config_file_problems  # noqa: F401 (for common.smk)
@@ -313,7 +313,7 @@ def expand_paths(config: dict) -> list[str]:
     return problems
 
 
-RESULTS = "results"
+RESULTS = layout.RESULTS
 
 
 def store_problems(config: dict, root: str | os.PathLike = ".") -> list[str]:

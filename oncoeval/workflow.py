@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import itertools
 
-from oncoeval import backends
+from oncoeval import backends, layout
 from oncoeval import config as oc
 from oncoeval.credentials import redact_url
 from oncoeval.errors import ConfigError
 from oncoeval.exposure import workflow as exposure_wf
+from oncoeval.layout import ResultPaths
 from oncoeval.studies import contract, study_workflow  # noqa: F401 (re-exported)
 
 # The ad-hoc request sets (the config's `adhoc` key, rules/adhoc.smk): a study in file names and
@@ -154,7 +155,7 @@ def study_targets(config: dict, study: str) -> list[str]:
     responses to every set."""
     if study == ADHOC:
         return [
-            f"results/{ADHOC}/responses/{model}/{requestset}.jsonl"
+            ResultPaths(ADHOC).responses(model, requestset)
             for model, requestset in itertools.product(config["evaluate"], config["adhoc"])
         ]
     return contract.final_targets(
@@ -171,9 +172,8 @@ def final_targets(config: dict) -> list[str]:
         if study_enabled(config, study):
             targets += study_targets(config, study)
             targets += [
-                f"results/{study}/tables/model_calls.tsv",
-                f"results/{study}/tables/model_comparison.tsv",
-                f"results/{study}/tables/leaderboard.tsv",
+                ResultPaths(study).table(name)
+                for name in (layout.MODEL_CALLS, layout.MODEL_COMPARISON, layout.LEADERBOARD)
             ]
     return targets + study_targets(config, ADHOC)
 

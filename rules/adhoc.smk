@@ -6,7 +6,7 @@ rule adhoc_requests:
     input:
         lambda wc: config["adhoc"][wc.requestset],
     output:
-        "results/adhoc/requests/{requestset}.jsonl",
+        layout.ResultPaths(run_wf.ADHOC).requests("{requestset}"),
     log:
         "logs/adhoc/requests/{requestset}.log",
     conda:

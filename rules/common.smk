@@ -9,6 +9,7 @@ import os
 from snakemake.utils import min_version
 
 from oncoeval import config as oc
+from oncoeval import layout
 from oncoeval import workflow as run_wf
 from oncoeval.source import SOURCE
 
@@ -43,6 +44,8 @@ oc.put_first_on_pythonpath(str(SOURCE))
 
 # Ad-hoc request sets are a study in file names and wildcards (rules/adhoc.smk).
 STUDY_NAMES = list(oc.STUDIES) + [run_wf.ADHOC]
+# Every results path comes from oncoeval.layout; this one's `{study}` is the rules' wildcard.
+ANY_STUDY = layout.ResultPaths("{study}")
 
 
 wildcard_constraints:

@@ -7,10 +7,10 @@ rule compare_models:
     input:
         unpack(lambda wc: run_wf.comparison_inputs(config, wc.study)),
     output:
-        comparison="results/{study}/tables/model_comparison.tsv",
-        comparison_md="results/{study}/tables/model_comparison.md",
-        leaderboard="results/{study}/tables/leaderboard.tsv",
-        leaderboard_md="results/{study}/tables/leaderboard.md",
+        comparison=ANY_STUDY.table(layout.MODEL_COMPARISON),
+        comparison_md=ANY_STUDY.table(layout.MODEL_COMPARISON, "md"),
+        leaderboard=ANY_STUDY.table(layout.LEADERBOARD),
+        leaderboard_md=ANY_STUDY.table(layout.LEADERBOARD, "md"),
     log:
         "logs/{study}/compare_models.log",
     localrule: True

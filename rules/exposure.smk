@@ -19,7 +19,7 @@ rule exposure_requests:
         prepared=lambda wc: exposure_wf.source(wc.study).items,
         template=f"{exposure_wf.PROMPTS}/{{probe}}.txt",
     output:
-        "results/{study}/requests/exposure_{probe}.jsonl",
+        exposure_wf.requests("{study}", "{probe}"),
     log:
         "logs/{study}/exposure/requests_{probe}.log",
     wildcard_constraints:
@@ -37,7 +37,7 @@ rule exposure_score:
     input:
         unpack(lambda wc: exposure_wf.score_inputs(config, wc.study, wc.model)),
     output:
-        "results/{study}/exposure/{model}.tsv",
+        exposure_wf.item_table("{study}", "{model}"),
     log:
         "logs/{study}/exposure/score_{model}.log",
     wildcard_constraints:
@@ -52,9 +52,9 @@ rule exposure_table:
     input:
         lambda wc: exposure_wf.table_inputs(config, wc.study),
     output:
-        tsv="results/{study}/tables/exposure.tsv",
-        md="results/{study}/tables/exposure.md",
-        figure="results/{study}/figures/exposure.png",
+        tsv=ANY_STUDY.table("exposure"),
+        md=ANY_STUDY.table("exposure", "md"),
+        figure=ANY_STUDY.figure("exposure"),
     log:
         "logs/{study}/exposure/table.log",
     wildcard_constraints:

@@ -15,14 +15,14 @@ generate_resource = functools.partial(run_wf.generate_resource, config, workflow
 
 rule generate:
     input:
-        requests="results/{study}/requests/{requestset}.jsonl",
+        requests=ANY_STUDY.requests("{requestset}"),
         # What the model's backend needs first (an hf GGUF's conversion); ancient(): a
         # re-written manifest reruns nothing.
         checkpoint=lambda wc: ancient(
             backends.extra_inputs(run_wf.routed_model_cfg(config, wc, GENERATE_ROUTES))
         ),
     output:
-        responses="results/{study}/responses/{model}/{requestset}.jsonl",
+        responses=ANY_STUDY.responses("{model}", "{requestset}"),
     log:
         "logs/{study}/generate/{model}/{requestset}.log",
     benchmark:
@@ -60,7 +60,7 @@ rule generate:
 # before any GPU job (oncoeval.backends.weights). `on_disk` (a stat per file) reruns it when a file changes.
 rule stage_weights:
     output:
-        "results/models/weights/{model}.json",
+        layout.weights_record("{model}"),
     log:
         "logs/stage_weights/{model}.log",
     localrule: True
@@ -86,7 +86,7 @@ rule convert_model:
     input:
         gguf=lambda wc: CONVERSIONS[wc.checkpoint],
     output:
-        manifest="results/models/{checkpoint}.json",
+        manifest=layout.checkpoint_manifest("{checkpoint}"),
     log:
         "logs/convert_model/{checkpoint}.log",
     wildcard_constraints:
@@ -107,8 +107,8 @@ rule model_calls_table:
     input:
         lambda wc: run_wf.study_targets(config, wc.study),
     output:
-        tsv="results/{study}/tables/model_calls.tsv",
-        md="results/{study}/tables/model_calls.md",
+        tsv=ANY_STUDY.table(layout.MODEL_CALLS),
+        md=ANY_STUDY.table(layout.MODEL_CALLS, "md"),
     log:
         "logs/{study}/model_calls_table.log",
     localrule: True

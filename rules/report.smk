@@ -33,10 +33,10 @@ wildcard_constraints:
 
 rule report_table:
     input:
-        "results/{study}/{entry_path}.tsv",
+        ANY_STUDY("{entry_path}.tsv"),
     output:
         report(
-            "results/report/{study}/{entry_path}.html",
+            layout.report_page("{study}", "{entry_path}.html"),
             caption="../report/entry.rst",
             category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
             subcategory=lambda wc: report_targets.entry_of(wc, "tsv").subcategory,
@@ -59,10 +59,10 @@ rule report_table:
 
 rule report_figure:
     input:
-        "results/{study}/{entry_path}.png",
+        ANY_STUDY("{entry_path}.png"),
     output:
         report(
-            "results/report/{study}/{entry_path}.png",
+            layout.report_page("{study}", "{entry_path}.png"),
             caption="../report/entry.rst",
             category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
             subcategory="figures",
@@ -100,16 +100,16 @@ rule report_summary:
     input:
         run_wf.final_targets(config),
     output:
-        tsv="results/summary.tsv",
-        md="results/summary.md",
+        tsv=layout.summary("tsv"),
+        md=layout.summary("md"),
         html=report(
-            "results/summary.html",
+            layout.summary("html"),
             caption="../report/summary.rst",
             category=report_catalog.SUMMARY_CATEGORY,
             labels={"entry": "summary"},
         ),
-        usage="results/usage.tsv",
-        fragment="results/report/landing.html",
+        usage=layout.USAGE,
+        fragment=layout.LANDING,
     log:
         "logs/report/summary.log",
     conda:
@@ -129,7 +129,7 @@ rule report_items:
         lambda wc: report_targets.model_targets(config, wc.study, wc.model),
     output:
         report(
-            "results/report/{study}/drilldown/{model}.html",
+            layout.drilldown("{study}", "{model}"),
             caption="../report/items.rst",
             category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
             subcategory="per-item records",
@@ -158,7 +158,7 @@ rule report_compare:
         lambda wc: run_wf.study_targets(config, wc.study),
     output:
         report(
-            "results/report/{study}/drilldown/compare.html",
+            layout.drilldown("{study}", "compare"),
             caption="../report/compare.rst",
             category=lambda wc: report_catalog.STUDY_TITLES[wc.study],
             subcategory="per-item records",
@@ -184,7 +184,7 @@ rule report_compare:
 # the token limits of sets still to be built, and the response cache (oncoeval.report.estimate).
 rule estimate_models:
     output:
-        "results/estimate/models.json",
+        layout.ESTIMATE_MODELS,
     log:
         "logs/estimate/models.log",
     conda:
@@ -202,9 +202,9 @@ rule report_provenance:
         run_wf.final_targets(config),
         run_wf.model_extra_inputs(config),
     output:
-        json="results/provenance.json",
+        json=layout.PROVENANCE,
         html=report(
-            "results/report/provenance.html",
+            layout.PROVENANCE_PAGE,
             caption="../report/provenance.rst",
             category=report_catalog.RUN_CATEGORY,
             labels={"entry": "provenance"},

@@ -2,10 +2,11 @@
 
 from oncoeval.calls import calls_table
 from oncoeval.io import setup_script_logging
+from oncoeval.layout import ResultPaths
 
 setup_script_logging(snakemake.log[0])
 calls_table(
-    f"results/{snakemake.wildcards.study}/responses",
+    ResultPaths(snakemake.wildcards.study).responses(),
     snakemake.params.models,
     snakemake.output.tsv,
     snakemake.output.md,

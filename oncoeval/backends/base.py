@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from .. import failures
+from .. import failures, layout
 from ..io import text_sha256
 from ..records import Request, Response
 from ..schema import fill_schema_defaults
@@ -56,7 +56,7 @@ def chat_template_hash(folder) -> str | None:
 def weights_record_path(model_id: str) -> str:
     """Where the `stage_weights` rule (.weights) records a local model's weights; here, in the
     base of the backends that name it as their jobs' input, so that neither imports the other."""
-    return f"results/models/weights/{model_id}.json"
+    return layout.weights_record(model_id)
 
 
 class BaseBackend:

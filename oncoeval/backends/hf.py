@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .. import embedded, failures
+from .. import embedded, failures, layout
 from ..errors import ConfigError
 from ..io import encodable_messages, sha256_file, text_sha256
 from ..records import Request, Response
@@ -77,7 +77,7 @@ def conversion_source(cfg: dict) -> tuple[str, str] | None:
 def conversion_manifests(cfg: dict) -> list[str]:
     """The `convert_model` output a `generate` job of this model waits for ([] if none)."""
     source = conversion_source(cfg)
-    return [] if source is None else [f"results/models/{checkpoint_path(*source).name}.json"]
+    return [] if source is None else [layout.checkpoint_manifest(checkpoint_path(*source).name)]
 
 
 def ensure_converted(folder: str, gguf_file: str, store: Path | None = None) -> Path:

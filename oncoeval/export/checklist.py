@@ -21,8 +21,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import layout
 from ..config import enabled_studies, judge_ids, study_evaluated_models, study_judges
 from ..exposure import facts as exposure_facts
+from ..layout import ResultPaths
 from ..report import tables
 from .items import resampling_unit
 
@@ -78,7 +80,7 @@ class RunFacts:
         self.config_files = list(config_files)
         self.prov = provenance
         self.studies = enabled_studies(config)
-        self.results = self.root / "results"
+        self.results = self.root / layout.RESULTS
 
     # -- models --------------------------------------------------------------------------
     def evaluated(self) -> dict[str, list[str]]:
@@ -124,7 +126,7 @@ class RunFacts:
     def query_dates(self) -> dict[str, tuple[str, str]]:
         """Per model: the first and last write of its responses files (UTC dates)."""
         spans: dict[str, list[float]] = {}
-        for path in self.results.glob("*/responses/*/*.jsonl"):
+        for path in self.root.glob(ResultPaths("*").responses("*", "*")):
             spans.setdefault(path.parent.name, []).append(path.stat().st_mtime)
 
         def day(t):
@@ -166,7 +168,7 @@ class RunFacts:
         return [
             str(p.relative_to(self.root))
             for s in self.studies
-            for p in sorted((self.results / s / "tables").glob("*.tsv"))
+            for p in sorted((self.root / ResultPaths(s)(layout.TABLES)).glob("*.tsv"))
             if match(p.stem)
         ]
 
@@ -185,7 +187,7 @@ class RunFacts:
 
         out = []
         for s in self.studies:
-            path = self.results / s / "review" / "agreement.tsv"
+            path = self.root / ResultPaths(s).review("agreement.tsv")
             if path.exists():
                 r = pd.read_csv(path, sep="\t", keep_default_na=False).iloc[0]
                 agree = (
@@ -205,7 +207,8 @@ class RunFacts:
         return [
             str(p.relative_to(self.root))
             for s in self.studies
-            for p in sorted((self.results / s / "tables").glob("model_comparison.tsv"))
+            for p in [self.root / ResultPaths(s).table(layout.MODEL_COMPARISON)]
+            if p.exists()
         ]
 
     def phi_studies(self) -> list[str]:
@@ -244,7 +247,8 @@ def entries(f: RunFacts) -> list[Entry]:
     model_answer = _join(f.model_lines(evaluated))
     pinned = f.models_pinned(evaluated)
     date_answer = _join(
-        (f"{m}: {a} to {b}" for m, (a, b) in dates.items()), "no responses in results/ yet"
+        (f"{m}: {a} to {b}" for m, (a, b) in dates.items()),
+        f"no responses in {layout.results('')} yet",
     )
     date_note = (
         " (dates the responses files were written; answers served from the item cache were "
@@ -269,7 +273,9 @@ def entries(f: RunFacts) -> list[Entry]:
         + ". Human review of answers: "
         + _join(f.review_tables(), "none in this run")
     )  # fmt: skip
-    validated = {s for s in judges if any(p.startswith(f"results/{s}/") for p in validation)}
+    validated = {
+        s for s in judges if any(p.startswith(ResultPaths(s).root + "/") for p in validation)
+    }
     judge_status = (
         AUTHORS if not judges else FILLED if validated == set(judges) else PARTLY
     )  # filled when every judged study has its validation table
@@ -279,7 +285,7 @@ def entries(f: RunFacts) -> list[Entry]:
         "a share of independent units, else a Wilson-type score interval with the effective n "
         "of the cluster-robust standard error (docs/comparisons.md); each table's caption names "
         "its method, unit, cluster and n. Unparseable answers counted as unscored in "
-        "results/summary.tsv."
+        f"{layout.summary()}."
     )
     compare_answer = (
         "Every pair of evaluated models per headline measure: paired difference over shared "
@@ -293,7 +299,7 @@ def entries(f: RunFacts) -> list[Entry]:
     software = (
         f"OncoEval (Snakemake workflow), Python {libs.get('python')}, "
         + ", ".join(f"{k} {v}" for k, v in sorted(libs.items()) if k != "python")
-        + "; code, config and results in the Workflow Run RO-Crate (results/publish/)."
+        + f"; code, config and results in the Workflow Run RO-Crate ({layout.results(layout.PUBLISH)}/)."
         + (f" Config: {', '.join(f.config_files)}." if f.config_files else "")
     )
 
@@ -412,7 +418,7 @@ def entries(f: RunFacts) -> list[Entry]:
         "8",
         "Sample size",
         PARTLY,
-        "Items per study and model are in results/summary.tsv (n, n unscored); why this "
+        f"Items per study and model are in {layout.summary()} (n, n unscored); why this "
         "sample size: for the authors.",
     )
     add("CHART", "9a", "Data analysis", FILLED, stats_answer + " " + compare_answer)

@@ -24,6 +24,7 @@ from rocrate.model.contextentity import ContextEntity
 from rocrate.rocrate import ROCrate
 
 from .. import config as oc
+from .. import layout
 from ..config import enabled_studies, study_evaluated_models
 from . import atomic
 from .phi import redactor_for
@@ -38,7 +39,7 @@ REPOSITORY_FILES = ("LICENSE", "CITATION.cff", "README.md", "CHANGELOG.md", "pyp
                     "requirements.lock")  # fmt: skip
 # What the crate carries of a study whose text it may not: its aggregate tables and figures
 # (results/{study}/... and their report pages, results/report/{study}/...).
-AGGREGATE_FOLDERS = ("tables", "figures")
+AGGREGATE_FOLDERS = (layout.TABLES, layout.FIGURES)
 SKIPPED = {"__pycache__", ".snakemake"}
 
 
@@ -83,7 +84,7 @@ def workflow_files(base: Path, part: str) -> list[str]:
 
 def _provenance_files(root: Path) -> list[str]:
     """The input files provenance.json hashed (the run's data and prompts)."""
-    path = root / "results" / "provenance.json"
+    path = root / layout.PROVENANCE
     if not path.exists():
         return []
     return list(json.loads(path.read_text()).get("input_files_sha256") or {})
@@ -96,11 +97,15 @@ def shared_results(root: Path, config: dict) -> list[str]:
     studies = config.get("studies") or {}
     own = set(oc.enabled_studies(config)) | ({"adhoc"} if config.get("adhoc") else set())
     out = []
-    for rel in _files(root, "results"):
+    for rel in _files(root, layout.RESULTS):
         parts = rel.split("/")
-        if parts[1] in ("publish", "models") or len(parts) > 2 and not _own_result(parts, own):
+        if (
+            parts[1] in (layout.PUBLISH, layout.MODELS)
+            or len(parts) > 2
+            and not _own_result(parts, own)
+        ):
             continue
-        study, sub = (parts[2], parts[3:]) if parts[1] == "report" else (parts[1], parts[2:])
+        study, sub = (parts[2], parts[3:]) if parts[1] == layout.REPORT else (parts[1], parts[2:])
         if study in studies and redactor_for(config, study).redacts:
             if len(sub) < 2 or sub[0] not in AGGREGATE_FOLDERS:
                 continue
@@ -110,9 +115,9 @@ def shared_results(root: Path, config: dict) -> list[str]:
 
 def _own_result(parts: list[str], own: set[str]) -> bool:
     """Whether ``results/<parts...>`` (in a folder) belongs to the run's studies."""
-    if parts[1] == "export":
+    if parts[1] == layout.EXPORT:
         return True
-    if parts[1] == "report":
+    if parts[1] == layout.REPORT:
         return len(parts) == 3 or parts[2] in own
     return parts[1] in own
 

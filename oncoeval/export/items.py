@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import layout
 from ..io import iter_jsonl
+from ..layout import IN_STUDY, ResultPaths
 from ..report import catalog
 from ..report.drilldown import per_model_tables
-from ..studies.contract import ResultPaths
 from .phi import Redactor
 
 # Folders of per-model tables whose columns are a judge's verdicts and reasons.
@@ -144,11 +145,11 @@ def _is_verdict(folder: str, column: str) -> bool:
 def study_items(root, study: str, model: str, redactor: Redactor) -> list[Item]:
     """Every request of ``model`` in ``study``, as it may be exported under ``redactor``,
     with the rows of each per-model table that belong to it."""
-    study_root = Path(root) / "results" / study
+    study_root = Path(root) / ResultPaths(study).root
     items: list[Item] = []
-    for path in sorted((study_root / "responses" / model).glob("*.jsonl")):
+    for path in sorted((study_root / IN_STUDY.responses(model)).glob("*.jsonl")):
         requests = {}
-        request_path = study_root / "requests" / path.name
+        request_path = study_root / IN_STUDY.requests(path.stem)
         if request_path.exists():
             requests = {r["request_id"]: r for r in iter_jsonl(request_path)}
         for resp in iter_jsonl(path):
@@ -218,7 +219,7 @@ def _attach(item: Item, folder: str, rows: list[dict], keys: list[str], redactor
                 item.verdicts[f"{folder}:{name}"] = (
                     value if number is not None else redactor.text(value)
                 )
-            elif folder == "scores" and number is not None and not isinstance(value, bool):
+            elif folder == layout.SCORES and number is not None and not isinstance(value, bool):
                 item.scores[name] = number
             else:
                 item.parse[f"{folder}:{name}"] = (
@@ -228,7 +229,7 @@ def _attach(item: Item, folder: str, rows: list[dict], keys: list[str], redactor
 
 def headlines(root, study: str, model: str) -> list[dict]:
     """The summary's headline rows of ``model`` in ``study`` (measure, value, CI, n)."""
-    path = Path(root) / "results" / "summary.tsv"
+    path = Path(root) / layout.summary()
     if not path.exists():
         return []
     df = pd.read_csv(path, sep="\t")

@@ -26,8 +26,9 @@ from pathlib import Path
 import yaml
 
 from .. import config as oc
-from .. import configfile
+from .. import configfile, layout
 from ..errors import ConfigError
+from ..layout import ResultPaths
 from . import atomic, checklist, crate, eee, inspect_log
 from .items import headlines, place_in_units, resampling_unit, study_items, unit_clusters
 from .phi import redactor_for
@@ -74,7 +75,7 @@ def load_config(root: Path, configfiles: list[str], overrides: list[str] = ()) -
 
 
 def _provenance(root: Path) -> dict:
-    path = root / "results" / "provenance.json"
+    path = root / layout.PROVENANCE
     if not path.exists():
         raise SystemExit(f"{path}: missing; run the workflow first (make run)")
     return json.loads(path.read_text())
@@ -95,9 +96,7 @@ def unexported(root: Path, config: dict) -> dict[str, list[str]]:
     out = {}
     for study in oc.enabled_studies(config):
         models = oc.study_evaluated_models(config, study)
-        if models and not any(
-            (root / "results" / study / "responses" / m).is_dir() for m in models
-        ):
+        if models and not any((root / ResultPaths(study).responses(m)).is_dir() for m in models):
             out[study] = models
     return out
 
@@ -110,8 +109,8 @@ def export(
     ``checklist_dir``, default ``results``; it names ``config_files``, the run's config).
     Returns the files written, by kind."""
     root = Path(root)
-    out = Path(out) if out else root / "results" / "export"
-    checklist_dir = Path(checklist_dir) if checklist_dir else root / "results"
+    out = Path(out) if out else root / layout.results(layout.EXPORT)
+    checklist_dir = Path(checklist_dir) if checklist_dir else root / layout.RESULTS
     prov = _provenance(root)
     with atomic.folder(out) as tmp:
         written = _export(root, config, prov, tmp)
@@ -141,7 +140,8 @@ def _export(root: Path, config: dict, prov: dict, out: Path) -> dict[str, list[P
         raise SystemExit(
             "Nothing to export of "
             + "; ".join(
-                f"{s} (no results/{s}/responses/ of {', '.join(ms)})" for s, ms in missing.items()
+                f"{s} (no {ResultPaths(s).responses()}/ of {', '.join(ms)})"
+                for s, ms in missing.items()
             )
             + ": run the workflow with this config first (make run CONFIG=...)."
         )
@@ -149,7 +149,7 @@ def _export(root: Path, config: dict, prov: dict, out: Path) -> dict[str, list[P
         redactor = redactor_for(config, study)
         unit = resampling_unit(study)
         for mid in oc.study_evaluated_models(config, study):
-            if not (root / "results" / study / "responses" / mid).is_dir():
+            if not (root / ResultPaths(study).responses(mid)).is_dir():
                 continue
             items = study_items(root, study, mid, redactor)
             place_in_units(items, unit_clusters(root, config, study, mid))
@@ -182,7 +182,7 @@ def publish(root, config: dict, configfiles: list[str], out=None) -> Path:
     folder ``crate/`` (what rocrate-validator checks) and its zip. Returns the zip."""
     root = Path(root)
     config_files = list(configfiles) or [DEMO_CONFIG]
-    out = Path(out) if out else root / "results" / "publish"
+    out = Path(out) if out else root / layout.results(layout.PUBLISH)
     final = out / "oncoeval-run-crate.zip"
     # The previous crate goes first: a kill below leaves no crate rather than a stale one
     # beside the new export (each artifact is swapped in whole, oncoeval.export.atomic).

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import layout
 from .workflow import source
 
 
@@ -36,7 +37,7 @@ def audit(results: Path, studies) -> tuple[list[str], list[str]]:
     """(one line per study, model and probe with its verdict; the studies audited)."""
     lines, audited = [], []
     for study in studies:
-        path = Path(results) / study / "tables" / "exposure.tsv"
+        path = Path(results) / study / layout.IN_STUDY.table("exposure")
         if not path.exists():
             continue
         audited.append(study)
@@ -55,7 +56,7 @@ def audit(results: Path, studies) -> tuple[list[str], list[str]]:
 def warning(results: Path, study: str, model: str) -> str:
     """The summary's warning beside a model's headline when the audit found it exposed to the
     study's items ("" otherwise, or without an audit)."""
-    path = Path(results) / study / "tables" / "exposure.tsv"
+    path = Path(results) / study / layout.IN_STUDY.table("exposure")
     if not path.exists():
         return ""
     table = pd.read_csv(path, sep="\t")

@@ -56,7 +56,7 @@ def responses(study: str, model: str, probe: str) -> str:
 
 
 def item_table(study: str, model: str) -> str:
-    return ResultPaths(study)("exposure", f"{model}.tsv")
+    return ResultPaths(study).exposure(model)
 
 
 def table_outputs(study: str) -> dict[str, str]:

@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 
+from .. import layout
 from . import fresh
 
 # Snakemake's per-file and per-rule progress lines of `--report`.
@@ -57,7 +58,7 @@ def build(report: str, argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--report", default="results/report.html")
+    parser.add_argument("--report", default=layout.REPORT_HTML)
     args, rest = parser.parse_known_args(argv)
     return build(args.report, rest)
 

@@ -17,7 +17,9 @@ from pathlib import PurePosixPath
 
 import pandas as pd
 
+from .. import layout
 from ..exposure import FIGURE_CAPTION as EXPOSURE_FIGURE_CAPTION
+from ..layout import ResultPaths
 from ..studies import STUDIES
 from ..studies.contract import declared as study_declares
 from . import tables
@@ -115,11 +117,11 @@ UNIT_OVERRIDES = {
 }
 # Per-model per-item tables ({folder}/{model}.tsv): shown under "per-item records" (one page per
 # model): every study's scores/, and the folders it declares.
-SCORES_FOLDER = "scores"
+SCORES_FOLDER = layout.SCORES
 ITEM_FOLDERS = {s: {SCORES_FOLDER, *study_declares(s, "ITEM_FOLDERS", ())} for s in STUDIES}
 # Further result folders or files (without suffix) a study shows, with their subcategory.
 # The clinician review's standing (oncoeval.review.status), once `make review` drew a plan.
-REVIEW_STATUS = "review/review_status"
+REVIEW_STATUS = layout.IN_STUDY.review("review_status")
 REPORT_ENTRIES = {
     s: {**study_declares(s, "REPORT_ENTRIES", {}), REVIEW_STATUS: "judge validation"}
     for s in STUDIES
@@ -136,7 +138,7 @@ class Entry:
 
     @property
     def rel(self) -> str:
-        return str(PurePosixPath(self.path).relative_to(f"results/{self.study}"))
+        return str(PurePosixPath(self.path).relative_to(ResultPaths(self.study).root))
 
     @property
     def name(self) -> str:
@@ -175,7 +177,7 @@ class Entry:
     def html_path(self) -> str:
         """Where the report's copy of the entry lives (tables as HTML, figures as PNG)."""
         suffix = ".png" if self.kind == "figure" else ".html"
-        return f"results/report/{self.study}/{PurePosixPath(self.rel).with_suffix(suffix)}"
+        return layout.report_page(self.study, str(PurePosixPath(self.rel).with_suffix(suffix)))
 
     @property
     def table_key(self) -> str:
@@ -231,7 +233,7 @@ class Entry:
         if self.kind != "figure":
             return self.path
         name = _by_name(FIGURE_TABLES.get(self.study, {}), self.name) or self.name
-        return f"results/{self.study}/tables/{name}.tsv"
+        return ResultPaths(self.study).table(name)
 
     def n_sentence(self, root=".") -> str:
         """The entry's n, counted from its table under ``root`` ("" when it is not there yet)."""
@@ -241,7 +243,7 @@ class Entry:
             return ""
         counted = count_n(path)
         if self.kind == "figure":
-            where = table.relative_to(f"results/{self.study}")
+            where = table.relative_to(ResultPaths(self.study).root)
             return f"n: {counted} in the table it draws ({where})."
         return f"n: {counted}."
 
@@ -310,20 +312,20 @@ def stored_answers_note(replayed) -> str:
 def study_of(path: str) -> str | None:
     """The study a ``results/{study}/...`` path belongs to, else None."""
     parts = PurePosixPath(path).parts
-    return parts[1] if len(parts) > 2 and parts[0] == "results" else None
+    return parts[1] if len(parts) > 2 and parts[0] == layout.RESULTS else None
 
 
 def entry_for(path: str) -> Entry | None:
     """The report entry of ``results/{study}/...``, or None for files the report does not show."""
     parts = PurePosixPath(path).parts
-    if len(parts) < 3 or parts[0] != "results" or parts[1] not in STUDY_TITLES:
+    if len(parts) < 3 or parts[0] != layout.RESULTS or parts[1] not in STUDY_TITLES:
         return None
     entry = Entry(parts[1], path)
     if path.endswith(".png"):
         return entry
     if not path.endswith(".tsv"):
         return None
-    if entry.folder == "tables" or entry.declared_entry:
+    if entry.folder == layout.TABLES or entry.declared_entry:
         return entry
     if entry.folder in ITEM_FOLDERS[entry.study] and len(parts) == 4:
         return entry
@@ -370,7 +372,7 @@ def own_response_files(study: str, model: str, root=".") -> list[pathlib.Path]:
     """The response files of ``model``'s item page: its answers to the request sets that are its
     own, a set ``{stage}--{other}`` (e.g. a verifier's calls on another model's answers) being
     the other model's. Adding a model then leaves the page and its n as they were."""
-    folder = pathlib.Path(root) / "results" / study / "responses" / model
+    folder = pathlib.Path(root) / ResultPaths(study).responses(model)
     return [
         p
         for p in sorted(folder.glob("*.jsonl"))
@@ -395,7 +397,7 @@ def count_compared(study: str, models, root=".") -> str:
     answers = study_declares(study, "ANSWERS")
     sizes = []
     for model in models:
-        path = pathlib.Path(root) / "results" / study / "responses" / model
+        path = pathlib.Path(root) / ResultPaths(study).responses(model)
         path = path / f"{getattr(answers, 'requestset', '')}.jsonl"
         if path.exists():
             sizes.append(sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line))

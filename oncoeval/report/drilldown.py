@@ -21,7 +21,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import layout
 from ..io import iter_jsonl
+from ..layout import IN_STUDY, ResultPaths
 from . import catalog, tables
 from .phi import LEFT_OUT as PHI_LEFT_OUT
 from .phi import leave_out_text
@@ -152,11 +154,11 @@ def item_rows(root, study: str, model: str, max_chars: int = 600, include_text: 
     the unit's requests.
     """
     own = catalog.own_response_files(study, model, root)
-    root = Path(root) / "results" / study
+    root = Path(root) / ResultPaths(study).root
     rows, meta_keys = [], {}
     for responses_path in own:
         requestset = Path(responses_path).stem
-        requests_path = root / "requests" / f"{requestset}.jsonl"
+        requests_path = root / IN_STUDY.requests(requestset)
         prompts = {}
         if requests_path.exists():
             prompts = {r["request_id"]: r.get("messages") for r in iter_jsonl(requests_path)}
@@ -335,7 +337,7 @@ def per_model_tables(study_root: Path, model: str):
     paths += sorted(glob.glob(str(study_root / "*" / f"{model}.jsonl")))
     for path in paths:
         folder = Path(path).parent.name
-        if folder == "responses":
+        if folder == layout.RESPONSES:
             continue
         if path.endswith(".tsv"):
             df = pd.read_csv(path, sep="\t")

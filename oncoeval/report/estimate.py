@@ -43,14 +43,16 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import layout
 from ..backends import get_backend
 from ..cache import cache_key
 from ..config import NO_MODEL_CALLS_ENV
+from ..layout import ResultPaths
 from ..records import Request, effective_params, read_requests
 from ..studies import contract
 
-MODELS_JSON = "results/estimate/models.json"
-ESTIMATE_TSV = "results/estimate/estimate.tsv"
+MODELS_JSON = layout.ESTIMATE_MODELS
+ESTIMATE_TSV = layout.ESTIMATE_TABLE
 # Chat-format tokens beside the messages' text (OpenAI documents 3 per message and 3 per reply).
 OVERHEAD_PER_MESSAGE = 4
 OVERHEAD_PER_REQUEST = 3
@@ -64,7 +66,8 @@ COSTS = ["cost_min_usd", "cost_max_usd", "batch_cost_min_usd", "batch_cost_max_u
 COLUMNS = ["model", "study", *COUNTS, *COSTS, "pending_request_sets"]
 TOTAL = "all"
 WIDTH = 100
-_RESPONSES = re.compile(r"results/([^/]+)/responses/([^/]+)/([^/]+)\.jsonl$")
+_PART = "([^/]+)"
+_RESPONSES = re.compile(ResultPaths(_PART).responses(_PART, _PART).replace(".", r"\.") + "$")
 _WILDCARDS = re.compile(r"wildcards: study=([^,\s]+), model=([^,\s]+), requestset=([^,\s]+)")
 __doc__ = __doc__.format(
     per_message=OVERHEAD_PER_MESSAGE,
@@ -165,7 +168,7 @@ class RequestSets:
         self._cache: dict[str, set[str]] = {}
 
     def path(self, study: str, requestset: str) -> str:
-        return f"results/{study}/requests/{requestset}.jsonl"
+        return ResultPaths(study).requests(requestset)
 
     def cached(self, model: str) -> set[str]:
         if model not in self._cache:

@@ -20,13 +20,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import layout
+from ..layout import ResultPaths
 from ..studies import STUDIES
 from . import catalog, tables
 
 LANDING_ID = "oncoeval-landing"
 TABLE_ID = "oncoeval-headlines"
-LEADERBOARD = "tables/leaderboard.tsv"
-MODEL_CALLS = "tables/model_calls.tsv"
+LEADERBOARD = layout.IN_STUDY.table(layout.LEADERBOARD)
+MODEL_CALLS = layout.IN_STUDY.table(layout.MODEL_CALLS)
 # Snakemake's landing: content box `grow flex items-center justify-center h-screen
 # overflow-auto`, text column `prose max-w-lg` beside the rule graph. Scoped with :has() to the
 # box that holds this fragment, so the report's other views keep their layout.
@@ -211,7 +213,7 @@ def _link(text: str, href: str, onclick: str) -> str:
 
 def _relative(path: str) -> str:
     """A results/... path as a link from results/report.html."""
-    return path.removeprefix("results/")
+    return path.removeprefix(layout.results(""))
 
 
 def headline_entry(study: str) -> str | None:
@@ -219,7 +221,7 @@ def headline_entry(study: str) -> str | None:
     headlines = catalog.study_declares(study, "HEADLINES", ())
     if not headlines:
         return None
-    return catalog.Entry(study, f"results/{study}/{headlines[0].table}").html_path
+    return catalog.Entry(study, ResultPaths(study)(headlines[0].table)).html_path
 
 
 def table_html(frame: pd.DataFrame) -> str:
@@ -274,18 +276,19 @@ def landing_html(summary: pd.DataFrame, results: Path, replayed=(), scope: str =
     if (frame["standing"] == UNTESTED_BEST).any():
         parts.append(
             f"<p>{UNTESTED_BEST} the highest value; without the study's leaderboard "
-            "(tables/leaderboard.tsv) no test says where the others stand against it.</p>"
+            f"({LEADERBOARD}) no test says where the others stand against it.</p>"
         )
-    links = [_link("Full summary", "summary.html", open_entry_js("results/summary.html"))]
+    summary_page = layout.summary("html")
+    links = [_link("Full summary", _relative(summary_page), open_entry_js(summary_page))]
     for study in dict.fromkeys(frame["study"]):
         category = catalog.STUDY_TITLES.get(study, study)
         links.append(_link(short_title(study), "report.html", show_category_js(category)))
     links.append(
-        _link("Run (provenance)", "report/provenance.html", open_entry_js(PROVENANCE_ENTRY))
+        _link("Run (provenance)", _relative(PROVENANCE_ENTRY), open_entry_js(PROVENANCE_ENTRY))
     )
     parts.append("<p>Open: " + " · ".join(links) + "</p>")
     parts.append("</div>")
     return "\n".join(parts)
 
 
-PROVENANCE_ENTRY = "results/report/provenance.html"
+PROVENANCE_ENTRY = layout.PROVENANCE_PAGE

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import __version__
+from .. import __version__, layout
 from .. import config as oc
 from ..backends import backends, get_backend
 from ..config import STUDY_MODEL_KEYS
@@ -76,7 +76,7 @@ def input_files(config, root: Path) -> dict[str, str]:
             for v in value:
                 visit(v)
         elif isinstance(value, str) and value and not value.startswith(("embedded:", "http")):
-            if (root / value).is_dir() and (value in ("results", ".") or "cache" in value):
+            if (root / value).is_dir() and (value in (layout.RESULTS, ".") or "cache" in value):
                 return  # outputs and caches, not inputs
             try:
                 out.update(files_sha256(value, root))
@@ -223,7 +223,7 @@ def provenance_page(record: dict, usage=()) -> str:
         "weights hash, decoding settings, tokens and cost (spent by this run's calls, and the "
         "recorded cost of answers read from the cache). Then the full record: identities, "
         "chat-template hashes, library versions, seeds and the sha256 of every input file, "
-        "also in <code>results/provenance.json</code>.</p>"
+        f"also in <code>{layout.PROVENANCE}</code>.</p>"
         + (tables.table_html(models, "models") if len(models) else "<p>No models.</p>")
         + "<h3>Full record</h3>"
         f"<pre>{html.escape(json.dumps(record, indent=2, sort_keys=True, default=str))}</pre>"

@@ -20,10 +20,12 @@ from pathlib import Path
 import pandas as pd
 import tabulate
 
+from .. import layout
 from ..compare import BEHIND, DESCRIPTIVE, LEADER
 from ..exposure.facts import warning as exposure_warning
 from ..failures import filtered
 from ..io import iter_jsonl
+from ..layout import IN_STUDY, ResultPaths
 from ..records import Response
 from ..studies import STUDIES
 from ..studies.contract import Answers, Headline
@@ -122,7 +124,7 @@ def headline_rows(results: Path, studies) -> list[dict]:
 def _ranked_counts(study_root: Path, measure: str) -> dict[str, dict]:
     """model -> n, n_unscored, n_clusters and the unit of one measure, from the study's
     leaderboard (oncoeval.compare); {} where it does not rank the measure."""
-    path = study_root / "tables" / "leaderboard.tsv"
+    path = study_root / IN_STUDY.table(layout.LEADERBOARD)
     if not path.exists():
         return {}
     board = pd.read_csv(path, sep="\t")
@@ -164,7 +166,7 @@ def answer_counts(results: Path, study: str, model: str) -> dict:
     out = dict.fromkeys(ANSWER_COLUMNS, float("nan"))
     if declared is None:
         return out
-    responses = Path(results) / study / "responses" / model / f"{declared.requestset}.jsonl"
+    responses = Path(results) / study / IN_STUDY.responses(model, declared.requestset)
     if not responses.exists():
         return out
     rows = list(iter_jsonl(responses))
@@ -239,8 +241,8 @@ def leader_rows(results: Path, studies) -> list[dict]:
     (not the study's primary one) says so beside its name."""
     rows = []
     for study in (s for s in STUDIES if s in studies):
-        board_path = Path(results) / study / "tables" / "leaderboard.tsv"
-        comparison_path = Path(results) / study / "tables" / "model_comparison.tsv"
+        board_path = Path(results) / study / IN_STUDY.table(layout.LEADERBOARD)
+        comparison_path = Path(results) / study / IN_STUDY.table(layout.MODEL_COMPARISON)
         if not board_path.exists():
             continue
         board = pd.read_csv(board_path, sep="\t")
@@ -322,7 +324,7 @@ def usage_rows(root: Path, models=None) -> list[dict]:
     """
     root = Path(root)
     per_model: dict[str, dict] = {}
-    for path in sorted(glob.glob(str(root / "results" / "*" / "responses" / "*" / "*.jsonl"))):
+    for path in sorted(glob.glob(str(root / ResultPaths("*").responses("*", "*")))):
         model, study = Path(path).parent.name, Path(path).parents[2].name
         if models is not None and model not in models:
             continue
@@ -369,7 +371,7 @@ def usage_rows(root: Path, models=None) -> list[dict]:
 
 def summary_frames(root: Path, studies, models=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     root = Path(root)
-    headline = pd.DataFrame(headline_rows(root / "results", studies), columns=SUMMARY_COLUMNS)
+    headline = pd.DataFrame(headline_rows(root / layout.RESULTS, studies), columns=SUMMARY_COLUMNS)
     usage = pd.DataFrame(usage_rows(root, models), columns=USAGE_COLUMNS)
     return headline, usage
 
@@ -455,7 +457,7 @@ def leaders_shown(leaders: pd.DataFrame) -> pd.DataFrame:
 
 
 def leaders_frame(root: Path, studies) -> pd.DataFrame:
-    return pd.DataFrame(leader_rows(Path(root) / "results", studies), columns=LEADER_COLUMNS)
+    return pd.DataFrame(leader_rows(Path(root) / layout.RESULTS, studies), columns=LEADER_COLUMNS)
 
 
 LEADERS_TITLE = "Which model leads, and where the others stand"
@@ -465,8 +467,9 @@ LEADERS_NOTE = (
     "excludes 0 after the Bonferroni adjustment over every pair of models on the study's "
     "primary measure), equivalent within the measure's margin (the interval lies inside it), "
     "or not separable at this n (neither); measures marked descriptive are not adjusted and "
-    "are not verdicts (results/{study}/tables/leaderboard.tsv). Detectable difference: the "
-    "true difference the decision made finds with 80% power at its n, or that no difference "
+    f"are not verdicts ({ResultPaths('{study}').table(layout.LEADERBOARD)}). Detectable "
+    "difference: the true difference the decision made finds with 80% power at its n, or "
+    "that no difference "
     "can be significant (docs/comparisons.md)."
 )
 
@@ -538,7 +541,8 @@ def write_summary(
     usage.to_csv(usage_tsv, sep="\t", index=False, float_format="%.6g")
     body = fragment_html(headline, usage, leaders, item_pages)
     Path(fragment).write_text(
-        landing.landing_html(headline, Path(root) / "results", replayed, scope), encoding="utf-8"
+        landing.landing_html(headline, Path(root) / layout.RESULTS, replayed, scope),
+        encoding="utf-8",
     )
     note = SUMMARY_NOTE + catalog.stored_answers_note(replayed)
     scope_html = f"<p class='caption'><strong>{html.escape(scope)}</strong></p>\n" if scope else ""
@@ -656,11 +660,11 @@ def terminal_summary(root=".") -> str:
     tokens and cost per model and in all ("" when no summary was written); no line is wider
     than :data:`TERMINAL_WIDTH`."""
     root = Path(root)
-    tsv, usage_tsv = root / "results" / "summary.tsv", root / "results" / "usage.tsv"
+    tsv, usage_tsv = root / layout.summary("tsv"), root / layout.USAGE
     if not tsv.exists():
         return ""
     headline = pd.read_csv(tsv, sep="\t")
-    text = ["", "OncoEval results (results/summary.md)"]
+    text = ["", f"OncoEval results ({layout.summary('md')})"]
     scope = _scope_of(headline)
     if scope:
         text += _wrapped(f"!! {scope}", "", "   ")
@@ -704,7 +708,7 @@ def main(argv=None) -> int:
     parser.add_argument("--report", help="the report file to name on the last line")
     args = parser.parse_args(argv)
     text = terminal_summary(args.root)
-    print(text.rstrip("\n") or "No results summary was written (results/summary.tsv is missing).")
+    print(text.rstrip("\n") or f"No results summary was written ({layout.summary()} is missing).")
     if args.report:
         print(f"Report: {args.report}")
     return 0

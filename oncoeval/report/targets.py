@@ -11,8 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from oncoeval import config as oc
+from oncoeval import layout
 from oncoeval import workflow as run_wf
 from oncoeval.backends import get_backend
+from oncoeval.layout import ResultPaths
 from oncoeval.report import catalog
 
 
@@ -44,9 +46,9 @@ def report_targets(config: dict, rules) -> list[str]:
     targets = [e.html_path for e in report_entries(config, rules)]
     targets += item_pages(config)
     targets += [
-        "results/summary.tsv",
-        "results/summary.html",
-        "results/provenance.json",
+        layout.summary("tsv"),
+        layout.summary("html"),
+        layout.PROVENANCE,
     ]
     return targets
 
@@ -68,7 +70,9 @@ def replayed_models(config: dict) -> list[str]:
 
 def entry_of(wildcards, ext: str) -> catalog.Entry:
     """The entry of a report page job: ``results/{study}/{entry_path}.{ext}``."""
-    return catalog.Entry(wildcards.study, f"results/{wildcards.study}/{wildcards.entry_path}.{ext}")
+    return catalog.Entry(
+        wildcards.study, ResultPaths(wildcards.study)(f"{wildcards.entry_path}.{ext}")
+    )
 
 
 def item_pages(config: dict) -> list[str]:
@@ -76,11 +80,10 @@ def item_pages(config: dict) -> list[str]:
     pages = []
     for study in oc.enabled_studies(config):
         pages += [
-            f"results/report/{study}/drilldown/{model}.html"
-            for model in run_wf.evaluated_models(config, study)
+            layout.drilldown(study, model) for model in run_wf.evaluated_models(config, study)
         ]
         if compare_link(config, study):
-            pages.append(f"results/report/{study}/drilldown/compare.html")
+            pages.append(layout.drilldown(study, "compare"))
     return pages
 
 

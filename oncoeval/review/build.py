@@ -19,6 +19,7 @@ import pandas as pd
 
 from .. import config as oc
 from ..io import read_jsonl, write_jsonl
+from ..layout import ResultPaths
 from ..report.targets import shows_phi_text
 from . import page, plan, studies
 
@@ -26,7 +27,7 @@ log = logging.getLogger(__name__)
 
 
 def review_dir(root: Path, study: str) -> Path:
-    return root / "results" / study / "review"
+    return root / ResultPaths(study).review()
 
 
 def plan_id(plan_df: pd.DataFrame) -> str:

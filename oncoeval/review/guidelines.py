@@ -24,6 +24,7 @@ import pandas as pd
 
 from .. import config as oc
 from ..io import read_jsonl
+from ..layout import IN_STUDY, ResultPaths
 from .plan import answer_hash
 from .spec import ReviewStudy, ScaleOption
 
@@ -44,7 +45,7 @@ def case_id(item_id: str) -> str:
 
 
 def population(config: dict, root: Path) -> pd.DataFrame:
-    synth = root / "results" / STUDY / "synthetic"
+    synth = root / ResultPaths(STUDY)("synthetic")
     path = synth / "benchmark.tsv"
     if not path.exists():
         raise SystemExit(f"{path}: missing; run the workflow with a synthetic generator first")
@@ -139,7 +140,7 @@ def status(tables: dict) -> list[dict]:
     """The chooser's sensitivity and specificity for ``target`` (tables/judge_per_class)."""
     from .studies import estimate_rows
 
-    path = tables.get("tables/judge_per_class.tsv")
+    path = tables.get(IN_STUDY.table("judge_per_class"))
     if not path or not Path(path).exists():
         return []
     df = pd.read_csv(path, sep="\t", keep_default_na=False, dtype={"class": str})
@@ -171,6 +172,6 @@ GUIDELINES = ReviewStudy(
     rate="share of cases whose target path fits",
     unit="case",
     judge="chooser",
-    status_tables=("tables/judge_per_class.tsv",),
+    status_tables=(IN_STUDY.table("judge_per_class"),),
     status_rows=status,
 )

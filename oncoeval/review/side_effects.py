@@ -29,6 +29,7 @@ import pandas as pd
 
 from .. import config as oc
 from ..io import read_jsonl
+from ..layout import IN_STUDY, ResultPaths
 from ..studies.side_effects.aliases import norm_key
 from ..studies.side_effects.validation import read_validation
 from .plan import answer_hash
@@ -62,8 +63,8 @@ def _clean(text: str) -> str:
 def population(config: dict, root: Path) -> pd.DataFrame:
     """Every distinct (item, term) pair of the evaluated models' matched lists: item_id,
     stratum (1: the matcher paired them somewhere), answer_sha256 and what the page shows."""
-    results = root / "results" / STUDY
-    profiles_path = results / "prepared" / "profiles.jsonl"
+    results = root / ResultPaths(STUDY).root
+    profiles_path = results / IN_STUDY.prepared("profiles.jsonl")
     profiles = (
         {str(p["profile_id"]): p for p in read_jsonl(profiles_path)}
         if profiles_path.exists()
@@ -215,7 +216,7 @@ def status(tables: dict) -> list[dict]:
     validation pairs (tables/judge_per_class, written by the matcher validation rule)."""
     from .studies import estimate_rows
 
-    path = tables.get("tables/judge_per_class.tsv")
+    path = tables.get(IN_STUDY.table("judge_per_class"))
     if not path or not Path(path).exists():
         return []
     df = pd.read_csv(path, sep="\t", keep_default_na=False, dtype={"class": str})
@@ -255,6 +256,6 @@ SIDE_EFFECTS = ReviewStudy(
     write_labels=write_labels,
     unit="pair",
     judge="matcher",
-    status_tables=("tables/judge_per_class.tsv",),
+    status_tables=(IN_STUDY.table("judge_per_class"),),
     status_rows=status,
 )

@@ -23,10 +23,11 @@ import pandas as pd
 
 from .. import config as oc
 from ..io import write_table
+from ..layout import ResultPaths
 from .studies import review_study
 
-STATUS = "results/{study}/review/review_status.tsv"
-STATUS_MD = "results/{study}/review/review_status.md"
+STATUS = ResultPaths("{study}").review("review_status.tsv")
+STATUS_MD = ResultPaths("{study}").review("review_status.md")
 COLUMNS = ["part", "row", "value", "ci_low", "ci_high", "n", "n_planned", "note"]
 
 
@@ -43,7 +44,7 @@ def targets(config: dict, root: Path = Path(".")) -> list[str]:
     return [
         STATUS.format(study=s)
         for s in oc.enabled_studies(config)
-        if reviewed(s) and (root / "results" / s / "review" / "plan.tsv").exists()
+        if reviewed(s) and (root / ResultPaths(s).review("plan.tsv")).exists()
     ]
 
 
@@ -53,15 +54,15 @@ def inputs(config: dict, study: str, root: Path = Path(".")) -> dict:
     validation only with its labels set)."""
     from .. import workflow as run_wf
 
-    where = f"results/{study}/review"
+    where = ResultPaths(study).review()
     out = {"plan": f"{where}/plan.tsv"}
     for name in ("status", "agreement"):
         if (root / where / f"{name}.tsv").exists():
             out[name] = f"{where}/{name}.tsv"
     written = set(run_wf.study_targets(config, study))
     for k, table in enumerate(review_study(study).status_tables):
-        if f"results/{study}/{table}" in written:
-            out[f"table_{k}"] = f"results/{study}/{table}"
+        if ResultPaths(study)(table) in written:
+            out[f"table_{k}"] = ResultPaths(study)(table)
     return out
 
 

@@ -16,6 +16,8 @@ import pandas as pd
 from .. import config as oc
 from ..io import read_jsonl
 from ..judges.adjudication import blind_id
+from ..layout import IN_STUDY
+from ..studies import study_workflow
 from ..studies.contract import prompts_dir
 from .plan import answer_hash
 from .spec import ReviewStudy, ScaleOption
@@ -41,7 +43,7 @@ def cancer_myth_population(config: dict, root: Path) -> pd.DataFrame:
     answer_sha256, model, question_id and the text the page shows."""
     rows = []
     for model in _judged_models(config):
-        path = root / "results" / "cancer_myth" / "judged" / f"{model}.jsonl"
+        path = root / study_workflow("cancer_myth").OUTPUTS_PARSE["judged"].format(model=model)
         if not path.exists():
             raise SystemExit(f"{path}: missing; run the workflow first (make run)")
         for rec in read_jsonl(path):
@@ -67,7 +69,7 @@ def cancer_myth_population(config: dict, root: Path) -> pd.DataFrame:
 
 def cancer_myth_labels(config: dict, root: Path):
     """(verifier verdict, human label is positive) of the validation answers scored so far."""
-    path = root / "results" / "cancer_myth" / "validation" / "verifier_pairs.tsv"
+    path = root / study_workflow("cancer_myth").OUTPUTS_JUDGE_AGREEMENT["verifier_pairs"]
     if not path.exists():
         return []
     df = pd.read_csv(path, sep="\t", keep_default_na=False)
@@ -119,7 +121,7 @@ CANCER_MYTH = ReviewStudy(
     collected_labels=cancer_myth_labels,
     human_record=cancer_myth_record,
     other_labels=cancer_myth_other_labels,
-    status_tables=("tables/pcs_pcr.tsv",),
+    status_tables=(IN_STUDY.table("pcs_pcr"),),
     status_rows=lambda tables: cancer_myth_status(tables),
 )
 
@@ -171,7 +173,7 @@ def estimate_rows(df: pd.DataFrame, label: str, columns: dict, n_column: str = "
 def cancer_myth_status(tables: dict) -> list[dict]:
     """The corrected PCS and PCR per model (their intervals resample the validation labels
     too: oncoeval.judges.correction)."""
-    path = tables.get("tables/pcs_pcr.tsv")
+    path = tables.get(IN_STUDY.table("pcs_pcr"))
     if not path or not Path(path).exists():
         return []
     df = pd.read_csv(path, sep="\t", keep_default_na=False)

@@ -50,6 +50,7 @@ import re
 from dataclasses import dataclass
 from types import ModuleType
 
+from ..layout import ResultPaths  # noqa: F401  (a study's paths: its workflow.py imports it here)
 from ..source import source_file
 
 STAGES = ("prepare", "requests", "parse", "score", "aggregate")
@@ -61,54 +62,6 @@ def prompts_dir(study: str) -> str:
     """The folder of a study's prompt templates (its stages read them by name), in the
     workflow's source wherever the run is (oncoeval.source)."""
     return source_file(f"config/prompts/{study}")
-
-
-class ResultPaths:
-    """Paths under ``results/<study>/``: the one place a study's result paths are built.
-
-    Strings, since Snakemake rules take strings; wildcards are passed through as written, e.g.
-    ``paths.scores("{model}")``.
-    """
-
-    def __init__(self, study: str):
-        self.study = study
-        self.root = f"results/{study}"
-
-    def __call__(self, *parts: str) -> str:
-        return "/".join((self.root, *parts))
-
-    def prepared(self, name: str) -> str:
-        return self("prepared", name)
-
-    def requests(self, requestset: str) -> str:
-        return self("requests", f"{requestset}.jsonl")
-
-    def responses(self, model: str, requestset: str) -> str:
-        return self("responses", model, f"{requestset}.jsonl")
-
-    def parsed(self, model: str, suffix: str = "jsonl") -> str:
-        return self("parsed", f"{model}.{suffix}")
-
-    def scores(self, model: str) -> str:
-        return self("scores", f"{model}.tsv")
-
-    def table(self, name: str) -> str:
-        return self("tables", f"{name}.tsv")
-
-    def tables(self, *names: str, folder: str = "tables") -> dict[str, str]:
-        """Each table's two outputs: ``name`` (its TSV) and ``name_md`` (its Markdown copy), the
-        names ``oncoeval.io.write_table`` is handed."""
-        out = {}
-        for name in names:
-            out[name] = self(folder, f"{name}.tsv")
-            out[f"{name}_md"] = self(folder, f"{name}.md")
-        return out
-
-    def figure(self, name: str) -> str:
-        return self("figures", f"{name}.png")
-
-    def log(self, *parts: str) -> str:
-        return "/".join(("logs", self.study, *parts)) + ".log"
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ ANSWERS = Answers(
     ("question_id",),
     "parse_error == ''",
     reason="parse_error",
-    score=ItemScore("scores/{model}.tsv", "score", ("question_id",)),
+    score=ItemScore(paths.rel.scores("{model}"), "score", ("question_id",)),
     verdict=("score", "reason"),
 )
 # Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.
@@ -64,7 +64,7 @@ HEADLINES = (
     # PCS averages verdicts of -1, 0 and 1.
     Headline(
         "cancer_myth",
-        "tables/pcs_pcr.tsv",
+        paths.rel.table("pcs_pcr"),
         "PCS (raw judge verdicts)",
         "pcs",
         scale=(-1.0, 1.0),
@@ -72,16 +72,18 @@ HEADLINES = (
     ),
     Headline(
         "cancer_myth",
-        "tables/pcs_pcr.tsv",
+        paths.rel.table("pcs_pcr"),
         "PCS (corrected for judge error)",
         "pcs_corrected",
         per_unit=False,
         scale=(-1.0, 1.0),
     ),
-    Headline("cancer_myth", "tables/pcs_pcr.tsv", "PCR (raw judge verdicts)", "pcr", kind="binary"),
+    Headline(
+        "cancer_myth", paths.rel.table("pcs_pcr"), "PCR (raw judge verdicts)", "pcr", kind="binary"
+    ),
     Headline(
         "cancer_myth",
-        "tables/pcs_pcr.tsv",
+        paths.rel.table("pcs_pcr"),
         "PCR (corrected for judge error)",
         "pcr_corrected",
         per_unit=False,

@@ -39,14 +39,14 @@ REPORT_TITLE = "CORAL (oncology note extraction)"
 RESAMPLING = Resampling(unit="note", cluster="patient (metadata patient_id; else the note)")
 ANSWERS = Answers(
     "extraction",
-    "parsed/{model}.tsv",
+    paths.rel.parsed("{model}", "tsv"),
     ("doc_id", "section", "subtype"),
     "status == 'ok'",
     reason="reason",
     value="value",
     # Mean exact-match F1 over the answer's fields, on the published gold.
     score=ItemScore(
-        "scores/{model}.tsv",
+        paths.rel.scores("{model}"),
         "em_f1",
         ("doc_id", "section", "subtype"),
         "gold_view == 'published'",
@@ -88,7 +88,7 @@ FIGURE_CAPTIONS = {
 HEADLINES = tuple(
     Headline(
         "coral",
-        "tables/overall.tsv",
+        paths.rel.table("overall"),
         f"{label} ({name})",
         column,
         (("view", view),),
@@ -163,7 +163,7 @@ OUTPUTS_AGGREGATE = {
     },
 }
 # The review sheet of one model's parsed outputs (the reviewer's: ``review_model``).
-REVIEW_SHEET = paths("review", "{reviewer}_sheet.xlsx")
+REVIEW_SHEET = paths.review("{reviewer}_sheet.xlsx")
 OUTPUTS_REVIEW = paths.tables("expert_review")
 # Every published output of the study, by name ({model}: one file per evaluated model).
 OUTPUTS = {

@@ -36,7 +36,7 @@ ANSWERS = Answers(
     "invalid_reason not in ('generation_error', 'no_answer', 'too_long')",
     reason="invalid_reason",
     value="path",
-    score=ItemScore("scores/{model}.tsv", "path_overlap", ("patient_id", "note_set")),
+    score=ItemScore(paths.rel.scores("{model}"), "path_overlap", ("patient_id", "note_set")),
 )
 # Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.
 FIGURE_CAPTIONS = {
@@ -67,11 +67,11 @@ FIGURE_CAPTIONS = {
     ),
 }
 HEADLINES = (
-    Headline(STUDY, "tables/table1_expert.tsv", "path overlap", "path_overlap", primary=True),
-    Headline(STUDY, "tables/table1_expert.tsv", "treatment match", "treatment_match"),
+    Headline(STUDY, paths.rel.table("table1_expert"), "path overlap", "path_overlap", primary=True),
+    Headline(STUDY, paths.rel.table("table1_expert"), "treatment match", "treatment_match"),
     Headline(
         STUDY,
-        "tables/meta_classifier.tsv",
+        paths.rel.table("meta_classifier"),
         "meta-classifier AUROC (all features, held-out model)",
         "auroc",
         (("held_out_model", "mean over models"), ("feature_set", "all")),

@@ -27,12 +27,12 @@ RESAMPLING = Resampling(
 LISTS = "lists"  # the request set every evaluated model answers
 ANSWERS = Answers(
     LISTS,
-    "parsed/{model}.jsonl",
+    paths.rel.parsed("{model}"),
     ("request_id",),
     "status == 'ok'",
     reason="reason",
     value="items",
-    score=ItemScore("scores/{model}.tsv", "f1", ("profile_id", "variant", "regime")),
+    score=ItemScore(paths.rel.scores("{model}"), "f1", ("profile_id", "variant", "regime")),
 )
 # Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.
 _BARS = (
@@ -51,9 +51,9 @@ FIGURE_CAPTIONS = {
     ),
 }
 HEADLINES = (
-    Headline("side_effects", "tables/table1.tsv", "F1, free-form (ff)", "f1", primary=True),
-    Headline("side_effects", "tables/table3.tsv", "F1, grounded", "f1"),
-    Headline("side_effects", "tables/table4.tsv", "F1, grounded + list size", "f1"),
+    Headline("side_effects", paths.rel.table("table1"), "F1, free-form (ff)", "f1", primary=True),
+    Headline("side_effects", paths.rel.table("table3"), "F1, grounded", "f1"),
+    Headline("side_effects", paths.rel.table("table4"), "F1, grounded + list size", "f1"),
 )
 # What the report says of the study's tables (oncoeval.report.catalog): captions and the
 # resampling units that are not the study's; per-model per-item tables besides scores/.
@@ -95,7 +95,7 @@ UNITS = {
     "judge_per_class": "labelled validation row",
 }
 ITEM_FOLDERS = ("overlap",)
-REPORT_ENTRIES = {"tables/matcher_agreement": "judge validation"}
+REPORT_ENTRIES = {paths.rel.table("matcher_agreement", ""): "judge validation"}
 
 STUDY = paths.study
 PROMPTS = prompts_dir(STUDY)

@@ -30,7 +30,7 @@ OUTPUTS = {**OUTPUTS_SCORE, **OUTPUTS_AGGREGATE, **OUTPUTS_REFEREE}
 # What the report and the summary show of the study.
 REPORT_TITLE = "Toy (arithmetic questions, tests only)"
 RESAMPLING = Resampling(unit="question", cluster="question")
-HEADLINES = (Headline("toy", "tables/accuracy.tsv", "accuracy", "accuracy", kind="binary"),)
+HEADLINES = (Headline("toy", paths.rel.table("accuracy"), "accuracy", "accuracy", kind="binary"),)
 CAPTIONS = {
     "accuracy": "Share of arithmetic questions answered right, per model.",
     "referee_agreement": "How often each model gives the referee model's number.",
