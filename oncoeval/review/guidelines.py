@@ -27,6 +27,7 @@ from ..io import read_jsonl
 from ..layout import IN_STUDY, ResultPaths
 from .plan import answer_hash
 from .spec import ReviewStudy, ScaleOption
+from .status_rows import estimate_rows
 
 STUDY = "guidelines"
 STRATA = {"chosen_both_orders": 1, "target_not_chosen": 0}
@@ -138,8 +139,6 @@ def write_labels(records: list[dict], out: Path) -> None:
 
 def status(tables: dict) -> list[dict]:
     """The chooser's sensitivity and specificity for ``target`` (tables/judge_per_class)."""
-    from .studies import estimate_rows
-
     path = tables.get(IN_STUDY.table("judge_per_class"))
     if not path or not Path(path).exists():
         return []

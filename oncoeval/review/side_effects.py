@@ -34,6 +34,7 @@ from ..studies.side_effects.aliases import norm_key
 from ..studies.side_effects.validation import read_validation
 from .plan import answer_hash
 from .spec import ReviewStudy, ScaleOption
+from .status_rows import estimate_rows
 
 log = logging.getLogger(__name__)
 STUDY = "side_effects"
@@ -214,8 +215,6 @@ COLUMNS = ["prediction", "reference", "same", "kind", "inclusion_probability"]
 def status(tables: dict) -> list[dict]:
     """Each configured matcher's sensitivity and specificity for ``same`` = yes on the
     validation pairs (tables/judge_per_class, written by the matcher validation rule)."""
-    from .studies import estimate_rows
-
     path = tables.get(IN_STUDY.table("judge_per_class"))
     if not path or not Path(path).exists():
         return []

@@ -21,6 +21,7 @@ from ..studies import study_workflow
 from ..studies.contract import prompts_dir
 from .plan import answer_hash
 from .spec import ReviewStudy, ScaleOption
+from .status_rows import estimate_rows
 
 
 def cancer_myth_scale() -> list[ScaleOption]:
@@ -140,34 +141,6 @@ def review_study(name: str) -> ReviewStudy:
             f"review: no review page for study {name!r} (available: {', '.join(studies)})"
         )
     return studies[name]
-
-
-def _number(value):
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def estimate_rows(df: pd.DataFrame, label: str, columns: dict, n_column: str = "n") -> list:
-    """Status rows of a table's estimates: for each row and ``columns`` (column -> what it is)
-    the value and its interval, or the reason a cell gives instead of a value."""
-    out = []
-    for _, r in df.iterrows():
-        for column, what in columns.items():
-            value = _number(r.get(column))
-            out.append(
-                {
-                    "part": "corrected" if "corrected" in column else "judge",
-                    "row": f"{r[label]}: {what}",
-                    "value": value,
-                    "ci_low": _number(r.get(f"{column}_ci_low")),
-                    "ci_high": _number(r.get(f"{column}_ci_high")),
-                    "n": r.get(n_column, ""),
-                    "note": "" if value is not None else str(r.get(column, "")),
-                }
-            )
-    return out
 
 
 def cancer_myth_status(tables: dict) -> list[dict]:
