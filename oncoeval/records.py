@@ -20,7 +20,20 @@ from .io import iter_jsonl, iter_jsonl_lines, write_jsonl
 
 ROLES = {"system", "user", "assistant"}
 # Generation parameters a request may carry; anything else is a mistake worth stopping on.
-KNOWN_PARAMS = {"temperature", "max_new_tokens", "seed", "top_p", "top_k", "stop", "response_shape"}
+KNOWN_PARAMS = {
+    "temperature",
+    "max_new_tokens",
+    "seed",
+    "top_p",
+    "top_k",
+    "stop",
+    "response_shape",
+    "text_logprobs",
+}
+# ``text_logprobs: true``: generate nothing; return the log-probability of each token of the
+# last message's text, read as plain text (no chat template), in ``Response.token_logprobs``
+# (the exposure audit's likelihood probe; backends that cannot say so in
+# ``BaseBackend.text_logprobs_problem``).
 # New tokens a local backend (hf, vllm) generates for a request that names no max_new_tokens
 # (every study's request sets name one; an API backend leaves it to the server).
 REQUEST_MAX_NEW_TOKENS_UNSET = 256
@@ -66,9 +79,14 @@ class Response:
     # The model the server says answered, and whether it is not the one asked for (backends.api).
     served_model: str | None = None
     other_model: bool = False
+    # Per-token log-probabilities of a ``text_logprobs`` request's text (None otherwise).
+    token_logprobs: list[float] | None = None
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        row = asdict(self)
+        if row["token_logprobs"] is None:  # only the requests that asked for them carry them
+            del row["token_logprobs"]
+        return row
 
     @classmethod
     def from_dict(cls, row: dict) -> Response:
@@ -106,6 +124,7 @@ PARAM_RULES = {
     "top_k": (lambda v: _integer(v) and v >= 0, "a whole number, 0 or more"),
     "max_new_tokens": (lambda v: _integer(v) and 1 <= v <= 1_000_000, "a whole number, 1 or more"),
     "seed": (lambda v: _integer(v) and abs(v) < 2**63, "a whole number"),
+    "text_logprobs": (lambda v: isinstance(v, bool), "true or false"),
     "stop": (
         lambda v: (
             isinstance(v, str) or (isinstance(v, list) and all(isinstance(s, str) for s in v))

@@ -102,6 +102,10 @@ class Backend(BaseBackend):
         source = cls._resolve(path, {"study": study, "requestset": requestset})
         return "none" if source is None else _digest(source)
 
+    @classmethod
+    def text_logprobs_problem(cls, cfg: dict) -> str | None:
+        return None  # replays a stored row's ``token_logprobs`` (none stored: not answered)
+
     def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
         cfg = self.filled(cfg)
         super().__init__(cfg, threads)
@@ -172,4 +176,5 @@ class Backend(BaseBackend):
                 latency_s=0.0,
                 error=f"replay: {problem}" if problem else None,
                 refused=bool(row.get("refused", False)),
+                token_logprobs=row.get("token_logprobs"),
             )

@@ -75,12 +75,14 @@ def item_table(request_paths, response_paths, out) -> pd.DataFrame:
     return rows
 
 
-def exposure_table(item_tables, models, probes, out_tsv, out_md, out_figure) -> pd.DataFrame:
+def exposure_table(
+    item_tables, models, probes, not_run, out_tsv, out_md, out_figure
+) -> pd.DataFrame:
     per_model = {
         m: pd.read_csv(path, sep="\t", dtype={"item_id": str})
         for m, path in zip(models, item_tables, strict=True)
     }
-    table = audit.exposure_table(per_model, probes)
+    table = audit.exposure_table(per_model, probes, not_run)
     write_table(
         table,
         out_tsv,
