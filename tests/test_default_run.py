@@ -213,12 +213,13 @@ def test_the_demo_audits_smollm2_for_exposure_and_finds_no_evidence(default_run)
     headline carries the exposed flag."""
     results = default_run / "results" / "cancer_myth"
     table = _tsv(results / "tables" / "exposure.tsv").set_index(["model", "probe"])
-    for probe in ("completion", "slot", "likelihood"):
+    assert sorted(table.index.get_level_values("probe").unique()) == ["completion", "likelihood"]
+    for probe in ("completion", "likelihood"):
         row = table.loc[("smollm2", probe)]
         assert row["verdict"] == "no evidence" and row["n"] == 21, (probe, row.to_dict())
         assert table.loc[("cancer-myth-reference-replay", probe), "verdict"] == "not testable"
     items = _tsv(results / "exposure" / "smollm2.tsv")
-    assert len(items) == 3 * 21 and items["score"].notna().all()
+    assert len(items) == 2 * 21 and items["score"].notna().all()
     page = default_run / "results" / "report" / "cancer_myth" / "tables" / "exposure.html"
     assert "no evidence" in page.read_text()
     summary = _tsv(default_run / "results" / "summary.tsv")
@@ -237,7 +238,7 @@ def test_the_embedded_model_loads_once_per_wave(default_run):
         path.read_text().count("loaded smollm2 in ")
         for path in default_run.glob("logs/*/generate/smollm2/*.log")
     )
-    # 17 request sets (3 of them the exposure audit's), 5 waves (CancerGUIDE's synthetic chain); each set loaded it before.
+    # 16 request sets (2 of them the exposure audit's), 5 waves (CancerGUIDE's synthetic chain); each set loaded it before.
     assert 1 <= loads <= smollm2["waves"] < len(smollm2["sets"]), (loads, smollm2["waves"])
 
 
