@@ -89,8 +89,8 @@ def exposure_table(
         out_md,
         title="Exposure audit: share of items above the controls' 95th percentile",
         notes=[
-            "Intervals (95%): Wilson score interval of share_flagged over items, each item its "
-            "own cluster; n: column n.",
+            "Intervals (95%): Wilson score interval of share_flagged (statsmodels). Unit: item; "
+            "each unit its own cluster. n: column n.",
             "share_flagged: items whose probe score is above the 95th percentile of the same "
             "probe on perturbed copies of the items (controls). Verdict: exposed when the interval's lower bound is above "
             f"{audit.CHANCE:.0%} (the share expected by chance), not testable below "

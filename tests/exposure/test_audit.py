@@ -1,6 +1,7 @@
 """Scoring by hand, the control distribution's percentile, the share flagged and the verdict."""
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -113,3 +114,21 @@ def test_likelihood_rows_read_the_token_logprobs_not_the_text():
     }
     rows = audit.item_rows("likelihood", requests, responses)
     assert rows["score"].tolist() == [-3.0] and np.isnan(rows["control_score"].iloc[0])
+
+
+def test_the_tables_caption_names_method_unit_cluster_and_n(tmp_path):
+    # what tests/test_default_run.py asks of every interval table of the demo, which now has one
+    from oncoeval.exposure import stages
+
+    rows = pd.DataFrame([_row(0.1, 0.1)] * 20, columns=audit.ITEM_COLUMNS)
+    rows.to_csv(tmp_path / "m.tsv", sep="\t", index=False)
+    out = [tmp_path / n for n in ("exposure.tsv", "exposure.md", "exposure.png")]
+    reason = "log-probabilities of a given text not available from the openai backend"
+    stages.exposure_table(
+        [tmp_path / "m.tsv"], ["m"], ["completion", "likelihood"], {"m": {"likelihood": reason}},
+        *out,
+    )  # fmt: skip
+    caption = out[1].read_text()
+    assert "Intervals (95%): Wilson score interval" in caption
+    assert re.search(r"\bunit\b", caption, re.IGNORECASE) and "cluster" in caption
+    assert re.search(r"\bn(_\w+)?: ", caption) and reason in caption
