@@ -12,9 +12,9 @@ Each item's control is a perturbed copy of it (every other content word swapped 
 word of another item, every number changed): text of the same kind and length that no model
 can have read, probed the same way. The likelihood probe's control is instead the item's first
 sentence followed by the other sentences of another item (drawn with the seed): a word-swapped
-copy is far less fluent than any real text, so every unseen item would beat its likelihood
-(docs/exposure.md), while a spliced one is as fluent as an item but for one seam. The item keeps its id as ``request_id``; its control is
-``{id}~control``. ``meta`` carries what scoring needs (the true remainder or masked word).
+copy is far less fluent than any real text, so nearly every unseen item would beat its
+likelihood (docs/exposure.md), while a spliced one is as fluent as an item but for one seam.
+The item keeps its id as ``request_id``; its control is ``{id}~control``. ``meta`` carries what scoring needs (the true remainder or masked word).
 """
 
 from __future__ import annotations
