@@ -23,7 +23,20 @@ from .io import iter_jsonl, iter_jsonl_lines, write_jsonl
 
 ROLES = {"system", "user", "assistant"}
 # Generation parameters a request may carry; anything else is a mistake worth stopping on.
-KNOWN_PARAMS = {"temperature", "max_new_tokens", "seed", "top_p", "top_k", "stop", "response_shape"}
+KNOWN_PARAMS = {
+    "temperature",
+    "max_new_tokens",
+    "seed",
+    "top_p",
+    "top_k",
+    "stop",
+    "response_shape",
+    "text_logprobs",
+}
+# ``text_logprobs: true``: generate nothing; return the log-probability of each token of the
+# last message's text, read as plain text (no chat template), in ``Response.token_logprobs``
+# (the exposure audit's likelihood probe; backends that cannot say so in
+# ``BaseBackend.text_logprobs_problem``).
 # New tokens a local backend (hf, vllm) generates for a request that names no max_new_tokens
 # (every study's request sets name one; an API backend leaves it to the server).
 REQUEST_MAX_NEW_TOKENS_UNSET = 256
@@ -73,11 +86,15 @@ class Response:
     # and the HTTP status a server failed the call with. Written only on a failed call's row.
     error_kind: str | None = None
     error_status: int | None = None
+    # Per-token log-probabilities of a ``text_logprobs`` request's text (None otherwise).
+    token_logprobs: list[float] | None = None
 
     def to_dict(self) -> dict:
         row = asdict(self)
-        for name in ("error_kind", "error_status"):
-            if row[name] is None:  # an answer's row is as it was before kinds
+        # an answer's row is as it was before kinds; only the requests that asked for
+        # log-probabilities carry them
+        for name in ("error_kind", "error_status", "token_logprobs"):
+            if row[name] is None:
                 del row[name]
         return row
 
@@ -148,6 +165,7 @@ PARAM_RULES = {
     "top_k": (lambda v: _integer(v) and v >= 0, "a whole number, 0 or more"),
     "max_new_tokens": (lambda v: _integer(v) and 1 <= v <= 1_000_000, "a whole number, 1 or more"),
     "seed": (lambda v: _integer(v) and abs(v) < 2**63, "a whole number"),
+    "text_logprobs": (lambda v: isinstance(v, bool), "true or false"),
     "stop": (
         lambda v: (
             isinstance(v, str) or (isinstance(v, list) and all(isinstance(s, str) for s in v))

@@ -24,7 +24,7 @@ rule exposure_requests:
         "logs/{study}/exposure/requests_{probe}.log",
     wildcard_constraints:
         study=EXPOSURE_STUDIES,
-        probe="completion|slot",
+        probe="completion|slot|likelihood",
     conda:
         "../envs/cpu.yaml"
     params:
@@ -64,5 +64,6 @@ rule exposure_table:
     params:
         models=lambda wc: run_wf.evaluated_models(config, wc.study),
         probes=lambda wc: exposure_wf.block(config, wc.study)["probes"],
+        not_run=lambda wc: exposure_wf.table_not_run(config, wc.study),
     script:
         "../scripts/exposure/table.py"

@@ -206,6 +206,28 @@ def test_every_interval_table_names_method_unit_cluster_and_n(default_run, study
 
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
+def test_the_demo_audits_smollm2_for_exposure_and_finds_no_evidence(default_run):
+    """The demo's exposure audit (config/config.yaml: Cancer-Myth, every question): SmolLM2
+    cannot have seen the synthetic questions, and every probe says so; the stored reference
+    answers hold no probe answers, so they are not testable. The report has the page, and no
+    headline carries the exposed flag."""
+    results = default_run / "results" / "cancer_myth"
+    table = _tsv(results / "tables" / "exposure.tsv").set_index(["model", "probe"])
+    assert sorted(table.index.get_level_values("probe").unique()) == ["completion", "likelihood"]
+    for probe in ("completion", "likelihood"):
+        row = table.loc[("smollm2", probe)]
+        assert row["verdict"] == "no evidence" and row["n"] == 21, (probe, row.to_dict())
+        assert table.loc[("cancer-myth-reference-replay", probe), "verdict"] == "not testable"
+    items = _tsv(results / "exposure" / "smollm2.tsv")
+    assert len(items) == 2 * 21 and items["score"].notna().all()
+    page = default_run / "results" / "report" / "cancer_myth" / "tables" / "exposure.html"
+    assert "no evidence" in page.read_text()
+    summary = _tsv(default_run / "results" / "summary.tsv")
+    assert not summary["warnings"].fillna("").str.contains("exposure audit").any()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_the_embedded_model_loads_once_per_wave(default_run):
     # The run's plan of generate jobs (oncoeval.waves), kept after the run as the last plan
     # (read before `make export`'s run, whose plan has no generate job).
@@ -216,7 +238,7 @@ def test_the_embedded_model_loads_once_per_wave(default_run):
         path.read_text().count("loaded smollm2 in ")
         for path in default_run.glob("logs/*/generate/smollm2/*.log")
     )
-    # 14 request sets, 5 waves (CancerGUIDE's synthetic chain); each set loaded it before.
+    # 16 request sets (2 of them the exposure audit's), 5 waves (CancerGUIDE's synthetic chain); each set loaded it before.
     assert 1 <= loads <= smollm2["waves"] < len(smollm2["sets"]), (loads, smollm2["waves"])
 
 

@@ -209,6 +209,12 @@ class BaseBackend:
     #: False for backends whose answers are not model calls (replay): they bypass the cache.
     cacheable = True
 
+    @classmethod
+    def text_logprobs_problem(cls, cfg: dict) -> str | None:
+        """Why this model cannot answer a ``text_logprobs`` request (the per-token
+        log-probabilities of a given text, oncoeval.records); None when it can."""
+        return f"log-probabilities of a given text not available from the {cls.name} backend"
+
     def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
         self.cfg = cfg
         self.model_id = cfg["id"]

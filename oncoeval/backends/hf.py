@@ -276,6 +276,10 @@ class Backend(LocalModelBackend):
         return ident
 
     @classmethod
+    def text_logprobs_problem(cls, cfg: dict) -> str | None:
+        return None  # a forward pass gives them (``_text_logprobs``)
+
+    @classmethod
     def config_problems(cls, cfg: dict, env=None) -> list[str]:
         if not cfg.get("path"):
             return [
@@ -389,6 +393,9 @@ class Backend(LocalModelBackend):
 
         jobs = []
         for request in requests:
+            if request.params.get("text_logprobs"):
+                yield self._text_logprobs(request)
+                continue
             try:
                 jobs.append(
                     Job(
@@ -419,6 +426,34 @@ class Backend(LocalModelBackend):
                 yield self._error(job.key, exc)
         self.last_stats = decoder.stats
         log.info("decoding: %s", self.last_stats)
+
+    def _text_logprobs(self, request: Request) -> Response:
+        """The log-probability of each token of the last message's text, read as plain text
+        (no chat template) after the tokenizer's BOS token where it has one (else from the
+        second token on); one forward pass, nothing generated."""
+        torch = self.torch
+        started = time.perf_counter()
+        try:
+            text = request.messages[-1]["content"]
+            ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+            bos = self.tokenizer.bos_token_id
+            ids = ([bos] if bos is not None else []) + list(ids)
+            x = torch.tensor([ids], device=self.device)
+            with torch.no_grad():
+                logits = self.model(x).logits[0, :-1].float()
+            picked = torch.log_softmax(logits, dim=-1).gather(1, x[0, 1:, None])[:, 0]
+        except Exception as exc:  # noqa: BLE001 (a bad request must not stop the others)
+            return self._error(request, exc)
+        return Response(
+            request.request_id,
+            self.model_id,
+            "",
+            finish_reason="logprobs",
+            prompt_tokens=len(ids),
+            completion_tokens=0,
+            latency_s=round(time.perf_counter() - started, 4),
+            token_logprobs=[round(float(v), 5) for v in picked.tolist()],
+        )
 
     def _constraint(self, request: Request):
         """The llguidance matcher of a shaped request (None otherwise); needs the own loop."""

@@ -103,6 +103,10 @@ class Backend(BaseBackend):
         source = cls._resolve(path, {"study": study, "requestset": requestset})
         return "none" if source is None else _digest(source)
 
+    @classmethod
+    def text_logprobs_problem(cls, cfg: dict) -> str | None:
+        return None  # replays a stored row's ``token_logprobs`` (none stored: not answered)
+
     def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):
         cfg = self.filled(cfg)
         super().__init__(cfg, threads)
@@ -175,4 +179,5 @@ class Backend(BaseBackend):
                 error=f"replay: {problem}" if problem else None,
                 error_kind=kind,
                 refused=bool(row.get("refused", False)),
+                token_logprobs=row.get("token_logprobs"),
             )

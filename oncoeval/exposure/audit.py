@@ -37,9 +37,6 @@ TABLE_COLUMNS = [
     "verdict",
     "reason",
 ]
-# The likelihood probe (Min-K% Prob, Shi et al. 2023) needs token log-probabilities, which no
-# request set of the audit asks a backend for yet.
-NOT_RUN = {"likelihood": "not run: log-probabilities not requested"}
 
 
 def item_rows(probe: str, requests: list[Request], responses: dict[str, Response]) -> pd.DataFrame:
@@ -48,9 +45,9 @@ def item_rows(probe: str, requests: list[Request], responses: dict[str, Response
     scored: dict[tuple[str, bool], dict] = {}
     for req in requests:
         resp = responses.get(req.request_id)
-        ok = resp is not None and not resp.error and resp.text is not None
+        answer = _answer(probe, resp)
         scored[req.meta["item_id"], req.meta["control"]] = (
-            scoring.score(probe, resp.text, req.meta["truth"]) if ok else {}
+            scoring.score(probe, answer, req.meta["truth"]) if answer is not None else {}
         )
     rows = []
     for (item_id, control), own in scored.items():
@@ -68,6 +65,16 @@ def item_rows(probe: str, requests: list[Request], responses: dict[str, Response
             }
         )
     return pd.DataFrame(rows, columns=ITEM_COLUMNS)
+
+
+def _answer(probe: str, resp: Response | None):
+    """What the probe scores: the text, or for the likelihood probe the token log-probabilities
+    (None for a failed call or a reply without them)."""
+    if resp is None or resp.error:
+        return None
+    if probe == "likelihood":
+        return resp.token_logprobs or None
+    return resp.text
 
 
 def control_threshold(control_scores) -> float:
@@ -124,12 +131,17 @@ def not_run_row(model: str, probe: str, reason: str) -> dict:
     return row | {"verdict": "not testable", "reason": reason}
 
 
-def exposure_table(per_model: dict[str, pd.DataFrame], probes) -> pd.DataFrame:
-    """Per model, each probe run (from its item rows), then each probe not run, with why."""
+def exposure_table(
+    per_model: dict[str, pd.DataFrame], probes, not_run: dict[str, dict[str, str]] | None = None
+) -> pd.DataFrame:
+    """Per model, each probe run (from its item rows), then each probe not run (``not_run``:
+    model -> probe -> why), in the order of ``probes``."""
     out = []
     for model, rows in per_model.items():
+        skipped = (not_run or {}).get(model, {})
         for probe in probes:
-            out.append(summarise(model, probe, rows[rows["probe"] == probe]))
-        for probe, reason in NOT_RUN.items():
-            out.append(not_run_row(model, probe, reason))
+            if probe in skipped:
+                out.append(not_run_row(model, probe, skipped[probe]))
+            else:
+                out.append(summarise(model, probe, rows[rows["probe"] == probe]))
     return pd.DataFrame(out, columns=TABLE_COLUMNS)

@@ -38,8 +38,11 @@ def exposure_figure(per_model: dict[str, pd.DataFrame], table: pd.DataFrame, pat
             row = table[(table["model"] == model) & (table["probe"] == probe)].iloc[0]
             labels.append(f"{model}\n{row['flagged']}/{row['n']} {row['verdict']}")
         ax.set_xticks(range(len(models)), labels, fontsize=8)
-        ax.set_ylim(-0.05, 1.05)
-        ax.set_ylabel("ROUGE-L" if probe == "completion" else "exact match")
+        if probe == "likelihood":  # Min-K% Prob: a mean log-probability, not a 0-1 score
+            ax.set_ylabel("Min-20% token log-probability")
+        else:
+            ax.set_ylim(-0.05, 1.05)
+            ax.set_ylabel("ROUGE-L" if probe == "completion" else "exact match")
         ax.set_title(probe)
     fig.tight_layout()
     save(fig, path)

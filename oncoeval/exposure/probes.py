@@ -4,11 +4,17 @@
   gives the first half of an item's words verbatim; the model is asked for the exact rest.
 - *slot* (slot guessing, Deng et al. 2023): one content word of the item is masked; the model
   is asked for it.
+- *likelihood* (Min-K% Prob, Shi et al. 2023): the item's text itself, as a ``text_logprobs``
+  request (oncoeval.records): the backend returns each token's log-probability, nothing is
+  generated.
 
 Each item's control is a perturbed copy of it (every other content word swapped for a content
 word of another item, every number changed): text of the same kind and length that no model
-can have read, probed the same way. The item keeps its id as ``request_id``; its control is
-``{id}~control``. ``meta`` carries what scoring needs (the true remainder or masked word).
+can have read, probed the same way. The likelihood probe's control is instead the item's first
+sentence followed by the other sentences of another item (drawn with the seed): a word-swapped
+copy is far less fluent than any real text, so nearly every unseen item would beat its
+likelihood (docs/exposure.md), while a spliced one is as fluent as an item but for one seam.
+The item keeps its id as ``request_id``; its control is ``{id}~control``. ``meta`` carries what scoring needs (the true remainder or masked word).
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from pathlib import Path
 
 from ..records import Request
 
-PROBES = ("completion", "slot")
+PROBES = ("completion", "slot", "likelihood")
 CONTROL_SUFFIX = "~control"
 MASK = "[MASK]"
 # Fewest words an item needs for a completion probe (an opening and a remainder of two each).
@@ -28,6 +34,7 @@ MIN_WORDS = 4
 _WORD = re.compile(r"\S+")
 _CONTENT = re.compile(r"[A-Za-z][A-Za-z-]{3,}")
 _NUMBER = re.compile(r"\d+")
+_SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
 # Function words never masked or swapped: guessing them says nothing about the item.
 STOPWORDS = frozenset(
     """about above after again against also been before being below between both cannot could
@@ -92,6 +99,20 @@ def perturb(text: str, rng: random.Random, pool: list[str]) -> str:
     return out
 
 
+def sentences(text: str) -> list[str]:
+    """The text's sentences (split after ``.``, ``?`` or ``!`` and a space), stripped."""
+    return [s for s in _SENTENCE_END.split(text.strip()) if s]
+
+
+def splice(text: str, other: str) -> str | None:
+    """``text``'s first sentence, then ``other``'s sentences after its first; None when either
+    has a single sentence."""
+    own, theirs = sentences(text), sentences(other)
+    if len(own) < 2 or len(theirs) < 2:
+        return None
+    return " ".join([own[0], *theirs[1:]])
+
+
 def word_pool(texts) -> list[str]:
     """The content words of all items, lower-cased, sorted (the swaps' vocabulary)."""
     return sorted({m.group().lower() for t in texts for m in content_words(t)})
@@ -112,6 +133,8 @@ def item_rng(seed: int, item_id: str, probe: str) -> random.Random:
 
 def _probe_text(probe: str, text: str, rng: random.Random) -> tuple[str, str] | None:
     """(what the prompt shows, the truth the answer is scored against)."""
+    if probe == "likelihood":
+        return text, ""  # the text itself is scored; there is no answer to compare
     if probe == "completion":
         return split_opening(text)
     if probe == "slot":
@@ -132,7 +155,10 @@ def build_probes(
     requests, skipped = [], []
     for it in select_items(items, settings.n_items, settings.seed):
         rng = item_rng(settings.seed, it["item_id"], probe)
-        control = perturb(it["text"], rng, pool)
+        control = _control(probe, it, items, rng, pool)
+        if control is None:
+            skipped.append(it["item_id"])
+            continue
         shown = _probe_text(probe, it["text"], rng)
         shown_control = _probe_text(probe, control, rng)
         if shown is None or shown_control is None:
@@ -147,12 +173,13 @@ def build_probes(
                 kind=settings.kind,
                 opening=prompt,
                 masked=prompt,
+                text=prompt,
             ).strip()
             requests.append(
                 Request(
                     rid,
                     [{"role": "user", "content": content}],
-                    {"temperature": 0.0, "max_new_tokens": settings.max_new_tokens},
+                    _params(probe, settings),
                     {
                         "item_id": it["item_id"],
                         "probe": probe,
@@ -162,3 +189,19 @@ def build_probes(
                 )
             )
     return requests, skipped
+
+
+def _control(probe: str, item: dict, items: list[dict], rng: random.Random, pool) -> str | None:
+    """The item's control text: spliced with another item for the likelihood probe (None when
+    the item or every other item has one sentence), else a word-swapped copy."""
+    if probe != "likelihood":
+        return perturb(item["text"], rng, pool)
+    others = [it["text"] for it in items if it["item_id"] != item["item_id"]]
+    others = [t for t in others if len(sentences(t)) > 1]
+    return splice(item["text"], rng.choice(others)) if others else None
+
+
+def _params(probe: str, settings: ProbeSettings) -> dict:
+    if probe == "likelihood":  # score the text, generate nothing
+        return {"temperature": 0.0, "max_new_tokens": 1, "text_logprobs": True}
+    return {"temperature": 0.0, "max_new_tokens": settings.max_new_tokens}

@@ -4,6 +4,8 @@
   score), and the longest run of tokens the two share, as a share of the remainder's tokens.
 - slot: 1 when the answer, normalised, is the masked word, else 0 (Deng et al. 2023's exact
   match).
+- likelihood: Min-K% Prob (Shi et al. 2023), the mean log-probability of the text's ``MIN_K``
+  least likely tokens (the answer is the backend's list of token log-probabilities).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from difflib import SequenceMatcher
 from functools import cache
 
 _TOKEN = re.compile(r"[a-z0-9]+")
+# Shi et al. 2023's k: the lowest 20% of the tokens.
+MIN_K = 0.2
 
 
 @cache
@@ -52,8 +56,21 @@ def slot_match(answer: str, truth: str) -> float:
     return float(normalise_word(answer) == truth.lower())
 
 
-def score(probe: str, answer: str, truth: str) -> dict:
-    """The probe's score of one answer: ``score`` and, for completion, ``longest_run``."""
+def min_k_prob(logprobs, k: float = MIN_K) -> float:
+    """Min-K% Prob: the mean of the lowest ``k`` share of the token log-probabilities (at least
+    one token); NaN for no token."""
+    values = sorted(float(v) for v in logprobs)
+    if not values:
+        return float("nan")
+    n = max(1, int(len(values) * k))
+    return sum(values[:n]) / n
+
+
+def score(probe: str, answer, truth: str) -> dict:
+    """The probe's score of one answer: ``score`` and, for completion, ``longest_run``. For the
+    likelihood probe ``answer`` is the text's token log-probabilities."""
+    if probe == "likelihood":
+        return {"score": min_k_prob(answer)}
     if probe == "completion":
         return {"score": rouge_l(answer, truth), "longest_run": longest_run(answer, truth)}
     if probe == "slot":

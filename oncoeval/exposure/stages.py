@@ -75,20 +75,22 @@ def item_table(request_paths, response_paths, out) -> pd.DataFrame:
     return rows
 
 
-def exposure_table(item_tables, models, probes, out_tsv, out_md, out_figure) -> pd.DataFrame:
+def exposure_table(
+    item_tables, models, probes, not_run, out_tsv, out_md, out_figure
+) -> pd.DataFrame:
     per_model = {
         m: pd.read_csv(path, sep="\t", dtype={"item_id": str})
         for m, path in zip(models, item_tables, strict=True)
     }
-    table = audit.exposure_table(per_model, probes)
+    table = audit.exposure_table(per_model, probes, not_run)
     write_table(
         table,
         out_tsv,
         out_md,
         title="Exposure audit: share of items above the controls' 95th percentile",
         notes=[
-            "Intervals (95%): Wilson score interval of share_flagged over items, each item its "
-            "own cluster; n: column n.",
+            "Intervals (95%): Wilson score interval of share_flagged (statsmodels). Unit: item; "
+            "each unit its own cluster. n: column n.",
             "share_flagged: items whose probe score is above the 95th percentile of the same "
             "probe on perturbed copies of the items (controls). Verdict: exposed when the interval's lower bound is above "
             f"{audit.CHANCE:.0%} (the share expected by chance), not testable below "

@@ -9,6 +9,7 @@ dataset. Its schema has the ``exposure`` block (probes, n_items, seed, max_new_t
 from __future__ import annotations
 
 from .. import config as oc
+from ..backends import get_backend
 from ..studies import STUDIES, study_workflow
 from ..studies.contract import ResultPaths, prompts_dir
 from .source import ExposureSource
@@ -64,8 +65,29 @@ def table_outputs(study: str) -> dict[str, str]:
     return paths.tables("exposure") | {"figure": paths.figure("exposure")}
 
 
+def not_run(config: dict, study: str, model: str) -> dict[str, str]:
+    """probe -> why, for each probe of the study this model cannot answer (the likelihood probe
+    needs a backend that returns token log-probabilities)."""
+    if "likelihood" not in block(config, study)["probes"]:
+        return {}
+    cfg = oc.models_by_id(config)[model]
+    problem = get_backend(cfg["backend"]).text_logprobs_problem(cfg)
+    return {"likelihood": problem} if problem else {}
+
+
+def model_probes(config: dict, study: str, model: str) -> list[str]:
+    """The probes this model answers."""
+    skipped = not_run(config, study, model)
+    return [p for p in block(config, study)["probes"] if p not in skipped]
+
+
+def table_not_run(config: dict, study: str) -> dict[str, dict[str, str]]:
+    """model -> probe -> why, for the study's table."""
+    return {m: not_run(config, study, m) for m in oc.study_evaluated_models(config, study)}
+
+
 def score_inputs(config: dict, study: str, model: str) -> dict:
-    probes = block(config, study)["probes"]
+    probes = model_probes(config, study, model)
     return {
         "requests": [requests(study, p) for p in probes],
         "responses": [responses(study, model, p) for p in probes],

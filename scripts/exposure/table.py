@@ -8,6 +8,7 @@ stages.exposure_table(
     list(snakemake.input),
     snakemake.params.models,
     snakemake.params.probes,
+    snakemake.params.not_run,
     snakemake.output.tsv,
     snakemake.output.md,
     snakemake.output.figure,

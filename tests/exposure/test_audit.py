@@ -1,6 +1,7 @@
 """Scoring by hand, the control distribution's percentile, the share flagged and the verdict."""
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -81,8 +82,53 @@ def test_item_rows_pair_each_item_with_its_control_and_leave_failures_nan():
     assert rows["score"].tolist() == [1.0] and np.isnan(rows["control_score"].iloc[0])
 
 
-def test_table_says_the_likelihood_probe_was_not_run():
+def test_table_says_why_a_probe_was_not_run_for_a_model():
     rows = pd.DataFrame([_row(0.1, 0.1)] * 6, columns=audit.ITEM_COLUMNS)
-    table = audit.exposure_table({"m": rows}, ["completion"])
+    reason = "not testable: log-probabilities of a given text not available from the openai backend"
+    table = audit.exposure_table(
+        {"m": rows}, ["completion", "likelihood"], {"m": {"likelihood": reason}}
+    )
+    assert table["probe"].tolist() == ["completion", "likelihood"]
     last = table.iloc[-1]
-    assert last["probe"] == "likelihood" and last["reason"].startswith("not run: log-prob")
+    assert last["verdict"] == "not testable" and last["reason"] == reason and last["n"] == 0
+
+
+def test_min_k_prob_by_hand():
+    # 10 tokens: the lowest 20% are the 2 lowest, -5 and -4: mean -4.5
+    logprobs = [-0.1, -5.0, -0.2, -4.0, -0.3, -1.0, -0.5, -0.1, -2.0, -0.4]
+    assert scoring.min_k_prob(logprobs) == -4.5
+    # 3 tokens: 20% rounds down to none, so the single lowest
+    assert scoring.min_k_prob([-1.0, -3.0, -2.0]) == -3.0
+    assert scoring.score("likelihood", logprobs, "")["score"] == -4.5
+
+
+def test_likelihood_rows_read_the_token_logprobs_not_the_text():
+    requests = [
+        Request(rid, [{"role": "user", "content": "t"}], {}, {"item_id": "a", "control": c, "truth": ""})
+        for rid, c in (("a", False), ("a~control", True))
+    ]  # fmt: skip
+    responses = {
+        "a": Response("a", "m", "", token_logprobs=[-1.0, -2.0, -3.0, -0.5, -0.5]),
+        # a reply without log-probabilities (a backend that gave text only) is not scored
+        "a~control": Response("a~control", "m", "some text"),
+    }
+    rows = audit.item_rows("likelihood", requests, responses)
+    assert rows["score"].tolist() == [-3.0] and np.isnan(rows["control_score"].iloc[0])
+
+
+def test_the_tables_caption_names_method_unit_cluster_and_n(tmp_path):
+    # what tests/test_default_run.py asks of every interval table of the demo, which now has one
+    from oncoeval.exposure import stages
+
+    rows = pd.DataFrame([_row(0.1, 0.1)] * 20, columns=audit.ITEM_COLUMNS)
+    rows.to_csv(tmp_path / "m.tsv", sep="\t", index=False)
+    out = [tmp_path / n for n in ("exposure.tsv", "exposure.md", "exposure.png")]
+    reason = "log-probabilities of a given text not available from the openai backend"
+    stages.exposure_table(
+        [tmp_path / "m.tsv"], ["m"], ["completion", "likelihood"], {"m": {"likelihood": reason}},
+        *out,
+    )  # fmt: skip
+    caption = out[1].read_text()
+    assert "Intervals (95%): Wilson score interval" in caption
+    assert re.search(r"\bunit\b", caption, re.IGNORECASE) and "cluster" in caption
+    assert re.search(r"\bn(_\w+)?: ", caption) and reason in caption

@@ -23,7 +23,8 @@ def _entries(workdir, cutoff: bool, audited: bool):
         )  # fmt: skip
         out = workdir / "results/cancer_myth/tables"
         out.mkdir(parents=True, exist_ok=True)
-        audit.exposure_table({"gpt-4o": rows}, ["completion"]).to_csv(
+        not_run = {"gpt-4o": {"likelihood": "no log-probabilities (openai)"}}
+        audit.exposure_table({"gpt-4o": rows}, ["completion", "likelihood"], not_run).to_csv(
             out / "exposure.tsv", sep="\t", index=False
         )
     prov = provenance(config, {m["id"]: m for m in config["models"]}, workdir)
@@ -46,7 +47,7 @@ def test_cutoffs_and_audit_fill_the_two_items(tmp_path):
     assert after["MI-CLEAR-LLM 6"].status == checklist.FILLED
     assert "cancer_myth: 2025-04" in answer
     assert "cancer_myth gpt-4o completion: no evidence (0/20 items" in answer
-    assert "likelihood: not testable (not run: log-probabilities not requested)" in answer
+    assert "likelihood: not testable (no log-probabilities (openai))" in answer
 
 
 def test_training_cutoff_is_a_date_and_stays_out_of_the_cache_key():

@@ -1,6 +1,8 @@
 """The audit through Snakemake on the demo's Cancer-Myth questions, with replay models: one
-that answers the probes with the items' true rest (memorised), one with another item's (unseen).
-The probes go through the `generate` rule; the item tables and the verdicts come out."""
+that answers the probes with the items' true rest (memorised), one with another item's (unseen);
+for the likelihood probe they replay token log-probabilities (the memorised model's items more
+likely than any control). The probes go through the `generate` rule; the item tables and the
+verdicts come out."""
 
 import json
 
@@ -11,7 +13,7 @@ from tests.conftest import REPO, other_studies_off, run_snakemake, write_config
 
 R = "results/cancer_myth"
 pytestmark = pytest.mark.slow
-PROBES = ("completion", "slot")
+PROBES = ("completion", "slot", "likelihood")
 
 
 def _config(wd):
@@ -44,6 +46,9 @@ def _replays(wd):
     answered with another request's truth of its kind (a plausible text, not its own)."""
     for probe in PROBES:
         rows = [json.loads(x) for x in (wd / R / f"requests/exposure_{probe}.jsonl").open()]
+        if probe == "likelihood":
+            _likelihood_replays(wd, rows)
+            continue
         by_kind = {c: [r for r in rows if r["meta"]["control"] is c] for c in (False, True)}
         answers = {"memorised": [], "unseen": []}
         for control, group in by_kind.items():
@@ -58,6 +63,21 @@ def _replays(wd):
             path.write_text(
                 "".join(json.dumps({"request_id": i, "text": t}) + "\n" for i, t in pairs)
             )
+
+
+def _likelihood_replays(wd, rows):
+    """Token log-probabilities: every text's lowest 20% at -3 - i/100 (i its line), except the
+    memorised model's items, at -0.5."""
+    for model in ("memorised", "unseen"):
+        lines = []
+        for i, r in enumerate(rows):
+            own = model == "memorised" and not r["meta"]["control"]
+            low = -0.5 if own else -3 - i / 100
+            row = {"request_id": r["request_id"], "text": "", "token_logprobs": [low, -0.1] * 5}
+            lines.append(json.dumps(row) + "\n")
+        path = wd / model / "cancer_myth" / "exposure_likelihood.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(lines))
 
 
 def test_the_audit_flags_the_memorising_model_and_not_the_other(workdir):
@@ -79,17 +99,20 @@ def test_the_audit_flags_the_memorising_model_and_not_the_other(workdir):
             assert (workdir / R / f"responses/{model}/exposure_{p}.jsonl").exists()
     items = pd.read_csv(workdir / R / "exposure/memorised.tsv", sep="\t", dtype={"item_id": str})
     assert list(items.columns[:4]) == ["item_id", "probe", "score", "control_score"]
-    assert len(items) == 2 * len(questions)
-    assert (items["score"] == 1.0).all() and (items["control_score"] < 1.0).all()
+    assert len(items) == 3 * len(questions)
+    replayed = items[items["probe"] != "likelihood"]
+    assert (replayed["score"] == 1.0).all() and (replayed["control_score"] < 1.0).all()
+    # Min-K% Prob of the replayed log-probabilities: the lowest 2 of 10 tokens
+    likely = items[items["probe"] == "likelihood"]
+    assert (likely["score"] == -0.5).all() and (likely["control_score"] <= -3).all()
 
     table = pd.read_csv(workdir / R / "tables/exposure.tsv", sep="\t").set_index(["model", "probe"])
     assert table.loc[("memorised", "completion"), "verdict"] == "exposed"
     assert table.loc[("memorised", "slot"), "verdict"] == "exposed"
     assert table.loc[("unseen", "completion"), "verdict"] == "no evidence"
     assert table.loc[("unseen", "completion"), "share_flagged"] <= 0.1
-    assert (
-        table.loc[("unseen", "likelihood"), "reason"] == "not run: log-probabilities not requested"
-    )
+    assert table.loc[("memorised", "likelihood"), "verdict"] == "exposed"
+    assert table.loc[("unseen", "likelihood"), "verdict"] == "no evidence"
 
     # the report's page of the table: its own caption and the interval its Markdown twin states
     from oncoeval.report import catalog
