@@ -1,4 +1,5 @@
-"""Setups many tests share: an `openai` model entry for the fake server and a request set.
+"""Setups many tests share: an `openai` model entry for the fake server, a request set, and a
+config of studies run on their stored answers.
 
 Imported as `helpers` (tests/ is on the path, as for fake_openai_server); workflow fixtures and the
 Snakemake runner stay in tests/conftest.py.
@@ -6,7 +7,10 @@ Snakemake runner stay in tests/conftest.py.
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
+
+from conftest import layered, other_studies_off
 
 from oncoeval.records import write_requests
 
@@ -50,3 +54,34 @@ def write_request_set(path: Path, prompts, **rows) -> Path:
     """A request set file of ``request_rows(prompts, **rows)`` at ``path``."""
     write_requests(path, request_rows(prompts, **rows))
     return path
+
+
+# Each study of the demo answered by its stored answers (and Cancer-Myth judged by its stored
+# verdicts, as in the demo): a run of these calls no model.
+REPLAYED = {
+    "side_effects": {
+        "enabled": True,
+        "evaluate": ["side-effects-reference-replay"],
+        "matcher": {"method": "lexical"},
+    },
+    "cancer_myth": {
+        "enabled": True,
+        "evaluate": ["cancer-myth-reference-replay"],
+        "judges": {"verifier": "cancer-myth-reference-verdicts", "classifier": None},
+        "human_scores": None,
+    },
+    "coral": {"enabled": True, "evaluate": ["coral-reference-replay"]},
+    "guidelines": {
+        "enabled": True,
+        "evaluate": ["demo-oracle-replay", "demo-noisy-replay"],
+        "judges": {"generator": None, "chooser": None},
+    },
+}
+
+
+def replayed(*studies: str, **settings: dict) -> dict:
+    """A test config (for conftest.write_config) that runs ``studies`` on their stored answers
+    (REPLAYED), every other study off; ``settings`` (study -> settings) are layered onto a
+    study's block."""
+    blocks = {s: layered(REPLAYED[s], settings.get(s, {})) for s in studies}
+    return copy.deepcopy({"evaluate": [], "studies": {**other_studies_off(*studies), **blocks}})

@@ -10,14 +10,8 @@ import sys
 
 import pandas as pd
 import pytest
-from conftest import (
-    REPO,
-    link_workflow,
-    other_studies_off,
-    run_snakemake,
-    workflow_env,
-    write_config,
-)
+from conftest import REPO, link_workflow, run_snakemake, workflow_env, write_config
+from helpers import replayed
 
 from oncoeval.io import read_jsonl
 
@@ -84,18 +78,7 @@ def test_estimate_runs_no_model_and_counts_what_the_run_would_send(tmp_path):
 
 
 # Cancer-Myth answered and judged by stored answers and verdicts (no model is called).
-STORED = {
-    "evaluate": [],
-    "studies": {
-        **other_studies_off("cancer_myth"),
-        "cancer_myth": {
-            "enabled": True,
-            "evaluate": ["cancer-myth-reference-replay"],
-            "judges": {"verifier": "cancer-myth-reference-verdicts", "classifier": None},
-            "human_scores": None,
-        },
-    },
-}
+STORED = replayed("cancer_myth")
 
 
 def test_estimate_after_an_earlier_run_counts_the_judge_sets_the_run_will_build(tmp_path):

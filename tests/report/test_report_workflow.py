@@ -18,14 +18,8 @@ import browser
 import pandas as pd
 import pytest
 import reader
-from conftest import (
-    REPO,
-    link_workflow,
-    other_studies_off,
-    run_snakemake,
-    workflow_env,
-    write_config,
-)
+from conftest import REPO, link_workflow, run_snakemake, workflow_env, write_config
+from helpers import replayed
 from scipy import stats
 
 from oncoeval.report import catalog, drilldown, landing, summary, tables
@@ -34,29 +28,7 @@ from oncoeval.studies import STUDIES as STUDY_IDS
 # Four studies, answered by stored answers only: the side-effects, Cancer-Myth and CORAL reference
 # sets and the guidelines demo's two replays (no synthetic supervision, which needs a generator
 # model). The Cancer-Myth set is judged by its stored verdicts, as in the demo (verifier_for).
-CONFIG = {
-    "evaluate": [],
-    "studies": {
-        **other_studies_off("side_effects", "coral", "guidelines"),
-        "side_effects": {
-            "enabled": True,
-            "evaluate": ["side-effects-reference-replay"],
-            "matcher": {"method": "lexical"},
-        },
-        "cancer_myth": {
-            "enabled": True,
-            "evaluate": ["cancer-myth-reference-replay"],
-            "judges": {"verifier": "cancer-myth-reference-verdicts", "classifier": None},
-            "human_scores": None,
-        },
-        "coral": {"enabled": True, "evaluate": ["coral-reference-replay"]},
-        "guidelines": {
-            "enabled": True,
-            "evaluate": ["demo-oracle-replay", "demo-noisy-replay"],
-            "judges": {"generator": None, "chooser": None},
-        },
-    },
-}
+CONFIG = replayed("side_effects", "cancer_myth", "coral", "guidelines")
 STUDIES = ("side_effects", "cancer_myth", "coral", "guidelines")
 
 

@@ -11,40 +11,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import (
-    REPO,
-    dry_run_jobs,
-    link_workflow,
-    other_studies_off,
-    run_snakemake,
-    workflow_env,
-    write_config,
-)
+from conftest import REPO, dry_run_jobs, link_workflow, run_snakemake, workflow_env, write_config
+from helpers import replayed
 
 from oncoeval.rundir import PARTS, copy_config, make_rundir
 
-SIDE_EFFECTS = {
-    "evaluate": [],
-    "studies": {
-        **other_studies_off("side_effects"),
-        "side_effects": {
-            "enabled": True,
-            "evaluate": ["side-effects-reference-replay"],
-            "matcher": {"method": "lexical"},
-        },
-    },
-}
-GUIDELINES = {
-    "evaluate": [],
-    "studies": {
-        **other_studies_off("guidelines"),
-        "guidelines": {
-            "enabled": True,
-            "evaluate": ["demo-oracle-replay"],
-            "judges": {"generator": None, "chooser": None},
-        },
-    },
-}
+SIDE_EFFECTS = replayed("side_effects")
+GUIDELINES = replayed("guidelines", guidelines={"evaluate": ["demo-oracle-replay"]})
 
 
 def test_a_run_directory_links_the_workflow_and_refuses_a_bad_name(tmp_path):

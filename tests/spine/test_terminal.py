@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, link_workflow, workflow_env, write_config
 from fake_openai_server import FakeOpenAIServer
+from helpers import openai_entry
 
 from oncoeval.terminal import WIDTH, fold
 
@@ -33,15 +34,8 @@ def make_run(workdir: Path, config: Path, args: str, env: dict) -> subprocess.Co
 
 
 def openai_model(mid: str, url: str) -> dict:
-    return {
-        "id": mid,
-        "backend": "openai",
-        "model": f"model-{mid}",
-        "base_url": url,
-        "api_key_env": KEY_ENV,
-        "max_retries": 1,
-        "timeout_s": 5,
-    }
+    settings = {"max_retries": 1, "timeout_s": 5}
+    return openai_entry(url, KEY_ENV, settings, id=mid, model=f"model-{mid}")
 
 
 def test_fold_breaks_at_spaces_within_the_width_and_indents_continuations():
