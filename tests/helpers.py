@@ -8,9 +8,12 @@ Snakemake runner stay in tests/conftest.py.
 from __future__ import annotations
 
 import copy
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-from conftest import layered, other_studies_off
+from conftest import REPO, layered, other_studies_off, workflow_env
 
 from oncoeval.records import write_requests
 
@@ -85,3 +88,22 @@ def replayed(*studies: str, **settings: dict) -> dict:
     study's block."""
     blocks = {s: layered(REPLAYED[s], settings.get(s, {})) for s in studies}
     return copy.deepcopy({"evaluate": [], "studies": {**other_studies_off(*studies), **blocks}})
+
+
+MAKE = shutil.which("make")
+
+
+def run_make(
+    workdir: Path, *args: str, env: dict | None = None, timeout: float = 1200
+) -> subprocess.CompletedProcess:
+    """The repository's Makefile run in ``workdir`` with this interpreter's environment (its
+    `setup` step, which installs the environment, is taken as done); stdout and stderr in one
+    stream, in the order a terminal shows them. Under `make test` the outer make's MAKELEVEL
+    reaches this one, which would then print "Entering/Leaving directory" around its output as
+    no user's top-level `make run` does: --no-print-directory keeps the terminal the user's."""
+    return subprocess.run(
+        [MAKE, "--no-print-directory", "-f", str(REPO / "Makefile"), f"VENV={sys.prefix}",
+         "-o", "setup", *args],
+        cwd=workdir, env=workflow_env(env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, timeout=timeout,
+    )  # fmt: skip
