@@ -22,14 +22,13 @@ import random
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 from sklearn.metrics import roc_auc_score
 
 from oncoeval.exposure import audit
 from oncoeval.exposure.probes import PROBES, ProbeSettings, build_probes, read_template
 from oncoeval.records import Response
 from oncoeval.source import source_file
-from oncoeval.stats import BootstrapSettings, bootstrap_stat_ci
+from oncoeval.stats import BootstrapSettings, auroc_rows, bootstrap_stat_ci
 
 SEEDS = range(50)
 TEMPLATES = source_file("config/prompts/exposure")
@@ -68,23 +67,11 @@ def audit_once(items, probe: str, seed: int, memorised_share: float):
     return memorised, rows, audit.summarise("replay", probe, rows)
 
 
-def _auroc_rows(y, p, indices) -> np.ndarray:
-    """AUROC of every resample (row of ``indices``) at once: Mann-Whitney U / (n1 n0) from
-    average ranks (ties count half, as roc_auc_score); NaN for a resample of one class."""
-    yb, pb = y[indices], p[indices]
-    ranks = stats.rankdata(pb, axis=1)
-    n1 = yb.sum(axis=1)
-    n0 = indices.shape[1] - n1
-    u = (ranks * yb).sum(axis=1) - n1 * (n1 + 1) / 2
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where((n1 > 0) & (n0 > 0), u / (n1 * n0), np.nan)
-
-
 def auroc_with_ci(labels, scores, settings: BootstrapSettings):
     """(AUROC, ci_low, ci_high): scikit-learn's AUROC of the item scores, memorised (1) against
     unseen (0), with the project's percentile bootstrap over items."""
     y, p = np.asarray(labels, int), np.asarray(scores, float)
-    low, high = bootstrap_stat_ci(lambda idx: _auroc_rows(y, p, idx), len(y), settings)
+    low, high = bootstrap_stat_ci(lambda idx: auroc_rows(y, p, idx), len(y), settings)
     return float(roc_auc_score(y, p)), low, high
 
 
