@@ -4,7 +4,7 @@
 The studies' means and paired differences take their intervals from ``oncoeval.compare``
 (``mean_ci``, ``paired_diff_ci``: whole clusters, by the measure's declared kind and range;
 docs/comparisons.md). What stays here: statistics of a
-whole set (``bootstrap_stat_ci``: an AUROC, a rank correlation), the settings, and the matrix
+whole set (``bootstrap_stat_ci``: an AUROC (``auroc_rows``), a rank correlation), the settings, and the matrix
 bootstrap the benchmarks compare against scipy.
 """
 
@@ -94,6 +94,19 @@ def bootstrap_stat_ci(
         return float("nan"), float("nan")
     alpha = (1 - settings.ci) / 2
     return float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))
+
+
+def auroc_rows(y, p, indices) -> np.ndarray:
+    """AUROC of every resample (row of ``indices``) at once, a ``bootstrap_stat_ci`` statistic:
+    Mann-Whitney U / (n1 n0) from average ranks (ties count half, as roc_auc_score); NaN for a
+    resample holding a single class."""
+    yb, pb = y[indices], p[indices]
+    ranks = stats.rankdata(pb, axis=1)
+    n1 = yb.sum(axis=1)
+    n0 = indices.shape[1] - n1
+    u = (ranks * yb).sum(axis=1) - n1 * (n1 + 1) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((n1 > 0) & (n0 > 0), u / (n1 * n0), np.nan)
 
 
 def _cluster_draws(statistic, clusters, settings: BootstrapSettings) -> np.ndarray:

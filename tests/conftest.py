@@ -231,3 +231,22 @@ def generate_rows(tmp_path: Path, requests: Path, cfg: dict, requestset: str, **
     out = tmp_path / f"responses-{requestset}.jsonl"
     run_generate(requests, out, cfg, tmp_path / "cache", "adhoc", requestset, progress=False, **kw)
     return [json.loads(line) for line in out.open()]
+
+
+# vLLM needs CUDA; the stand-in package in tests/vllm_standin plays its engine so that the
+# backend's own code (prompt ids, per-request settings, chunking, failures) runs here.
+VLLM_STANDIN = REPO / "tests" / "vllm_standin"
+
+
+@pytest.fixture
+def standin_vllm(monkeypatch, tmp_path) -> Path:
+    """``import vllm`` gets the stand-in engine for one test; the log it writes each call to."""
+    log = tmp_path / "engine.jsonl"
+    monkeypatch.setenv("STANDIN_VLLM_LOG", str(log))
+    monkeypatch.syspath_prepend(str(VLLM_STANDIN))
+    for name in ("vllm", "vllm.sampling_params"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    log.touch()
+    yield log
+    for name in ("vllm", "vllm.sampling_params"):
+        sys.modules.pop(name, None)

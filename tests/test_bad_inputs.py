@@ -140,18 +140,20 @@ def se_prepare_settings() -> dict:
     }
 
 
-def se_prepare(f: Inputs) -> None:
+def se_prepare(f: Inputs, profiles: Path | None = None, **settings) -> None:
+    """The side-effects prepare step on ``f``'s files (``profiles``: another profiles file),
+    ``settings`` replacing the default block's."""
     from oncoeval.studies.side_effects.prepare import prepare
 
     prepare(
-        f / "profiles.csv",
+        profiles or f / "profiles.csv",
         f / "reference.tsv",
         f / "site_aliases.tsv",
         f / "se_aliases.tsv",
         f.out / "profiles.jsonl",
         f.out / "reference.tsv",
         f.out / "vocabulary.txt",
-        **se_prepare_settings(),
+        **{**se_prepare_settings(), **settings},
     )
 
 
@@ -457,25 +459,12 @@ def twice(path: Path, key: str) -> Path:
 
 def se_prepare_assigned(f: Inputs) -> None:
     """Base-form profiles whose sites come from the config's site_assignment map."""
-    from oncoeval.studies.side_effects.prepare import prepare
-
     base = f / "base.csv"
     if not base.exists():
         write(base, "profile_id,profile\nb1,Woman of 60 planned for radiation therapy.\n")
         write(f / "assign.json", json.dumps({"b1": "APBI"}))
-    settings = se_prepare_settings()
-    settings["site_assignment"] = json.loads((f / "assign.json").read_text())
-    settings["form"] = "base"
-    prepare(
-        base,
-        f / "reference.tsv",
-        f / "site_aliases.tsv",
-        f / "se_aliases.tsv",
-        f.out / "profiles.jsonl",
-        f.out / "reference.tsv",
-        f.out / "vocabulary.txt",
-        **settings,
-    )
+    assignment = json.loads((f / "assign.json").read_text())
+    se_prepare(f, base, site_assignment=assignment, form="base")
 
 
 def spoil_assignment(f: Inputs) -> Path:

@@ -19,46 +19,24 @@ import time
 import pytest
 from conftest import generate_rows
 from fake_openai_server import answer_text
+from helpers import openai_entry, write_request_set
 
 from oncoeval.backends.api import MAX_CHARS_PER_TOKEN
 from oncoeval.backends.openai_api import MAX_BODY_BYTES, Backend
 from oncoeval.cache import ResponseCache
 from oncoeval.generate import JobRequests
-from oncoeval.records import write_requests
 from oncoeval.report import summary, tables
 
 KEY_ENV = "ONCOEVAL_TEST_HOSTILE_KEY"
 
 
 def model(server, **overrides) -> dict:
-    cfg = {
-        "id": "gpt-hostile",
-        "backend": "openai",
-        "model": "gpt-x",
-        "base_url": server.url,
-        "api_key_env": KEY_ENV,
-        "concurrency": 1,
-        "timeout_s": 5,
-        "max_retries": 0,
-    }
-    cfg.update(overrides)
-    return cfg
+    settings = {"id": "gpt-hostile", "concurrency": 1, "timeout_s": 5, "max_retries": 0}
+    return openai_entry(server.url, KEY_ENV, settings, **overrides)
 
 
 def requests_file(tmp_path, prompts, max_new_tokens=16, name="requests.jsonl"):
-    path = tmp_path / name
-    write_requests(
-        path,
-        [
-            {
-                "request_id": f"r{i}",
-                "messages": [{"role": "user", "content": p}],
-                "params": {"temperature": 0, "max_new_tokens": max_new_tokens},
-            }
-            for i, p in enumerate(prompts)
-        ],
-    )
-    return path
+    return write_request_set(tmp_path / name, prompts, max_new_tokens=max_new_tokens)
 
 
 def cached_rows(tmp_path) -> list[dict]:

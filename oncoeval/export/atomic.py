@@ -42,34 +42,31 @@ def _swap_in(tmp: Path, final: Path) -> None:
 
 
 @contextlib.contextmanager
+def _staged(final, place, make_folder: bool = False):
+    """Yield the hidden path beside ``final`` (a fresh folder if ``make_folder``); on success
+    ``place(tmp, final)`` puts it in place, on failure it is removed."""
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    clear_leftovers(final)
+    tmp = final.parent / f".{final.name}.tmp-{os.getpid()}"
+    if make_folder:
+        tmp.mkdir()
+    try:
+        yield tmp
+    except BaseException:
+        _remove(tmp)
+        raise
+    place(tmp, final)
+
+
 def folder(final):
     """Yield a fresh hidden folder path beside ``final``; on success it becomes ``final``."""
-    final = Path(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    clear_leftovers(final)
-    tmp = final.parent / f".{final.name}.tmp-{os.getpid()}"
-    tmp.mkdir()
-    try:
-        yield tmp
-    except BaseException:
-        _remove(tmp)
-        raise
-    _swap_in(tmp, final)
+    return _staged(final, _swap_in, make_folder=True)
 
 
-@contextlib.contextmanager
 def file(final):
     """Yield a hidden file path beside ``final``; on success it is renamed onto ``final``."""
-    final = Path(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    clear_leftovers(final)
-    tmp = final.parent / f".{final.name}.tmp-{os.getpid()}"
-    try:
-        yield tmp
-    except BaseException:
-        _remove(tmp)
-        raise
-    os.replace(tmp, final)
+    return _staged(final, os.replace)
 
 
 def remove(final) -> None:

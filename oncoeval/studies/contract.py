@@ -25,10 +25,20 @@ What ``workflow.py`` declares (read by name, generically, by ``oncoeval.config``
   ``unused_outputs(block)`` names the outputs a run's settings leave out. Intermediate files
   (prepared items, request sets, parsed answers) are declared beside it, not in it.
 - ``REPORT_TITLE``, ``RESAMPLING`` and ``HEADLINES`` (required), ``unit_scores`` and
-  ``comparison_inputs`` (the model comparison's, oncoeval.compare); ``CAPTIONS`` (table or
-  figure name -> what it shows), ``UNITS`` (name -> the resampling unit where it is not the
-  study's), ``ITEM_FOLDERS`` (folders of per-model per-item tables besides ``scores/``) and
-  ``REPORT_ENTRIES`` (further result folders or files the report shows -> their subcategory).
+  ``comparison_inputs`` (the model comparison's, oncoeval.compare), and where a study adds
+  comparison rows of its own ``corrected_comparison(score_paths, inputs, params, settings)``
+  (those rows, value rows and notes: Cancer-Myth's corrected PCS and PCR) with
+  ``comparison_params(config)`` (what they depend on beside their inputs); ``ANSWERS``
+  (``Answers``: the request set the models answer and where its parsed answers, scores and
+  verdicts are read, for the summary's shares and each model's item page); ``CAPTIONS`` (table
+  or figure name -> what it shows), ``FIGURE_CAPTIONS`` (figure name or a pattern such as
+  ``roc_*`` -> what it shows and how it was drawn), ``FIGURE_TABLES`` (figure name or pattern ->
+  the table it draws, where its n is counted; by default the table of its name), ``UNITS`` (name
+  -> the resampling unit where it is not the study's), ``ITEM_FOLDERS`` (folders of per-model
+  per-item tables besides ``scores/``), ``REPORT_ENTRIES`` (further result folders or files the
+  report shows -> their subcategory), and ``REPORT_TEXT_COLUMNS`` / ``REPORT_LABEL_COLUMNS``
+  (column names the report takes for free text, or for labels, when the inputs are marked
+  ``contains_phi``; oncoeval.report.phi).
 - ``data_keys(block)``: data keys -> True when the run cannot do without it; ``judge_roles(block)``:
   the model-naming keys whose models the run calls, with a label; ``required_roles(block)``: the
   keys among them that must name a model, with the reason; ``settings_problems(block)``: what the

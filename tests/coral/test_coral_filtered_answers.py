@@ -10,6 +10,7 @@ import secrets
 import pandas as pd
 import pytest
 from fake_openai_server import REFUSAL, FakeOpenAIServer
+from helpers import openai_entry
 
 from tests.conftest import REPO, other_studies_off, run_snakemake, write_config
 
@@ -18,16 +19,7 @@ KEY_ENV = "ONCOEVAL_TEST_CORAL_KEY_" + secrets.token_hex(4).upper()
 
 
 def config(url: str) -> dict:
-    model = {
-        "id": "gpt",
-        "backend": "openai",
-        "model": "gpt-x",
-        "base_url": url,
-        "api_key_env": KEY_ENV,
-        "concurrency": 4,
-        "timeout_s": 10,
-        "max_retries": 0,
-    }
+    model = openai_entry(url, KEY_ENV, concurrency=4, timeout_s=10, max_retries=0)
     return {
         "models": [model],
         "evaluate": ["gpt"],

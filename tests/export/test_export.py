@@ -26,14 +26,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import (
-    REPO,
-    link_workflow,
-    other_studies_off,
-    run_snakemake,
-    workflow_env,
-    write_config,
-)
+from conftest import REPO, link_workflow, run_snakemake, workflow_env, write_config
+from helpers import replayed
 from inspect_ai.log import read_eval_log
 from live_page import browse
 
@@ -46,24 +40,7 @@ from oncoeval.report.provenance import provenance
 MARKER = "ZQXPHIMARKER7731"
 TOOLS = REPO / ".venv-tools"
 REPLAYED = REPO / "resources" / "demo" / "coral" / "replay" / "reference" / "coral"
-CONFIG = {
-    "evaluate": [],
-    "studies": {
-        **other_studies_off("cancer_myth", "coral"),
-        "cancer_myth": {
-            "enabled": True,
-            "evaluate": ["cancer-myth-reference-replay"],
-            "judges": {"verifier": "cancer-myth-reference-verdicts", "classifier": None},
-            "human_scores": None,
-        },
-        "coral": {
-            "enabled": True,
-            "evaluate": ["coral-reference-replay"],
-            "contains_phi": True,
-            "notes_dir": "phi-notes",
-        },
-    },
-}
+CONFIG = replayed("cancer_myth", "coral", coral={"contains_phi": True, "notes_dir": "phi-notes"})
 
 
 def _tool(*parts: str) -> Path:

@@ -44,24 +44,11 @@ def replay_answers(root):
     oracle, other = root / "oracle", root / "shuffled"
     # the oracle's rollouts are the labels; on unlabelled notes it answers the small-cell path
     small_cell = ["LUNG-1-1", "LUNG-1-3"]
-    write_set(
-        oracle,
-        "rollouts",
-        [
-            (f"{p}#r{i}", answer(labels.get(p, small_cell)))
-            for p in ids + unlabelled
-            for i in range(K)
-        ],
-    )
-    write_set(
-        other,
-        "rollouts",
-        [
-            (f"{p}#r{i}", answer(shuffled.get(p, small_cell)))
-            for p in ids + unlabelled
-            for i in range(K)
-        ],
-    )
+    for folder, paths in ((oracle, labels), (other, shuffled)):
+        rollouts = [(p, answer(paths.get(p, small_cell))) for p in ids + unlabelled]
+        write_set(
+            folder, "rollouts", [(f"{p}#r{i}", text) for p, text in rollouts for i in range(K)]
+        )
     targets = sample_targets(tree, N_TARGETS, seed=0)
     write_set(
         oracle, "synth_record", [(f"{t['synth_id']}|structured", '{"age": 60}') for t in targets]

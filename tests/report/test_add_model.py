@@ -13,6 +13,7 @@ import sys
 import pytest
 import yaml
 from conftest import run_snakemake, workflow_env
+from helpers import openai_entry
 
 pytestmark = pytest.mark.slow
 
@@ -21,15 +22,8 @@ SCOPE = ("--config", "only=cancer_myth", "limit=3")
 
 
 def api_model(mid: str, url: str) -> dict:
-    return {
-        "id": mid,
-        "backend": "openai",
-        "model": f"model-{mid}",
-        "base_url": url,
-        "api_key_env": KEY_ENV,
-        "timeout_s": 10,
-        "max_retries": 1,
-    }
+    settings = {"timeout_s": 10, "max_retries": 1}
+    return openai_entry(url, KEY_ENV, settings, id=mid, model=f"model-{mid}")
 
 
 def own_config(workdir, url: str, evaluated: list[str]):

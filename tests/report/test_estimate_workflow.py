@@ -4,20 +4,13 @@ the printed estimate counts the requests the run would send."""
 from __future__ import annotations
 
 import math
-import shutil
 import subprocess
 import sys
 
 import pandas as pd
 import pytest
-from conftest import (
-    REPO,
-    link_workflow,
-    other_studies_off,
-    run_snakemake,
-    workflow_env,
-    write_config,
-)
+from conftest import link_workflow, run_snakemake, workflow_env, write_config
+from helpers import MAKE, replayed, run_make
 
 from oncoeval.io import read_jsonl
 
@@ -84,18 +77,7 @@ def test_estimate_runs_no_model_and_counts_what_the_run_would_send(tmp_path):
 
 
 # Cancer-Myth answered and judged by stored answers and verdicts (no model is called).
-STORED = {
-    "evaluate": [],
-    "studies": {
-        **other_studies_off("cancer_myth"),
-        "cancer_myth": {
-            "enabled": True,
-            "evaluate": ["cancer-myth-reference-replay"],
-            "judges": {"verifier": "cancer-myth-reference-verdicts", "classifier": None},
-            "human_scores": None,
-        },
-    },
-}
+STORED = replayed("cancer_myth")
 
 
 def test_estimate_after_an_earlier_run_counts_the_judge_sets_the_run_will_build(tmp_path):
@@ -126,9 +108,6 @@ def test_estimate_after_an_earlier_run_counts_the_judge_sets_the_run_will_build(
     assert "estimated from answers" in proc.stdout
 
 
-MAKE = shutil.which("make")
-
-
 @pytest.mark.skipif(MAKE is None, reason="make is not installed")
 def test_make_estimate_takes_the_runs_args_as_make_run_does(tmp_path):
     """`make estimate ARGS="--config only=side_effects"` estimates only that study, as `make
@@ -137,13 +116,8 @@ def test_make_estimate_takes_the_runs_args_as_make_run_does(tmp_path):
     both = {**CONFIG, "studies": {**CONFIG["studies"], **STORED["studies"]}}
     both["studies"]["side_effects"] = CONFIG["studies"]["side_effects"]
     config = write_config(workdir, both)
-    # --no-print-directory: under `make test` the outer make's MAKELEVEL reaches this one.
-    proc = subprocess.run(
-        [MAKE, "--no-print-directory", "-f", str(REPO / "Makefile"), f"VENV={sys.prefix}",
-         "-o", "setup", "estimate", f"CONFIG={config}", "ARGS=--config only=side_effects"],
-        cwd=workdir, env=workflow_env({KEY_ENV: "sk-not-used"}), stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, timeout=900,
-    )  # fmt: skip
+    args = ("estimate", f"CONFIG={config}", "ARGS=--config only=side_effects")
+    proc = run_make(workdir, *args, env={KEY_ENV: "sk-not-used"}, timeout=900)
     assert proc.returncode == 0, proc.stdout[-4000:]
     rows = pd.read_csv(workdir / "results" / "estimate" / "estimate.tsv", sep="\t")
     assert set(rows["study"]) == {"side_effects", "all"}

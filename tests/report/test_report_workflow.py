@@ -18,14 +18,8 @@ import browser
 import pandas as pd
 import pytest
 import reader
-from conftest import (
-    REPO,
-    link_workflow,
-    other_studies_off,
-    run_snakemake,
-    workflow_env,
-    write_config,
-)
+from conftest import link_workflow, run_snakemake, workflow_env, write_config
+from helpers import MAKE, replayed, run_make
 from scipy import stats
 
 from oncoeval.report import catalog, drilldown, landing, summary, tables
@@ -34,29 +28,7 @@ from oncoeval.studies import STUDIES as STUDY_IDS
 # Four studies, answered by stored answers only: the side-effects, Cancer-Myth and CORAL reference
 # sets and the guidelines demo's two replays (no synthetic supervision, which needs a generator
 # model). The Cancer-Myth set is judged by its stored verdicts, as in the demo (verifier_for).
-CONFIG = {
-    "evaluate": [],
-    "studies": {
-        **other_studies_off("side_effects", "coral", "guidelines"),
-        "side_effects": {
-            "enabled": True,
-            "evaluate": ["side-effects-reference-replay"],
-            "matcher": {"method": "lexical"},
-        },
-        "cancer_myth": {
-            "enabled": True,
-            "evaluate": ["cancer-myth-reference-replay"],
-            "judges": {"verifier": "cancer-myth-reference-verdicts", "classifier": None},
-            "human_scores": None,
-        },
-        "coral": {"enabled": True, "evaluate": ["coral-reference-replay"]},
-        "guidelines": {
-            "enabled": True,
-            "evaluate": ["demo-oracle-replay", "demo-noisy-replay"],
-            "judges": {"generator": None, "chooser": None},
-        },
-    },
-}
+CONFIG = replayed("side_effects", "cancer_myth", "coral", "guidelines")
 STUDIES = ("side_effects", "cancer_myth", "coral", "guidelines")
 
 
@@ -491,23 +463,6 @@ def test_a_credited_or_defaulted_score_says_so_on_its_row(run):
     assert credited[f"{model}: score note"].str.startswith("credited: ").all()
 
 
-MAKE = shutil.which("make")
-
-
-def make(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    """The repository's Makefile run in ``workdir`` with this interpreter's environment (its
-    `setup` step, which installs the environment, is taken as done); stdout and stderr in one
-    stream, in the order a terminal shows them. Under `make test` the outer make's MAKELEVEL
-    reaches this one, which would then print "Entering/Leaving directory" around its output as
-    no user's top-level `make run` does: --no-print-directory keeps the terminal the user's."""
-    return subprocess.run(
-        [MAKE, "--no-print-directory", "-f", str(REPO / "Makefile"), f"VENV={sys.prefix}",
-         "-o", "setup", *args],
-        cwd=workdir, env=workflow_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, timeout=1200,
-    )  # fmt: skip
-
-
 def assert_ends_on_results(output: str, scope: str = "") -> list[str]:
     """The last lines are the results, then the report's path; nothing of the report step."""
     lines = output.rstrip("\n").splitlines()
@@ -538,7 +493,7 @@ def test_make_run_of_a_capped_subset_says_so_and_ends_on_its_results(tmp_path):
     config = write_config(workdir, CONFIG)
     args = "--config only=side_effects limit=2"
     scope = catalog.run_scope(limit=2, only="side_effects")
-    first = make(workdir, "run", f"CONFIG={config}", f"ARGS={args}")
+    first = run_make(workdir, "run", f"CONFIG={config}", f"ARGS={args}")
     assert first.returncode == 0, first.stdout[-3000:]
     # The run's header (folded to the terminal's width, oncoeval.terminal).
     assert f"OncoEval: {scope}" in " ".join(first.stdout.split())
@@ -551,14 +506,14 @@ def test_make_run_of_a_capped_subset_says_so_and_ends_on_its_results(tmp_path):
     for name in ("summary.md", "summary.html", "report/landing.html"):
         assert scope in (workdir / "results" / name).read_text(), name
     # Nothing left to do: Snakemake's onsuccess hook does not run, the results still end it.
-    again = make(workdir, "run", f"CONFIG={config}", f"ARGS={args}")
+    again = run_make(workdir, "run", f"CONFIG={config}", f"ARGS={args}")
     assert again.returncode == 0, again.stdout[-3000:]
     assert "Nothing to be done" in again.stdout
     assert_ends_on_results(again.stdout, scope)
     # `make report` alone builds the report of the last run's config and arguments; without
     # them the freshness check would refuse (the captions' params name the scope).
     (workdir / "results" / "report.html").unlink()
-    report = make(workdir, "report")
+    report = run_make(workdir, "report")
     assert report.returncode == 0, report.stdout[-3000:]
     assert report.stdout.rstrip("\n").splitlines()[-1] == "Report: results/report.html"
     assert "Adding " not in report.stdout

@@ -7,10 +7,10 @@ import secrets
 
 import pytest
 from fake_openai_server import FakeOpenAIServer
+from helpers import openai_entry, write_request_set
 
 from oncoeval.generate import GenerationFailed, run_generate
 from oncoeval.io import read_jsonl
-from oncoeval.records import write_requests
 
 KEY_ENV = "ONCOEVAL_TEST_OPENAI_KEY"
 
@@ -26,32 +26,15 @@ def server(monkeypatch):
 def priced_model(server, cap):
     # $1 a token each way: "alpha beta N" is 3 tokens in, "[gpt-x] answer to: alpha beta N"
     # 6 tokens out, so each call costs 3 + 6 = $9.
-    return {
-        "id": "gpt-capped",
-        "backend": "openai",
-        "model": "gpt-x",
-        "base_url": server.url,
-        "api_key_env": KEY_ENV,
-        "concurrency": 1,
-        "timeout_s": 5,
-        "max_retries": 0,
-        "price": {"prompt_per_1k": 1000, "completion_per_1k": 1000},
-        "max_cost_usd": cap,
-    }
+    price = {"prompt_per_1k": 1000, "completion_per_1k": 1000}
+    return openai_entry(
+        server.url, KEY_ENV, id="gpt-capped", concurrency=1, timeout_s=5, max_retries=0,
+        price=price, max_cost_usd=cap,
+    )  # fmt: skip
 
 
 def write_six_requests(path):
-    write_requests(
-        path,
-        [
-            {
-                "request_id": f"r{i}",
-                "messages": [{"role": "user", "content": f"alpha beta {i}"}],
-                "params": {"temperature": 0, "max_new_tokens": 16},
-            }
-            for i in range(6)
-        ],
-    )
+    write_request_set(path, [f"alpha beta {i}" for i in range(6)], max_new_tokens=16)
 
 
 def test_calls_stop_at_the_cap_and_the_rest_fail_with_that_reason(server, tmp_path, caplog):

@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 from fake_openai_server import FakeOpenAIServer, answer_text
+from helpers import write_request_set
 
 from oncoeval import backends
 from oncoeval import config as oc
 from oncoeval.generate import run_generate
-from oncoeval.records import read_responses, write_requests
+from oncoeval.records import read_responses
 
 TINY_DIR = Path(__file__).resolve().parent / "tiny_backend"
 KEY_ENV = "ONCOEVAL_TEST_TINY_API_KEY"
@@ -54,14 +55,7 @@ def model(server, **over) -> dict:
 
 
 def generate(tmp_path, cfg, prompts, **kwargs):
-    requests = tmp_path / "requests.jsonl"
-    write_requests(
-        requests,
-        [
-            {"request_id": f"r{i}", "messages": [{"role": "user", "content": p}], "params": {}}
-            for i, p in enumerate(prompts)
-        ],
-    )
+    requests = write_request_set(tmp_path / "requests.jsonl", prompts, max_new_tokens=None)
     out = tmp_path / "responses.jsonl"
     counts = run_generate(
         requests, out, cfg, tmp_path / "cache", "adhoc", "probe", progress=False, **kwargs

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from fake_batch_server import FakeBatchServer
 from fake_openai_server import answer_text
+from helpers import openai_entry, write_request_set
 
 from oncoeval.backends.batch import BatchesInFlight, batch_price
 from oncoeval.calls import failed_calls_report
@@ -26,39 +27,19 @@ def server(key):
 
 
 def model(server, **extra) -> dict:
-    return {
-        "id": "gpt",
-        "backend": "openai",
-        "model": "gpt-x",
-        "base_url": server.url,
-        "api_key_env": KEY_ENV,
-        "timeout_s": 5,
-        "max_retries": 0,
-        "batch": True,
-        "batch_poll_s": 0.01,
-        "batch_wait_s": 20,
-        **extra,
-    }
+    settings = {"timeout_s": 5, "max_retries": 0}
+    batch = {"batch": True, "batch_poll_s": 0.01, "batch_wait_s": 20}
+    return openai_entry(server.url, KEY_ENV, {**settings, **batch}, **extra)
 
 
 def prompts(n: int) -> list[str]:
     return [f"question number {i}" for i in range(n)]
 
 
-def write_requests(path: Path, texts: list[str]) -> Path:
-    with open(path, "w") as handle:
-        for i, text in enumerate(texts):
-            row = {
-                "request_id": f"q{i:02d}",
-                "messages": [{"role": "user", "content": text}],
-                "params": {"temperature": 0, "max_new_tokens": 32},
-            }
-            handle.write(json.dumps(row) + "\n")
-    return path
-
-
 def generate(tmp_path: Path, cfg: dict, n: int = 8, cache: str = "cache", **kw) -> list[dict]:
-    requests = write_requests(tmp_path / "requests.jsonl", prompts(n))
+    requests = write_request_set(
+        tmp_path / "requests.jsonl", prompts(n), ids="q{i:02d}", max_new_tokens=32
+    )
     out = tmp_path / f"responses-{cache}.jsonl"
     run_generate(
         requests,

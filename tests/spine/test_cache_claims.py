@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import link_workflow, run_snakemake, workflow_env, write_config
 from fake_openai_server import FakeOpenAIServer, answer_text
+from helpers import openai_entry, write_request_set
 
 from oncoeval.backends.openai_api import Backend
 from oncoeval.cache import RequestClaims, ResponseCache, cache_key
@@ -34,28 +35,12 @@ RESPONSES = Path("results/adhoc/responses/gpt/notes.jsonl")
 
 
 def model(url: str, **extra) -> dict:
-    return {
-        "id": "gpt",
-        "backend": "openai",
-        "model": "gpt-x",
-        "base_url": url,
-        "api_key_env": KEY_ENV,
-        "concurrency": 3,
-        "timeout_s": 300,  # answers may be held back while the other run starts
-        **extra,
-    }
+    # Answers may be held back while the other run starts: a long timeout.
+    return openai_entry(url, KEY_ENV, {"concurrency": 3, "timeout_s": 300}, **extra)
 
 
 def write_notes(path: Path) -> Path:
-    with open(path, "w") as handle:
-        for i, prompt in enumerate(PROMPTS):
-            row = {
-                "request_id": f"n{i:02d}",
-                "messages": [{"role": "user", "content": prompt}],
-                "params": {"temperature": 0, "max_new_tokens": 16},
-            }
-            handle.write(json.dumps(row) + "\n")
-    return path
+    return write_request_set(path, PROMPTS, ids="n{i:02d}", max_new_tokens=16)
 
 
 def setup_run(workdir: Path, url: str, cache_dir: Path) -> Path:

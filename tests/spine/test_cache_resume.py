@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import link_workflow, run_snakemake, workflow_env, write_config
 from fake_openai_server import FakeOpenAIServer
+from helpers import openai_entry, write_request_set
 
 KEY_ENV = "ONCOEVAL_TEST_KEY_" + secrets.token_hex(4).upper()
 N = 20
@@ -22,24 +23,10 @@ RESPONSES = Path("results/adhoc/responses/gpt/notes.jsonl")
 
 
 def setup_run(workdir: Path, url: str) -> Path:
-    with open(workdir / "notes.jsonl", "w") as handle:
-        for i, prompt in enumerate(PROMPTS):
-            row = {
-                "request_id": f"n{i:02d}",
-                "messages": [{"role": "user", "content": prompt}],
-                "params": {"temperature": 0, "max_new_tokens": 16},
-                "meta": {"note": i},
-            }
-            handle.write(json.dumps(row) + "\n")
-    model = {
-        "id": "gpt",
-        "backend": "openai",
-        "model": "gpt-x",
-        "base_url": url,
-        "api_key_env": KEY_ENV,
-        "concurrency": 2,
-        "timeout_s": 10,
-    }
+    write_request_set(
+        workdir / "notes.jsonl", PROMPTS, ids="n{i:02d}", max_new_tokens=16, meta="note"
+    )
+    model = openai_entry(url, KEY_ENV, concurrency=2, timeout_s=10)
     config = {"models": [model], "evaluate": ["gpt"], "adhoc": {"notes": "notes.jsonl"}}
     return write_config(workdir, config)
 

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, STUDIES, run_snakemake, write_config
+from conftest import REPO, STUDIES, VLLM_STANDIN, run_snakemake, write_config
 
 from oncoeval import waves
 
-STANDIN = REPO / "tests" / "vllm_standin"
 LAST_PLAN = Path(".snakemake") / "oncoeval-generate-plan.last.json"
 
 
@@ -49,7 +48,9 @@ def test_vllm_model_loads_its_engine_once_per_wave_across_the_four_studies(workd
     log = workdir / "engine.jsonl"
     env = {
         "STANDIN_VLLM_LOG": str(log),
-        "PYTHONPATH": os.pathsep.join([str(STANDIN), str(REPO), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join(
+            [str(VLLM_STANDIN), str(REPO), os.environ.get("PYTHONPATH", "")]
+        ),
     }
     run_snakemake(workdir, configfile=config, env=env)
 
@@ -71,21 +72,6 @@ def test_vllm_model_loads_its_engine_once_per_wave_across_the_four_studies(workd
 # --- one job, several request sets (in-process, the vllm stand-in's engine) --------------------
 
 VLLM = {"id": "standin", "backend": "vllm", "path": "/models/standin-8b"}
-
-
-@pytest.fixture
-def standin_vllm(monkeypatch, tmp_path):
-    import sys
-
-    log = tmp_path / "engine.jsonl"
-    monkeypatch.setenv("STANDIN_VLLM_LOG", str(log))
-    monkeypatch.syspath_prepend(str(STANDIN))
-    for name in ("vllm", "vllm.sampling_params"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    log.touch()
-    yield log
-    for name in ("vllm", "vllm.sampling_params"):
-        sys.modules.pop(name, None)
 
 
 def request_set(path: Path, texts: list[str], tokens: int = 4) -> Path:

@@ -11,6 +11,7 @@ import time
 
 import pytest
 from fake_openai_server import answer_text
+from helpers import openai_entry, write_request_set
 
 from oncoeval.backends import api, openai_api
 from oncoeval.calls import failed_calls_report, outcome_path_for
@@ -22,39 +23,12 @@ SERVER_LATENCY = 0.02  # the shared `server` fixture's seconds per answer
 
 
 def model_cfg(server, **extra) -> dict:
-    return {
-        "id": "gpt",
-        "backend": "openai",
-        "model": "gpt-x",
-        "base_url": server.url,
-        "api_key_env": KEY_ENV,
-        "concurrency": 4,
-        "timeout_s": 5,
-        "max_retries": 1,
-        **extra,
-    }
-
-
-def write_set(path, prompts, max_new_tokens=64):
-    path.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "request_id": f"r{i}",
-                    "messages": [{"role": "user", "content": p}],
-                    "params": {"temperature": 0, "max_new_tokens": max_new_tokens},
-                    "meta": {"i": i},
-                }
-            )
-            + "\n"
-            for i, p in enumerate(prompts)
-        )
-    )
-    return path
+    settings = {"concurrency": 4, "timeout_s": 5, "max_retries": 1}
+    return openai_entry(server.url, KEY_ENV, settings, **extra)
 
 
 def generate(tmp_path, cfg, prompts, **kwargs):
-    requests = write_set(tmp_path / "set.jsonl", prompts)
+    requests = write_request_set(tmp_path / "set.jsonl", prompts, meta="i")
     out = tmp_path / "out.jsonl"
     kwargs.setdefault("outcome_path", tmp_path / "logs/probe/generate/gpt/set.outcome.json")
     counts = run_generate(

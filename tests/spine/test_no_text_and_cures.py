@@ -12,6 +12,7 @@ import socket
 
 import pytest
 from fake_openai_server import REFUSAL, answer_text
+from helpers import openai_entry, write_request_set
 
 from oncoeval.calls import calls_table, failed_calls_report
 from oncoeval.generate import GenerationFailed, run_generate
@@ -22,34 +23,11 @@ SERVER_LATENCY = 0.01  # the shared `server` fixture's seconds per answer
 
 
 def model_cfg(url, **extra) -> dict:
-    return {
-        "id": "gpt",
-        "backend": "openai",
-        "model": "gpt-x",
-        "base_url": url,
-        "api_key_env": KEY_ENV,
-        "concurrency": 2,
-        "timeout_s": 5,
-        "max_retries": 1,
-        **extra,
-    }
+    return openai_entry(url, KEY_ENV, {"concurrency": 2, "timeout_s": 5, "max_retries": 1}, **extra)
 
 
 def generate(tmp_path, cfg, prompts, name="out.jsonl", **kwargs):
-    requests = tmp_path / "set.jsonl"
-    requests.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "request_id": f"r{i}",
-                    "messages": [{"role": "user", "content": p}],
-                    "params": {"temperature": 0, "max_new_tokens": 64},
-                }
-            )
-            + "\n"
-            for i, p in enumerate(prompts)
-        )
-    )
+    requests = write_request_set(tmp_path / "set.jsonl", prompts)
     out = tmp_path / "responses" / "gpt" / name
     out.parent.mkdir(parents=True, exist_ok=True)
     kwargs.setdefault("outcome_path", tmp_path / "logs/probe/generate/gpt/set.outcome.json")

@@ -8,6 +8,7 @@ import time
 
 import pytest
 from fake_openai_server import answer_text
+from helpers import openai_entry
 
 from oncoeval.backends.api import Slots, cost_usd
 from oncoeval.backends.openai_api import Backend, request_kwargs
@@ -20,18 +21,8 @@ SERVER_LATENCY = 0.05  # the shared `server` fixture's seconds per answer
 
 
 def model_cfg(server, **overrides) -> dict:
-    cfg = {
-        "id": "gpt-test",
-        "backend": "openai",
-        "model": "gpt-x",
-        "base_url": server.url,
-        "api_key_env": KEY_ENV,
-        "concurrency": 4,
-        "timeout_s": 5,
-        "max_retries": 3,
-    }
-    cfg.update(overrides)
-    return cfg
+    settings = {"id": "gpt-test", "concurrency": 4, "timeout_s": 5, "max_retries": 3}
+    return openai_entry(server.url, KEY_ENV, settings, **overrides)
 
 
 def make_requests(prompts, **params) -> list[Request]:

@@ -10,37 +10,19 @@ from pathlib import Path
 import pytest
 from conftest import run_snakemake, write_config
 from fake_openai_server import FakeOpenAIServer, answer_text
+from helpers import openai_entry, write_request_set
 
 # A variable name of our own, so that nothing in the developer's environment sets it.
 KEY_ENV = "ONCOEVAL_TEST_KEY_" + secrets.token_hex(4).upper()
 
 
 def write_adhoc(workdir: Path, prompts: list[str], name: str = "probe.jsonl") -> Path:
-    path = workdir / name
-    with open(path, "w") as handle:
-        for i, prompt in enumerate(prompts):
-            row = {
-                "request_id": f"q{i:02d}",
-                "messages": [{"role": "user", "content": prompt}],
-                "params": {"temperature": 0, "max_new_tokens": 32},
-                "meta": {"n": i},
-            }
-            handle.write(json.dumps(row) + "\n")
-    return path
+    return write_request_set(workdir / name, prompts, ids="q{i:02d}", max_new_tokens=32, meta="n")
 
 
 def openai_model(mid: str, url: str, key_env: str = KEY_ENV, **extra) -> dict:
-    return {
-        "id": mid,
-        "backend": "openai",
-        "model": f"model-{mid}",
-        "base_url": url,
-        "api_key_env": key_env,
-        "concurrency": 4,
-        "timeout_s": 5,
-        "max_retries": 2,
-        **extra,
-    }
+    settings = {"concurrency": 4, "timeout_s": 5, "max_retries": 2}
+    return openai_entry(url, key_env, settings, id=mid, model=f"model-{mid}", **extra)
 
 
 def config_for(models: list[dict], evaluate: list[str], requests: Path) -> dict:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import dry_run_jobs, run_snakemake, write_config
 from fake_openai_server import FakeOpenAIServer
+from helpers import openai_entry, write_request_set
 
 from oncoeval.backends import backends
 from oncoeval.config import model_signature
@@ -67,38 +68,16 @@ def test_operational_keys_change_no_identity_or_signature(name):
 
 
 def write_set(workdir: Path, n: int) -> Path:
-    path = workdir / "probe.jsonl"
-    path.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "request_id": f"q{i}",
-                    "messages": [{"role": "user", "content": f"alpha beta {i}"}],
-                    "params": {"temperature": 0, "max_new_tokens": 16},
-                }
-            )
-            + "\n"
-            for i in range(n)
-        )
-    )
-    return path
+    prompts = [f"alpha beta {i}" for i in range(n)]
+    return write_request_set(workdir / "probe.jsonl", prompts, ids="q{i}", max_new_tokens=16)
 
 
 def priced(url: str, **extra) -> dict:
     # $1 a token each way: "alpha beta N" is 3 tokens in, "[gpt-x] answer to: alpha beta N"
     # 6 tokens out, so each call costs $9.
-    return {
-        "id": "gpt",
-        "backend": "openai",
-        "model": "gpt-x",
-        "base_url": url,
-        "api_key_env": KEY_ENV,
-        "concurrency": 1,
-        "timeout_s": 5,
-        "max_retries": 0,
-        "price": {"prompt_per_1k": 1000, "completion_per_1k": 1000},
-        **extra,
-    }
+    price = {"prompt_per_1k": 1000, "completion_per_1k": 1000}
+    settings = {"concurrency": 1, "timeout_s": 5, "max_retries": 0, "price": price}
+    return openai_entry(url, KEY_ENV, settings, **extra)
 
 
 @pytest.mark.slow

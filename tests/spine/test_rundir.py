@@ -3,7 +3,6 @@ with its own results and report, the response cache shared (issue #27, item 6)."
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,40 +10,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import (
-    REPO,
-    dry_run_jobs,
-    link_workflow,
-    other_studies_off,
-    run_snakemake,
-    workflow_env,
-    write_config,
-)
+from conftest import REPO, dry_run_jobs, link_workflow, run_snakemake, workflow_env, write_config
+from helpers import MAKE, replayed, run_make
 
 from oncoeval.rundir import PARTS, copy_config, make_rundir
 
-SIDE_EFFECTS = {
-    "evaluate": [],
-    "studies": {
-        **other_studies_off("side_effects"),
-        "side_effects": {
-            "enabled": True,
-            "evaluate": ["side-effects-reference-replay"],
-            "matcher": {"method": "lexical"},
-        },
-    },
-}
-GUIDELINES = {
-    "evaluate": [],
-    "studies": {
-        **other_studies_off("guidelines"),
-        "guidelines": {
-            "enabled": True,
-            "evaluate": ["demo-oracle-replay"],
-            "judges": {"generator": None, "chooser": None},
-        },
-    },
-}
+SIDE_EFFECTS = replayed("side_effects")
+GUIDELINES = replayed("guidelines", guidelines={"evaluate": ["demo-oracle-replay"]})
 
 
 def test_a_run_directory_links_the_workflow_and_refuses_a_bad_name(tmp_path):
@@ -120,26 +92,16 @@ def test_workdir_copies_the_config_with_data_paths_of_its_own_folder(tmp_path):
     assert jobs.get("generate", 0) >= 1, jobs  # the config check found the data
 
 
-MAKE = shutil.which("make")
-
-
 @pytest.mark.skipif(MAKE is None, reason="make is not installed")
 def test_a_failed_make_run_says_the_report_was_not_updated_and_report_names_its_config(tmp_path):
     workdir = link_workflow(tmp_path / "run")
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump({"evaluate": ["nobody"]}))
 
-    def make(*args):
-        return subprocess.run(
-            [MAKE, "--no-print-directory", "-f", str(REPO / "Makefile"), f"VENV={sys.prefix}",
-             "-o", "setup", *args],
-            cwd=workdir, env=workflow_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, timeout=600,
-        )  # fmt: skip
-
-    proc = make("run", f"CONFIG={bad}")
+    proc = run_make(workdir, "run", f"CONFIG={bad}", timeout=600)
     assert proc.returncode != 0
     assert "the report (results/report.html) was not updated" in proc.stdout
-    proc = make("report")  # the last run's config, read from results/.config
+    # The last run's config, read from results/.config.
+    proc = run_make(workdir, "report", timeout=600)
     assert f"Config: {bad}" in proc.stdout
     assert proc.returncode != 0  # nothing of that config was run

@@ -14,6 +14,7 @@ import sys
 
 import pytest
 from fake_openai_server import FakeOpenAIServer
+from helpers import openai_entry, write_request_set
 
 from oncoeval import credentials
 from oncoeval.backends.openai_api import Backend
@@ -33,34 +34,11 @@ def _forget_keys():
 
 
 def model_cfg(url, **extra) -> dict:
-    return {
-        "id": "gpt",
-        "backend": "openai",
-        "model": "gpt-x",
-        "base_url": url,
-        "api_key_env": KEY_ENV,
-        "concurrency": 2,
-        "timeout_s": 5,
-        "max_retries": 0,
-        **extra,
-    }
+    return openai_entry(url, KEY_ENV, {"concurrency": 2, "timeout_s": 5, "max_retries": 0}, **extra)
 
 
 def generate(tmp_path, cfg, prompts):
-    requests = tmp_path / "set.jsonl"
-    requests.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "request_id": f"r{i}",
-                    "messages": [{"role": "user", "content": p}],
-                    "params": {"temperature": 0, "max_new_tokens": 64},
-                }
-            )
-            + "\n"
-            for i, p in enumerate(prompts)
-        )
-    )
+    requests = write_request_set(tmp_path / "set.jsonl", prompts)
     out = tmp_path / "responses.jsonl"
     run_generate(
         requests, out, cfg, tmp_path / "cache", "probe", "set", progress=False,

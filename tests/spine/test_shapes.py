@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from pathlib import Path
 
 import pytest
 from fake_openai_server import FakeOpenAIServer, answer_text
@@ -146,20 +144,6 @@ def test_a_server_that_refuses_the_shape_is_asked_with_the_prompt_and_the_reason
 
 
 # --- vllm (stand-in engine) --------------------------------------------------------------------
-
-STANDIN = Path(__file__).resolve().parents[1] / "vllm_standin"
-
-
-@pytest.fixture
-def standin_vllm(monkeypatch, tmp_path):
-    log = tmp_path / "engine.jsonl"
-    monkeypatch.setenv("STANDIN_VLLM_LOG", str(log))
-    monkeypatch.syspath_prepend(str(STANDIN))
-    for name in ("vllm", "vllm.sampling_params"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    yield log
-    for name in ("vllm", "vllm.sampling_params"):
-        sys.modules.pop(name, None)
 
 
 def test_vllm_gets_structured_outputs(standin_vllm):

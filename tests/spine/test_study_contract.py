@@ -126,6 +126,50 @@ def test_the_config_checks_and_the_report_name_no_study():
     assert not named, f"studies named in the generic layers: {named}"
 
 
+def _top_level_names(source: str) -> set[str]:
+    names = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return names
+
+
+def declarations_read() -> set[str]:
+    """The names the package outside the studies reads from a study's workflow module: through
+    the contract's accessors, or as a getattr or attribute of a workflow module that a study
+    defines."""
+    studies = [REPO / "oncoeval" / "studies" / s for s in STUDIES]
+    text = "\n".join(
+        path.read_text(encoding="utf-8")
+        for path in sorted((REPO / "oncoeval").rglob("*.py"))
+        if not any(path.is_relative_to(folder) for folder in studies)
+    )
+    defined = set().union(
+        *(_top_level_names((folder / "workflow.py").read_text()) for folder in studies)
+    )
+    accessed = set(
+        re.findall(
+            r'\b(?:declared|study_declares|_declared_call|_declared)\([^,()]+, "(\w+)"', text
+        )
+    )
+    by_getattr = set(re.findall(r'\bgetattr\([^"]*?, "(\w+)"', text))
+    by_attribute = set(
+        re.findall(r"\b(?:workflow|module|wf|\w*workflow\w*\([^()]*\))\.(\w+)", text)
+    )
+    return accessed | ((by_getattr | by_attribute) & defined)
+
+
+def test_the_contract_docstring_names_every_declaration_the_package_reads():
+    read = declarations_read()
+    assert {"OUTPUTS", "HEADLINES", "REPORT_TEXT_COLUMNS", "corrected_comparison"} <= read
+    missing = sorted(name for name in read if f"``{name}" not in contract.__doc__)
+    assert not missing, (
+        f"read from a study's workflow.py but not in contract's docstring: {missing}"
+    )
+
+
 def test_the_study_name_check_finds_a_named_study(tmp_path):
     # The same pattern, on a line like those the declarations replaced.
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, STUDIES)) + r")\b")

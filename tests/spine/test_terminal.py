@@ -6,42 +6,27 @@ server that fails every call named as such rather than "transient"."""
 from __future__ import annotations
 
 import secrets
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, link_workflow, workflow_env, write_config
+from conftest import REPO, link_workflow, write_config
 from fake_openai_server import FakeOpenAIServer
+from helpers import MAKE, openai_entry, run_make
 
 from oncoeval.terminal import WIDTH, fold
 
 KEY_ENV = "ONCOEVAL_TEST_TERMINAL_KEY_" + secrets.token_hex(4).upper()
-MAKE = shutil.which("make")
 
 
 def make_run(workdir: Path, config: Path, args: str, env: dict) -> subprocess.CompletedProcess:
-    """`make run` of the repository's Makefile in ``workdir`` with this interpreter's environment
-    (its `setup` taken as done), stdout and stderr in one stream as a terminal shows them."""
-    return subprocess.run(
-        [MAKE, "--no-print-directory", "-f", str(REPO / "Makefile"), f"VENV={sys.prefix}",
-         "-o", "setup", "run", f"CONFIG={config}", f"ARGS={args}"],
-        cwd=workdir, env=workflow_env(env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, timeout=900,
-    )  # fmt: skip
+    """`make run` in ``workdir``, as a terminal shows it."""
+    return run_make(workdir, "run", f"CONFIG={config}", f"ARGS={args}", env=env, timeout=900)
 
 
 def openai_model(mid: str, url: str) -> dict:
-    return {
-        "id": mid,
-        "backend": "openai",
-        "model": f"model-{mid}",
-        "base_url": url,
-        "api_key_env": KEY_ENV,
-        "max_retries": 1,
-        "timeout_s": 5,
-    }
+    settings = {"max_retries": 1, "timeout_s": 5}
+    return openai_entry(url, KEY_ENV, settings, id=mid, model=f"model-{mid}")
 
 
 def test_fold_breaks_at_spaces_within_the_width_and_indents_continuations():

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import VLLM_STANDIN
 
 from oncoeval.backends import get_backend
 from oncoeval.backends.vllm_offline import sampling_kwargs
@@ -58,21 +59,6 @@ def test_greedy_requests_carry_no_seed_and_sampled_ones_their_own():
     }
     sampled = sampling_kwargs({"temperature": 0.7, "top_p": 0.9, "seed": 9, "stop": "##"})
     assert sampled["seed"] == 9 and sampled["top_p"] == 0.9 and sampled["stop"] == ["##"]
-
-
-# vLLM needs CUDA; the stand-in package in tests/vllm_standin plays its engine so that the
-# backend's own code (prompt ids, per-request settings, chunking, failures) runs here.
-STANDIN = Path(__file__).resolve().parents[1] / "vllm_standin"
-
-
-@pytest.fixture
-def standin_vllm(monkeypatch, tmp_path):
-    log = tmp_path / "engine.jsonl"
-    monkeypatch.setenv("STANDIN_VLLM_LOG", str(log))
-    monkeypatch.syspath_prepend(str(STANDIN))
-    monkeypatch.delitem(sys.modules, "vllm", raising=False)
-    yield log
-    sys.modules.pop("vllm", None)
 
 
 def engine_calls(log: Path) -> list[dict]:
@@ -175,7 +161,7 @@ def test_a_vllm_model_runs_through_the_generate_rule_and_reruns_from_cache(workd
         workdir, {"models": [model], "evaluate": ["llama8b"], "adhoc": {"probe": probe.name}}
     )
     log = tmp_path / "engine.jsonl"
-    env = {"PYTHONPATH": f"{STANDIN}{os.pathsep}{REPO}", "STANDIN_VLLM_LOG": str(log)}
+    env = {"PYTHONPATH": f"{VLLM_STANDIN}{os.pathsep}{REPO}", "STANDIN_VLLM_LOG": str(log)}
     run_snakemake(workdir, configfile=cfg, env=env)
 
     rows = [json.loads(x) for x in (workdir / "results/adhoc/responses/llama8b/probe.jsonl").open()]

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from sklearn.cluster import KMeans
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import (
@@ -31,7 +30,7 @@ from sklearn.metrics import (
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from ...stats import BootstrapSettings, bootstrap_stat_ci
+from ...stats import BootstrapSettings, auroc_rows, bootstrap_stat_ci
 
 SELF = ["self_path_overlap", "self_treatment_share"]
 CROSS = ["cross_path_agreement", "cross_treatment_agreement"]
@@ -160,18 +159,6 @@ def auroc(y, p) -> float:
     return float(roc_auc_score(y, p)) if len(set(y.tolist())) == 2 else float("nan")
 
 
-def _auroc_rows(y, p, indices) -> np.ndarray:
-    """AUROC of every resample (row of ``indices``) at once: Mann-Whitney U / (n1 n0) from
-    average ranks (ties count half); NaN for a resample holding a single class."""
-    yb, pb = y[indices], p[indices]
-    ranks = stats.rankdata(pb, axis=1)
-    n1 = yb.sum(axis=1)
-    n0 = indices.shape[1] - n1
-    u = (ranks * yb).sum(axis=1) - n1 * (n1 + 1) / 2
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where((n1 > 0) & (n0 > 0), u / (n1 * n0), np.nan)
-
-
 def _f1_rows(y, pred, indices) -> np.ndarray:
     """F1 of every resample at once (0 where undefined, as f1_score's zero_division=0)."""
     yb, pb = y[indices], pred[indices]
@@ -187,7 +174,7 @@ def auroc_bootstrap_ci(y, p, settings: BootstrapSettings, min_units: int = 4, pa
     if len(set(y.tolist())) < 2:
         return float("nan"), float("nan")
     return bootstrap_stat_ci(
-        lambda idx: _auroc_rows(y, p, idx), len(y), settings, min_units, clusters=patients
+        lambda idx: auroc_rows(y, p, idx), len(y), settings, min_units, clusters=patients
     )
 
 

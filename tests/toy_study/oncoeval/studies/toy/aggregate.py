@@ -1,5 +1,5 @@
-"""toy_aggregate: accuracy per model with a percentile-bootstrap CI over questions, and its
-figure."""
+"""toy_aggregate: accuracy per model with the workflow's interval over questions
+(oncoeval.compare.mean_ci: a share of independent questions, Wilson), and its figure."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ...compare import mean_ci  # noqa: E402
 from ...report.figures import note_empty, save  # noqa: E402
-from ...stats import BootstrapSettings, bootstrap_mean_ci  # noqa: E402
+from ...stats import BootstrapSettings  # noqa: E402
 
 ACCURACY_COLUMNS = [
     "model", "n", "n_unscored", "accuracy", "accuracy_ci_low", "accuracy_ci_high"
@@ -24,7 +25,7 @@ def accuracy_table(scores: dict[str, pd.DataFrame], bootstrap: dict) -> pd.DataF
     rows = []
     for model, df in scores.items():
         correct = pd.to_numeric(df["correct"], errors="coerce").dropna()
-        mean, low, high = bootstrap_mean_ci(correct.to_numpy(), settings)
+        mean, low, high = mean_ci(correct.to_numpy(), settings, kind="binary")
         rows.append(
             {
                 "model": model,
