@@ -50,6 +50,9 @@ What ``workflow.py`` declares (read by name, generically, by ``oncoeval.config``
   (``oncoeval.exposure.source.ExposureSource``: the prepared items the exposure audit probes,
   their id and text keys, the dataset's name and release date; its schema then has the
   ``exposure`` block).
+- One study's own names that one reader outside it uses: Cancer-Myth's ``OUTPUTS_PARSE`` (the
+  verifier's judged answers) and ``OUTPUTS_JUDGE_AGREEMENT`` (its validation pairs), which its
+  review plan (``oncoeval.review.studies``) reads.
 """
 
 from __future__ import annotations
