@@ -141,11 +141,12 @@ class _Tally:
 
 PILOT_ROUNDS = 6
 PILOT_TOLERANCE = 0.02
+PILOT_STUDIES = 300
 
 
 def _fixed_point(kind, start: float, printed_mdd, reps: int, models: int) -> float:
     """The true difference that the studies having it print as their mdd (median): from the
-    null's median, rounds of a fifth as many studies (at least 20) at the current difference
+    null's median, rounds of a fifth as many studies (20 to ``PILOT_STUDIES``) at the current difference
     t, each giving g(t) = median - t; a plain step (t = median) until some g > 0 and some g < 0
     bracket the root, then the secant between the nearest two, until |g| is under 2% of t (at
     most ``PILOT_ROUNDS``). Stopping a plain iteration at a 5% move (as before) left t short of
@@ -159,7 +160,8 @@ def _fixed_point(kind, start: float, printed_mdd, reps: int, models: int) -> flo
         if not (np.isfinite(lead) and np.isfinite(rest)):
             return math.nan
         shifts = [lead] + [rest] * (models - 1)
-        median, _ = _median_mdd([printed_mdd(shifts) for _ in range(max(20, reps // 5))])
+        pilot = max(20, min(PILOT_STUDIES, reps // 5))
+        median, _ = _median_mdd([printed_mdd(shifts) for _ in range(pilot)])
         if not np.isfinite(median):
             return target
         gap = median - target

@@ -41,6 +41,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import statistics
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -411,7 +412,12 @@ def sign_flip_interval(diffs: Clustered, alpha: float, permutations: int, seed: 
     j = math.floor(alpha * k) + 1  # accepted: at least j of the K vectors as extreme
     if j > k:
         return count0 / k, -np.inf, np.inf
-    return count0 / k, float(np.sort(low)[j - 1]), float(np.sort(high)[::-1][j - 1])
+    # the j-th smallest low and j-th largest high (a partition, not a sort: same values)
+    return (
+        count0 / k,
+        float(np.partition(low, j - 1)[j - 1]),
+        float(np.partition(high, k - j)[k - j]),
+    )
 
 
 def sign_flip_p(diffs: Clustered, n_resamples: int, seed: int) -> float:
@@ -592,9 +598,11 @@ def minimum_detectable_difference(
         root = np.maximum(np.where(disc < 0, -np.inf, root), -a / t_n)
         return np.where(quad > 0, root, np.inf)
 
-    delta = (stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(settings.power)) * se
+    normal = statistics.NormalDist()
+    delta = (normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(settings.power)) * se
+    at = min(MDD_DRAWS - 1, math.ceil(settings.power * MDD_DRAWS) - 1)  # the power quantile
     for _ in range(3):  # q moves little with delta: a few rounds settle it
-        delta = float(np.quantile(first_rejected(critical(delta)), settings.power))
+        delta = float(np.partition(first_rejected(critical(delta)), at)[at])
         if not math.isfinite(delta):
             return float("nan")
     return delta
