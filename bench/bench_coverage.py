@@ -591,6 +591,7 @@ def run(out_dir: Path, argv=()) -> dict:
     kept = ("reps", "family_reps", "models", "permutations")
     return {
         "options": {k: opts[k] for k in kept},
+        "engine": eng_text,  # so that --render names the engine that ran, not the tree's
         "rows": clean,
         "misses": findings,
         "seconds": round(seconds, 1),
