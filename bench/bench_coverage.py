@@ -36,7 +36,7 @@ import subprocess
 import sys
 import time
 import zlib
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -402,6 +402,11 @@ def parse(argv) -> dict:
         help="write the tables from a saved run (bench/results/coverage.json) instead of running",
     )
     p.add_argument("--docs", action="store_true", help=f"regenerate {DOCS.relative_to(ROOT)}")
+    p.add_argument(
+        "--stream",
+        type=Path,
+        help="append each finished cell's row to this JSON-lines file (smallest G first)",
+    )
     a = p.parse_args(list(argv))
     reps, fam = (300, 150) if a.quick else (a.reps, a.family_reps or a.reps)
     if a.quick and a.family_reps:
@@ -420,6 +425,7 @@ def parse(argv) -> dict:
         "out": a.out,
         "docs": a.docs,
         "render": a.render,
+        "stream": a.stream,
     }
 
 
@@ -430,14 +436,30 @@ def grid(opts: dict) -> list[dict]:
     unknown = [k for k in opts["kinds"] if k not in KINDS]
     if unknown:
         raise SystemExit(f"coverage: unknown kinds {unknown}; known: {list(KINDS)}")
-    # the slowest cells first, so that the workers finish together
-    order = sorted(cells, key=lambda c: (-c.clusters, c.kind in MIRRORS))
+    # the slowest cells first, so that the workers finish together; when streaming, the
+    # smallest first, so that a run cut short holds the small-sample cells
+    if opts.get("stream"):
+        order = sorted(cells, key=lambda c: (c.clusters, c.kind in MIRRORS))
+    else:
+        order = sorted(cells, key=lambda c: (-c.clusters, c.kind in MIRRORS))
     jobs = [(c, opts) for c in order]
+    done = []
+
+    def keep(row: dict) -> None:
+        done.append(row)
+        if opts.get("stream"):
+            clean = {k: (None if isinstance(v, float) and not np.isfinite(v) else v)
+                     for k, v in row.items()}  # fmt: skip
+            with open(opts["stream"], "a") as out:
+                out.write(json.dumps(clean) + "\n")
+
     if opts["jobs"] > 1:
         with ProcessPoolExecutor(opts["jobs"]) as pool:
-            done = list(pool.map(run_cell, jobs))
+            for future in as_completed([pool.submit(run_cell, j) for j in jobs]):
+                keep(future.result())
     else:
-        done = [run_cell(j) for j in jobs]
+        for j in jobs:
+            keep(run_cell(j))
     by_cell = {(r["kind"], r["design"], r["clusters"]): r for r in done}
     return [by_cell[(c.kind, c.design, c.clusters)] for c in cells]
 
