@@ -36,7 +36,7 @@ import subprocess
 import sys
 import time
 import zlib
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,10 +112,18 @@ def _no_forced_gc():
 
 
 def _median_mdd(mdds) -> tuple[float, float]:
-    """(median printed mdd, share of studies that print one); NaN where under half do."""
+    """(median printed mdd, share of studies that print one); NaN where under half do. The
+    median is the mean of the middle fifth of the printed values (40th-60th percentile by
+    rank): an exact test's mdd takes one value per count of discordant pairs, and the plain
+    median of such steps stays on one step while the truth moves, so the fixed point found
+    on it sat wherever a step crossed, not where the studies' mdds centre."""
     mdds = np.asarray(mdds, dtype=float)
     printed = float(np.isfinite(mdds).mean()) if mdds.size else 0.0
-    return (float(np.median(mdds[np.isfinite(mdds)])) if printed >= 0.5 else math.nan), printed
+    if printed < 0.5:
+        return math.nan, printed
+    ranked = np.sort(mdds[np.isfinite(mdds)])
+    low, high = int(math.floor(0.4 * ranked.size)), int(math.ceil(0.6 * ranked.size))
+    return float(ranked[low : max(high, low + 1)].mean()), printed
 
 
 class _Tally:
@@ -131,27 +139,42 @@ class _Tally:
         self.levels.add(round(fam.level, 4))
 
 
-PILOT_ROUNDS = 4
+PILOT_ROUNDS = 6
+PILOT_TOLERANCE = 0.02
+PILOT_STUDIES = 300
 
 
 def _fixed_point(kind, start: float, printed_mdd, reps: int, models: int) -> float:
     """The true difference that the studies having it print as their mdd (median): from the
-    null's median, rounds of a fifth as many studies (at least 20) at the current difference,
-    until the median moves by under 5% (at most ``PILOT_ROUNDS``). NaN: none printed, or the
-    range leaves no room for the difference."""
+    null's median, rounds of a fifth as many studies (20 to ``PILOT_STUDIES``) at the current difference
+    t, each giving g(t) = median - t; a plain step (t = median) until some g > 0 and some g < 0
+    bracket the root, then the secant between the nearest two, until |g| is under 2% of t (at
+    most ``PILOT_ROUNDS``). Stopping a plain iteration at a 5% move (as before) left t short of
+    the root wherever the printed mdd grows with the truth (rare 0/1 outcomes), which measured
+    the power below the mdd the studies print. NaN: none printed, or the range leaves no room
+    for the difference."""
     target = start
+    seen: list[tuple[float, float]] = []  # (t, median - t)
     for _ in range(PILOT_ROUNDS):
         lead, rest = kind.shift_for(target) if np.isfinite(target) else (math.nan, math.nan)
         if not (np.isfinite(lead) and np.isfinite(rest)):
             return math.nan
         shifts = [lead] + [rest] * (models - 1)
-        median, _ = _median_mdd([printed_mdd(shifts) for _ in range(max(20, reps // 5))])
+        pilot = max(20, min(PILOT_STUDIES, reps // 5))
+        median, _ = _median_mdd([printed_mdd(shifts) for _ in range(pilot)])
         if not np.isfinite(median):
             return target
-        moved = abs(median - target) / target
-        target = median
-        if moved < 0.05:
-            break
+        gap = median - target
+        seen.append((target, gap))
+        if abs(gap) < PILOT_TOLERANCE * target:
+            return target
+        above = [p for p in seen if p[1] > 0]
+        below = [p for p in seen if p[1] < 0]
+        if above and below:
+            (t0, g0), (t1, g1) = max(above), min(below)
+            target = t0 + g0 * (t1 - t0) / (g0 - g1)
+        else:
+            target = median
     return target
 
 
@@ -345,8 +368,9 @@ def legend(opts: dict, eng_text: str, seconds: float, rows: list[dict]) -> list[
         "its decision is not significant, or the reverse; power ↓ / ↑ outside 0.75-0.85. "
         "zero-width: share of mean intervals of zero width. FWER: share of null studies (all "
         "models equal) with any pair declared ahead/behind. mdd: the true difference at which "
-        "power is measured, the median mdd printed by studies that have it (from the null's "
-        "median by pilot rounds until it moves under 5%; none: printed in under half the null studies; - with a "
+        "power is measured, the median mdd printed by studies that have it (the mean of the middle fifth, "
+        "so that it moves with the truth where an exact test's mdd takes steps; from the null's "
+        "median by pilot rounds, a step then the secant, until it is within 2%; none: printed in under half the null studies; - with a "
         "number: the range leaves no room for a difference that large); power: share of those studies whose row "
         "declares the leading model ahead. Mirror kinds (mean 0.9, p = 0.95) run the mean "
         "interval only. The targets apply at 12-50 clusters (coverage) and >= 12 (power).",
@@ -378,6 +402,11 @@ def parse(argv) -> dict:
         help="write the tables from a saved run (bench/results/coverage.json) instead of running",
     )
     p.add_argument("--docs", action="store_true", help=f"regenerate {DOCS.relative_to(ROOT)}")
+    p.add_argument(
+        "--stream",
+        type=Path,
+        help="append each finished cell's row to this JSON-lines file (smallest G first)",
+    )
     a = p.parse_args(list(argv))
     reps, fam = (300, 150) if a.quick else (a.reps, a.family_reps or a.reps)
     if a.quick and a.family_reps:
@@ -396,6 +425,7 @@ def parse(argv) -> dict:
         "out": a.out,
         "docs": a.docs,
         "render": a.render,
+        "stream": a.stream,
     }
 
 
@@ -406,14 +436,30 @@ def grid(opts: dict) -> list[dict]:
     unknown = [k for k in opts["kinds"] if k not in KINDS]
     if unknown:
         raise SystemExit(f"coverage: unknown kinds {unknown}; known: {list(KINDS)}")
-    # the slowest cells first, so that the workers finish together
-    order = sorted(cells, key=lambda c: (-c.clusters, c.kind in MIRRORS))
+    # the slowest cells first, so that the workers finish together; when streaming, the
+    # smallest first, so that a run cut short holds the small-sample cells
+    if opts.get("stream"):
+        order = sorted(cells, key=lambda c: (c.clusters, c.kind in MIRRORS))
+    else:
+        order = sorted(cells, key=lambda c: (-c.clusters, c.kind in MIRRORS))
     jobs = [(c, opts) for c in order]
+    done = []
+
+    def keep(row: dict) -> None:
+        done.append(row)
+        if opts.get("stream"):
+            clean = {k: (None if isinstance(v, float) and not np.isfinite(v) else v)
+                     for k, v in row.items()}  # fmt: skip
+            with open(opts["stream"], "a") as out:
+                out.write(json.dumps(clean) + "\n")
+
     if opts["jobs"] > 1:
         with ProcessPoolExecutor(opts["jobs"]) as pool:
-            done = list(pool.map(run_cell, jobs))
+            for future in as_completed([pool.submit(run_cell, j) for j in jobs]):
+                keep(future.result())
     else:
-        done = [run_cell(j) for j in jobs]
+        for j in jobs:
+            keep(run_cell(j))
     by_cell = {(r["kind"], r["design"], r["clusters"]): r for r in done}
     return [by_cell[(c.kind, c.design, c.clusters)] for c in cells]
 
@@ -567,6 +613,7 @@ def run(out_dir: Path, argv=()) -> dict:
     kept = ("reps", "family_reps", "models", "permutations")
     return {
         "options": {k: opts[k] for k in kept},
+        "engine": eng_text,  # so that --render names the engine that ran, not the tree's
         "rows": clean,
         "misses": findings,
         "seconds": round(seconds, 1),

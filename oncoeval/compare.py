@@ -41,6 +41,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import statistics
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -411,7 +412,12 @@ def sign_flip_interval(diffs: Clustered, alpha: float, permutations: int, seed: 
     j = math.floor(alpha * k) + 1  # accepted: at least j of the K vectors as extreme
     if j > k:
         return count0 / k, -np.inf, np.inf
-    return count0 / k, float(np.sort(low)[j - 1]), float(np.sort(high)[::-1][j - 1])
+    # the j-th smallest low and j-th largest high (a partition, not a sort: same values)
+    return (
+        count0 / k,
+        float(np.partition(low, j - 1)[j - 1]),
+        float(np.partition(high, k - j)[k - j]),
+    )
 
 
 def sign_flip_p(diffs: Clustered, n_resamples: int, seed: int) -> float:
@@ -508,36 +514,112 @@ def impossible_sentence(n_clusters: int, m: int) -> str:
     return f"no difference can be significant with {n_clusters} clusters and {m} {comparisons}"
 
 
+def lattice_step(values) -> float:
+    """Half the spacing of a sign-flip sum of these per-unit values: u where every value is a
+    multiple of one unit u (0/1 outcomes, PCS: differences in whole units), else 0 (scores).
+    Such a sum moves in steps of 2u, and since ties count as extreme the test rejects only a
+    full step beyond its critical value: u further out, on average."""
+    x = np.abs(np.asarray(values, dtype=float))
+    x = x[x > 1e-12]
+    if not x.size:
+        return 0.0
+    unit = float(x.min())
+    ratio = x / unit
+    return unit if np.all(np.abs(ratio - np.round(ratio)) < 1e-9) else 0.0
+
+
 def minimum_detectable_difference(
     diffs: Clustered, settings: CompareSettings, m: int = 1, interval=None
 ) -> float:
-    """The true mean difference the row's own decision detects with ``settings.power``, for
-    the paired differences ``diffs`` (a Clustered) of a family of ``m``: the half-width of its
-    printed interval ``interval`` = (low, high) (by default the sign-flip inversion at
-    alpha / m; it carries the test, the adjustment and the discreteness of an exact test) plus
-    t_{power, G-1} x the cluster-robust SE of the difference, widened by the spread of the
-    estimated half-width (sqrt(1 + c^2 / (2 (G - 1))), c = half-width / SE). NaN where no
-    difference can be significant (``no_significance_possible``) or the interval is unbounded.
-    An exact McNemar row's mdd is ``mcnemar_mdd``."""
-    if interval is None:
-        alpha = settings.alpha / m
-        interval = sign_flip_interval(diffs, alpha, settings.permutations, settings.bootstrap.seed)[
-            1:
-        ]
-    low, high = interval
+    """The true mean difference the row's own decision (the whole-cluster sign-flip test at
+    alpha / m) detects with ``settings.power``, for the paired differences ``diffs`` (a
+    Clustered) of a family of ``m``.
+
+    The test rejects when the summed difference T = sum_g X_g exceeds the j-th largest
+    |sum_g e_g X_g| over its sign vectors (j = floor(alpha K / m) + 1; ties count as extreme),
+    i.e. when T / sqrt(sum_g X_g^2) exceeds a critical value q. At a true shift delta:
+
+    - q is read off the row's own sign vectors (exact up to 16 clusters: the discreteness of an
+      exact test) applied to the observed cluster differences, centred and shifted by delta;
+      their second moment, and with it the null spread, grows with delta;
+    - T and sum X_g^2 are those of G clusters drawn again (``MDD_DRAWS`` times, fixed seed)
+      from the centred cluster differences (CR1 spread) with delta added per unit, so the power
+      carries the estimate's skew and its correlation with the test's own spread;
+    - where the values move in whole units (``lattice_step``: 0/1 outcomes, PCS), T and the
+      flipped sums move in steps of 2u, and the test rejects only a full step beyond its
+      critical value: u further out, on average.
+
+    Per draw the least delta that rejects is the root of a quadratic, so the mdd is their
+    ``settings.power`` quantile, recomputed as q moves with delta (three rounds). NaN where no
+    difference can be significant (``no_significance_possible``, an unbounded row interval
+    ``interval``, or a test that reaches the power at no delta); with no spread (SE 0) the
+    half-width of the row's interval. An exact McNemar row's mdd is ``mcnemar_mdd``."""
     g = diffs.n_clusters
     if g < 2 or no_significance_possible(g, m, settings.alpha):
         return float("nan")
+    alpha = settings.alpha / m
+    seed = settings.bootstrap.seed
+    if interval is None:
+        interval = sign_flip_interval(diffs, alpha, settings.permutations, seed)[1:]
+    low, high = interval
     if not (np.isfinite(low) and np.isfinite(high)):
         return float("nan")
     se = diffs.standard_error()
     if not se > 0:
         return float((high - low) / 2)
-    half = (high - low) / 2
-    # the half-width is itself estimated (relative SD about 1 / sqrt(2 (G - 1))): its spread
-    # adds to the estimate's, so power is reached a little further out
-    spread = math.sqrt(1 + (half / se) ** 2 / (2 * (g - 1)))
-    return float(half + stats.t.ppf(settings.power, g - 1) * se * spread)
+    signs = _sign_vectors(g, settings.permutations, seed)
+    k = len(signs)
+    j = math.floor(alpha * k) + 1
+    if j > k:
+        return float("nan")
+    s, n = diffs.sums, diffs.sizes
+    r = s - n * s.sum() / n.sum()  # centred cluster differences
+    flipped_r, flipped_n = signs @ r, signs @ n  # the flipped sums at any delta: r + delta n
+    step = lattice_step(diffs.values)
+    spread = r * math.sqrt(g / (g - 1))
+    columns = np.stack([spread, n, spread**2, spread * n, n * n], axis=1)
+    t_r, t_n, v_rr, v_rn, v_nn = (_cluster_draws(g, seed) @ columns).T
+
+    def critical(delta: float) -> float:
+        second = float(r @ r + 2 * delta * (n @ r) + delta * delta * (n @ n))
+        c = np.partition(np.abs(flipped_r + delta * flipped_n), k - j)[k - j]
+        return float(c) / math.sqrt(second)
+
+    def first_rejected(q: float) -> np.ndarray:
+        # per draw: T - step = a + delta t_n > q sqrt(v_rr + 2 delta v_rn + delta^2 v_nn),
+        # from the larger root of the squared form on (inf where T / sqrt(sum X^2) stays
+        # under q however large delta: too few clusters for this spread)
+        a = t_r - step
+        quad = t_n**2 - q * q * v_nn
+        half = a * t_n - q * q * v_rn
+        disc = half * half - quad * (a * a - q * q * v_rr)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            root = (-half + np.sqrt(np.maximum(disc, 0.0))) / quad
+        root = np.maximum(np.where(disc < 0, -np.inf, root), -a / t_n)
+        return np.where(quad > 0, root, np.inf)
+
+    normal = statistics.NormalDist()
+    delta = (normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(settings.power)) * se
+    at = min(MDD_DRAWS - 1, math.ceil(settings.power * MDD_DRAWS) - 1)  # the power quantile
+    for _ in range(3):  # q moves little with delta: a few rounds settle it
+        delta = float(np.partition(first_rejected(critical(delta)), at)[at])
+        if not math.isfinite(delta):
+            return float("nan")
+    return delta
+
+
+MDD_DRAWS = 1000
+
+
+@functools.lru_cache(maxsize=64)
+def _cluster_draws(g: int, seed: int) -> np.ndarray:
+    """(MDD_DRAWS, g): how often each of g clusters is drawn in each of MDD_DRAWS resamples
+    of g clusters with replacement (cached and read-only, as the sign vectors)."""
+    draws = np.random.default_rng(seed).integers(0, g, (MDD_DRAWS, g))
+    counts = np.zeros((MDD_DRAWS, g))
+    np.add.at(counts, (np.arange(MDD_DRAWS)[:, None], draws), 1.0)
+    counts.flags.writeable = False
+    return counts
 
 
 def mcnemar_power(n: int, discordant: float, theta: float, alpha: float) -> float:
@@ -550,6 +632,7 @@ def mcnemar_power(n: int, discordant: float, theta: float, alpha: float) -> floa
     return float(np.sum(stats.binom.pmf(nd, n, discordant) * reject))
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function of counts: tables repeat them
 def mcnemar_mdd(n: int, discordant: float, alpha: float, power: float) -> float:
     """The true difference exact McNemar at ``alpha`` detects with ``power`` on n pairs: at the
     observed discordant share, a winning more of them; where even winning all of them is not

@@ -160,19 +160,25 @@ def test_leaderboard_counts_unscored_units_and_uses_wilson_for_shares():
     assert (a["ci_low"], a["ci_high"]) == pytest.approx((centre - half, centre + half), abs=1e-5)
 
 
-def test_minimum_detectable_difference_is_half_the_printed_interval_plus_t_power_se():
-    d = np.array([0.1, -0.1] * 10)  # SD of the differences 0.1026, n 20
-    diffs = Clustered.of(d)
-    mdd = compare.minimum_detectable_difference(diffs, SETTINGS, 3, (-0.05, 0.07))
+def test_minimum_detectable_difference_is_where_the_rows_own_test_reaches_its_power():
     from scipy import stats
 
-    se = d.std(ddof=1) / math.sqrt(20)
-    # the half-width 0.06 is estimated too: its spread widens the power term
-    spread = math.sqrt(1 + (0.06 / se) ** 2 / (2 * 19))
-    assert mdd == pytest.approx(0.06 + stats.t.ppf(0.8, 19) * se * spread)
+    d = np.array([0.1, -0.1] * 10)  # SD of the differences 0.1026, n 20
+    diffs = Clustered.of(d)
     # by default the interval is the row's own (sign-flip inverted at alpha / m), as the table's
     row = compare.compare_arrays(0.5 + d / 2, 0.5 - d / 2, m=3, settings=SETTINGS)
     assert row["mdd"] == pytest.approx(compare.minimum_detectable_difference(diffs, SETTINGS, 3))
+    # the adjustment is the decision's: alpha / 3 needs a larger difference than alpha
+    assert compare.minimum_detectable_difference(
+        diffs, SETTINGS, 3
+    ) > compare.minimum_detectable_difference(diffs, SETTINGS, 1)
+    # many units of a smooth score: the textbook (z_{1 - alpha/2m} + z_power) x SE
+    x = np.random.default_rng(1).normal(0.05, 0.2, 400)
+    many = Clustered.of(x)
+    z = stats.norm.ppf(1 - 0.05 / 6) + stats.norm.ppf(0.8)
+    assert compare.minimum_detectable_difference(many, SETTINGS, 3) == pytest.approx(
+        z * many.standard_error(), rel=0.05
+    )
     # 5 clusters and 3 comparisons: 3 x 2 / 32 > 0.05, no mdd whatever the data
     assert math.isnan(
         compare.minimum_detectable_difference(Clustered.of(d[:5]), SETTINGS, 3, (-1, 1))

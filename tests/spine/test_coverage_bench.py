@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from bench import coverage_engine, coverage_sim
-from bench.bench_coverage import Cell, family_metrics, mean_coverage, run
+from bench.bench_coverage import Cell, _median_mdd, family_metrics, mean_coverage, run
 
 ENGINE = coverage_engine.engine()
 
@@ -62,8 +62,12 @@ def test_every_row_of_simulated_families_is_coherent(kind, clustered, clusters):
 def test_command_writes_the_table_and_its_tsv(tmp_path):
     out = tmp_path / "coverage.md"
     argv = ["--reps", "20", "--family-reps", "4", "--clusters", "12", "--kinds", "binary_50",
-            "--designs", "clustered", "--jobs", "1", "--out", str(out)]  # fmt: skip
+            "--designs", "clustered", "--jobs", "1", "--out", str(out),
+            "--stream", str(tmp_path / "cells.jsonl")]  # fmt: skip
     result = run(tmp_path, argv)
+    # each finished cell's row is streamed as it lands (a run cut short keeps its cells)
+    streamed = [json.loads(line) for line in (tmp_path / "cells.jsonl").read_text().splitlines()]
+    assert streamed == result["rows"]
     (row,) = result["rows"]
     assert (row["kind"], row["clusters"], row["mean_reps"], row["family_reps"]) == (
         "binary_50",
@@ -80,3 +84,14 @@ def test_command_writes_the_table_and_its_tsv(tmp_path):
     again = tmp_path / "again.md"
     run(tmp_path, ["--render", str(saved), "--out", str(again)])
     assert again.read_text() == out.read_text()
+
+
+def test_the_median_mdd_moves_with_the_truth_where_an_exact_tests_mdd_takes_steps():
+    """An exact McNemar row prints one mdd per count of discordant pairs: with 52% of studies on
+    the lower step the plain median sits on it (0.40) however the mass moves; the mean of the
+    middle fifth (40th-60th percentile) is 12/20 x 0.40 + 8/20 x 0.42. Studies printing none
+    (NaN) do not count; under half printing gives none."""
+    steps = np.r_[np.full(52, 0.40), np.full(48, 0.42)]
+    assert _median_mdd(steps) == (pytest.approx(0.408), 1.0)
+    assert _median_mdd(np.r_[steps, np.full(100, np.nan)])[0] == pytest.approx(0.408)
+    assert np.isnan(_median_mdd(np.r_[steps, np.full(101, np.nan)])[0])

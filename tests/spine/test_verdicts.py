@@ -112,6 +112,30 @@ def test_the_mdd_of_a_mcnemar_row_is_where_exact_mcnemar_reaches_its_power():
     assert compare.mcnemar_power(10, 1.0, 0.9, 0.05) == pytest.approx(tail)
 
 
+def test_the_mdd_of_a_sign_flip_row_is_where_the_exact_test_reaches_its_power():
+    # 12 units, model a right on 8 where b is wrong, both alike on 4: differences 1 x 8, 0 x 4.
+    # With no -1 the exact sign-flip sum is the count k of +1 (the zeros' signs do not move
+    # it), and k is as extreme as 2 x 2^(12 - k) of the 4096 sign vectors: at 0.05 / 3 (69
+    # vectors allowed) it rejects exactly when k >= 7. So where each unit is +1 with
+    # probability delta (else 0) the power is P(Bin(12, delta) >= 7) - 0.82 at this sample's
+    # own 8/12. The printed mdd must be where that reaches about 80%; the former "half-width
+    # + t x SE" (0.52) had 44% power there: it ignored the lattice the test moves on and the
+    # spread of the self-normalised statistic at 12 units.
+    a, b = np.r_[np.ones(8), np.zeros(4)], np.zeros(12)
+    row = compare.compare_arrays(a, b, m=3, settings=SETTINGS)
+    assert compare.sign_flip_interval(Clustered.of(np.r_[np.ones(7), np.zeros(5)]), 0.05 / 3,
+                                      9999, 0)[1] > 0  # fmt: skip
+    assert compare.sign_flip_interval(Clustered.of(np.r_[np.ones(6), np.zeros(6)]), 0.05 / 3,
+                                      9999, 0)[1] <= 0  # fmt: skip
+    power = stats.binom.sf(6, 12, row["mdd"])
+    assert 0.75 <= power <= 0.85
+    assert stats.binom.sf(6, 12, 8 / 12) == pytest.approx(0.823, abs=1e-3)
+    # the lattice: differences in whole units move the sum in steps of 2; scores do not
+    assert compare.lattice_step([1, 0, -2, 1]) == 1.0
+    assert compare.lattice_step([0.5, -1.5, 0]) == 0.5
+    assert compare.lattice_step([0.31, -0.12, 0.05]) == 0.0
+
+
 def test_a_pcs_sample_without_minus_one_is_still_a_score_on_minus_one_to_one():
     values = [1, 0, 1, 1, 0, 1]  # PCS, no -1 drawn: not a 0/1 share
     mean, low, high = compare.mean_ci(values, SETTINGS, kind="mean", value_range=(-1.0, 1.0))
