@@ -47,7 +47,8 @@ div.prose:has(#{LANDING_ID}) {{ max-width: none; }}
   text-align: left; vertical-align: top; }}
 #{LANDING_ID} thead th {{ background: #eef2f7; white-space: nowrap; }}
 #{LANDING_ID} th.study {{ background: #f8fafc; font-weight: 600; }}
-#{LANDING_ID} td.warn {{ min-width: 14em; color: #9a3412; }}
+#{LANDING_ID} td.warn {{ min-width: 12em; color: #9a3412; }}
+#{LANDING_ID} td.model {{ max-width: 18em; overflow-wrap: anywhere; }}
 #{LANDING_ID} td.num, #{LANDING_ID} td.name {{ white-space: nowrap; font-variant-numeric: tabular-nums; }}
 #{LANDING_ID} a {{ color: #047857; }}
 """
@@ -246,7 +247,7 @@ def table_html(frame: pd.DataFrame) -> str:
         )
         for _, r in rows.iterrows():
             cells = [
-                f"<td class='name'>{html.escape(str(r['model']))}</td>",
+                f"<td class='model'>{html.escape(str(r['model']))}</td>",
                 f"<td class='name'>{html.escape(short_standing(r['standing']))}</td>",
                 f"<td class='num'>{html.escape(r['value [95% CI]'])}</td>",
                 f"<td class='num'>{html.escape(r['n'])}</td>",
