@@ -48,12 +48,15 @@ div.prose:has(#{LANDING_ID}) {{ max-width: none; }}
 #{LANDING_ID} thead th {{ background: #eef2f7; white-space: nowrap; }}
 #{LANDING_ID} th.study {{ background: #f8fafc; font-weight: 600; }}
 #{LANDING_ID} td.warn {{ min-width: 12em; color: #9a3412; }}
-#{LANDING_ID} td.model {{ max-width: 18em; overflow-wrap: anywhere; }}
+#{LANDING_ID} td.model {{ min-width: 12em; overflow-wrap: anywhere; }}
 #{LANDING_ID} td.num, #{LANDING_ID} td.name {{ white-space: nowrap; font-variant-numeric: tabular-nums; }}
+#{LANDING_ID} td.count {{ min-width: 5.5em; font-variant-numeric: tabular-nums; }}
 #{LANDING_ID} a {{ color: #047857; }}
 """
 # The standing of the highest value when no leaderboard tested ties (explained under the table).
 UNTESTED_BEST = "best*"
+# Model ids longer than this wrap in the landing table ("side-effects-reference-replay" is 29).
+LONG_MODEL_ID = 32
 COLUMNS = ["model", "standing", "value [95% CI]", "n", "warnings"]
 
 
@@ -227,6 +230,13 @@ def headline_entry(study: str) -> str | None:
     return catalog.Entry(study, f"results/{study}/{headlines[0].table}").html_path
 
 
+def _model_cell(model: str) -> str:
+    """A model id on one line, unless it is longer than most (then it wraps, rather than
+    pushing the table wider than a small laptop's screen)."""
+    kind = "model" if len(model) > LONG_MODEL_ID else "name"
+    return f"<td class='{kind}'>{html.escape(model)}</td>"
+
+
 def table_html(frame: pd.DataFrame) -> str:
     """The landing table: per study a row naming it and its headline measure, then one row per
     model. The study and the measure head their rows instead of filling two columns beside
@@ -247,10 +257,10 @@ def table_html(frame: pd.DataFrame) -> str:
         )
         for _, r in rows.iterrows():
             cells = [
-                f"<td class='model'>{html.escape(str(r['model']))}</td>",
+                _model_cell(str(r["model"])),
                 f"<td class='name'>{html.escape(short_standing(r['standing']))}</td>",
                 f"<td class='num'>{html.escape(r['value [95% CI]'])}</td>",
-                f"<td class='num'>{html.escape(r['n'])}</td>",
+                f"<td class='count'>{html.escape(r['n'])}</td>",
                 f"<td class='warn'>{html.escape(r['warnings'])}</td>",
             ]
             body.append("<tr>" + "".join(cells) + "</tr>")

@@ -241,25 +241,39 @@ LONG_WARNINGS = (
 
 @pytest.mark.skipif(browser.CHROMIUM is None, reason="Debian's chromium is not installed")
 def test_a_demo_sized_headline_table_fits_a_small_laptops_first_screen(tmp_path):
-    """Nine models in four studies, long model ids, the longest standings, n with two units
-    and long warnings: the whole table lies inside the first screen of a 1366x768 window in
+    """Ten models in four studies, long model ids, the longest standings, n in two units and
+    long warnings: the whole table lies inside the first screen of a 1366x768 window in
     the width the report leaves it, every value, n and warning in it."""
     results = tmp_path / "results"
     models = {
         "side_effects": ["smollm2", "side-effects-reference-replay"],
         "cancer_myth": ["smollm2", "cancer-myth-reference-replay"],
-        "coral": ["smollm2", "coral-reference-replay"],
+        # A user's long model id wraps rather than widening the table.
+        "coral": [
+            "smollm2",
+            "coral-reference-replay",
+            "meta-llama-3.1-70b-instruct-awq-int4-local",
+        ],
         "guidelines": ["smollm2", "demo-oracle-replay", "demo-noisy-replay"],
+    }
+    # The demo's n per study: units, and the clusters they lie in.
+    counts = {
+        "side_effects": (6, 6),
+        "cancer_myth": (21, 21),
+        "coral": (4, 2),
+        "guidelines": (22, 11),
     }
     rows, boards = [], {}
     for study, names in models.items():
         measure = catalog.study_declares(study, "HEADLINES", ())[0].measure
+        unit = summary._unit_words(catalog.study_declares(study, "RESAMPLING", None))
+        n, clusters = counts[study]
         for i, model in enumerate(names):
             rows.append(
                 {
                     "study": study, "model": model, "measure": measure,
                     "value": 0.9 - 0.3 * i, "ci_low": 0.5 - 0.3 * i, "ci_high": 1.0 - 0.3 * i,
-                    "n": 22, "n_clusters": 11, "unit": "rollout/patient", "n_unscored": 0,
+                    "n": n, "n_clusters": clusters, "unit": unit, "n_unscored": 0,
                     "warnings": LONG_WARNINGS if model == "smollm2" else None,
                 }
             )  # fmt: skip
