@@ -2,10 +2,11 @@
 
 Per enabled study its first declared headline measure (``HEADLINES``), and per evaluated model
 its value with the 95% CI, n, its standing against the leader (leader, behind, equivalent
-within the margin, or not separable at this n), and what a reader must
-know before quoting it (warnings). Below the table: a link into each study and to the full
-summary. Standings come from the study's ``tables/leaderboard.tsv`` when the workflow
-wrote one; without it the highest value is marked as the best and nothing is tested.
+within the margin, or not separable at this n), and what a reader must know before quoting it
+(warnings). The table comes first, so that it fits the first screen of a 1366x768 window; below
+it the criteria of the standings and links into each study and to the full summary. Standings
+come from the study's ``tables/leaderboard.tsv`` when the workflow wrote one; without it the
+highest value is marked as the best and nothing is tested.
 
 The fragment is the Snakemake report's landing text (``report/workflow.rst``). Its style sheet
 makes that landing start at the top left of the content area and use its full width (Snakemake
@@ -37,20 +38,27 @@ div.h-screen.overflow-auto:has(#{LANDING_ID}) {{ align-items: flex-start;
   justify-content: flex-start; }}
 div.grow.flex.gap-3:has(#{LANDING_ID}) {{ flex-direction: column; min-width: 0; }}
 div.prose:has(#{LANDING_ID}) {{ max-width: none; }}
-#{LANDING_ID} {{ font-size: 0.85rem; line-height: 1.3; color: #1e293b; }}
+#{LANDING_ID} {{ font-size: 0.85rem; line-height: 1.25; color: #1e293b; }}
 #{LANDING_ID} h2 {{ font-size: 1.15rem; margin: 0 0 0.3em 0; }}
 #{LANDING_ID} p {{ margin: 0.3em 0; max-width: 70em; }}
 #{LANDING_ID} p.scope {{ color: #9a3412; font-weight: 600; }}
-#{LANDING_ID} table {{ border-collapse: collapse; margin: 0.4em 0; width: auto; }}
-#{LANDING_ID} th, #{LANDING_ID} td {{ border: 1px solid #cbd5e1; padding: 2px 6px;
+#{LANDING_ID} p.criteria {{ color: #475569; }}
+#{LANDING_ID} table {{ border-collapse: collapse; margin: 0.3em 0; width: auto;
+  max-width: 100%; }}
+#{LANDING_ID} th, #{LANDING_ID} td {{ border: 1px solid #cbd5e1; padding: 1px 6px;
   text-align: left; vertical-align: top; }}
-#{LANDING_ID} th {{ background: #eef2f7; }}
-#{LANDING_ID} td.warn {{ max-width: 28em; color: #9a3412; }}
+#{LANDING_ID} thead th {{ background: #eef2f7; white-space: nowrap; }}
+#{LANDING_ID} th.study {{ background: #f8fafc; font-weight: 600; }}
+#{LANDING_ID} td.warn {{ min-width: 12em; color: #9a3412; }}
+#{LANDING_ID} td.model {{ min-width: 12em; overflow-wrap: anywhere; }}
 #{LANDING_ID} td.num, #{LANDING_ID} td.name {{ white-space: nowrap; font-variant-numeric: tabular-nums; }}
+#{LANDING_ID} td.count {{ min-width: 5.5em; font-variant-numeric: tabular-nums; }}
 #{LANDING_ID} a {{ color: #047857; }}
 """
 # The standing of the highest value when no leaderboard tested ties (explained under the table).
 UNTESTED_BEST = "best*"
+# Model ids longer than this wrap in the landing table ("side-effects-reference-replay" is 29).
+LONG_MODEL_ID = 32
 COLUMNS = ["model", "standing", "value [95% CI]", "n", "warnings"]
 
 
@@ -224,36 +232,56 @@ def headline_entry(study: str) -> str | None:
     return catalog.Entry(study, ResultPaths(study)(headlines[0].table)).html_path
 
 
+def _model_cell(model: str) -> str:
+    """A model id on one line, unless it is longer than most (then it wraps, rather than
+    pushing the table wider than a small laptop's screen)."""
+    kind = "model" if len(model) > LONG_MODEL_ID else "name"
+    return f"<td class='{kind}'>{html.escape(model)}</td>"
+
+
 def table_html(frame: pd.DataFrame) -> str:
-    """The landing table: study and measure spanning their models' rows, then the columns."""
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in ["study", "headline", *COLUMNS])
+    """The landing table: per study a row naming it and its headline measure, then one row per
+    model. The study and the measure head their rows instead of filling two columns beside
+    them, so that the table fits a small laptop's first screen without wrapping its cells."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
     body = []
     for study, rows in frame.groupby("study", sort=False):
-        span = len(rows)
-        for i, (_, r) in enumerate(rows.iterrows()):
-            cells = []
-            if i == 0:
-                category = catalog.STUDY_TITLES.get(study, study)
-                cells.append(
-                    f'<td rowspan="{span}">'
-                    + _link(short_title(study), "report.html", show_category_js(category))
-                    + "</td>"
-                )
-                entry = headline_entry(study)
-                measure = html.escape(r["measure"])
-                if entry:
-                    measure = _link(r["measure"], _relative(entry), open_entry_js(entry))
-                cells.append(f'<td rowspan="{span}">{measure}</td>')
-            cells.append(f"<td class='name'>{html.escape(str(r['model']))}</td>")
-            cells.append(f"<td class='name'>{html.escape(short_standing(r['standing']))}</td>")
-            cells.append(f"<td class='num'>{html.escape(r['value [95% CI]'])}</td>")
-            cells.append(f"<td class='num'>{html.escape(r['n'])}</td>")
-            cells.append(f"<td class='warn'>{html.escape(r['warnings'])}</td>")
+        category = catalog.STUDY_TITLES.get(study, study)
+        title = _link(short_title(study), "report.html", show_category_js(category))
+        measure_name = rows["measure"].iloc[0]
+        entry = headline_entry(study)
+        measure = html.escape(measure_name)
+        if entry:
+            measure = _link(measure_name, _relative(entry), open_entry_js(entry))
+        body.append(
+            f'<tr><th class="study" colspan="{len(COLUMNS)}" scope="rowgroup">'
+            f"{title} · {measure}</th></tr>"
+        )
+        for _, r in rows.iterrows():
+            cells = [
+                _model_cell(str(r["model"])),
+                f"<td class='name'>{html.escape(short_standing(r['standing']))}</td>",
+                f"<td class='num'>{html.escape(r['value [95% CI]'])}</td>",
+                f"<td class='count'>{html.escape(r['n'])}</td>",
+                f"<td class='warn'>{html.escape(r['warnings'])}</td>",
+            ]
             body.append("<tr>" + "".join(cells) + "</tr>")
     return (
         f'<table id="{TABLE_ID}"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table>"
     )
+
+
+CRITERIA = (
+    "Per study its first headline measure (its primary measure) and per evaluated model its "
+    "value with the 95% CI over whole clusters and the number of scored units (n, in the "
+    "study's unit); the other headlines, usage and cost are in the full summary. Standing "
+    "against the leader: behind when the leader's advantage is significant (its difference "
+    "interval excludes 0 after the Bonferroni adjustment over every pair of models); "
+    "equivalent within ±margin when that interval lies inside the margin; else not separable "
+    "at this n. Warnings: what to know before quoting a value (answers cut or unparsed, "
+    "unscored units, failed calls, stored answers replayed)."
+)
 
 
 def landing_html(summary: pd.DataFrame, results: Path, replayed=(), scope: str = "") -> str:
@@ -263,16 +291,9 @@ def landing_html(summary: pd.DataFrame, results: Path, replayed=(), scope: str =
     parts.append("<h2>OncoEval: headline results</h2>")
     if scope:
         parts.append(f"<p class='scope'>{html.escape(scope)}</p>")
-    parts.append(
-        "<p>Each study's first headline measure (its primary measure) per evaluated model, "
-        "with its 95% CI over whole clusters and the number of scored units (n); the other "
-        "headlines, usage and cost are in the full summary. Standing against the leader: "
-        "behind the leader when the leader's advantage is significant (its difference "
-        "interval excludes 0 after the Bonferroni adjustment over every pair of models), "
-        "equivalent to it within the margin when that interval lies inside it, else not "
-        "separable from it at this n.</p>"
-    )
     parts.append(table_html(frame) if len(frame) else "<p><em>No headline results.</em></p>")
+    # The criteria go under the table, so that the table starts at the top of the first screen.
+    parts.append(f"<p class='criteria'>{html.escape(CRITERIA)}</p>")
     if (frame["standing"] == UNTESTED_BEST).any():
         parts.append(
             f"<p>{UNTESTED_BEST} the highest value; without the study's leaderboard "

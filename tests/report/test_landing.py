@@ -4,7 +4,9 @@ and the quiet report step's error output."""
 
 from __future__ import annotations
 
+import browser
 import pandas as pd
+import pytest
 
 from oncoeval.report import build, catalog, landing, summary
 
@@ -226,3 +228,84 @@ def test_the_last_screen_fits_100_columns_with_long_names_reasons_and_warnings()
         assert shown in text, shown
     # The model's id, wrapped, is all there.
     assert "meta-llama-3.1-70b-instruct-awq" in text and "replica" in text
+
+
+# The content area the Snakemake report gives its landing in a 1366x768 window, beside its menu
+# (measured in headless Chromium: 916 px wide, 20 px from the top of a 681 px high view).
+REPORT_CONTENT = (916, 20)
+LONG_WARNINGS = (
+    "most answers cut at the token cap (38/40); nothing parsed in 40/40 answers; 2 of 48 calls "
+    "failed"
+)
+
+
+@pytest.mark.skipif(browser.CHROMIUM is None, reason="Debian's chromium is not installed")
+def test_a_demo_sized_headline_table_fits_a_small_laptops_first_screen(tmp_path):
+    """Ten models in four studies, long model ids, the longest standings, n in two units and
+    long warnings: the whole table lies inside the first screen of a 1366x768 window in
+    the width the report leaves it, every value, n and warning in it."""
+    results = tmp_path / "results"
+    models = {
+        "side_effects": ["smollm2", "side-effects-reference-replay"],
+        "cancer_myth": ["smollm2", "cancer-myth-reference-replay"],
+        # A user's long model id wraps rather than widening the table.
+        "coral": [
+            "smollm2",
+            "coral-reference-replay",
+            "meta-llama-3.1-70b-instruct-awq-int4-local",
+        ],
+        "guidelines": ["smollm2", "demo-oracle-replay", "demo-noisy-replay"],
+    }
+    # The demo's n per study: units, and the clusters they lie in.
+    counts = {
+        "side_effects": (6, 6),
+        "cancer_myth": (21, 21),
+        "coral": (4, 2),
+        "guidelines": (22, 11),
+    }
+    rows, boards = [], {}
+    for study, names in models.items():
+        measure = catalog.study_declares(study, "HEADLINES", ())[0].measure
+        unit = summary._unit_words(catalog.study_declares(study, "RESAMPLING", None))
+        n, clusters = counts[study]
+        for i, model in enumerate(names):
+            rows.append(
+                {
+                    "study": study, "model": model, "measure": measure,
+                    "value": 0.9 - 0.3 * i, "ci_low": 0.5 - 0.3 * i, "ci_high": 1.0 - 0.3 * i,
+                    "n": n, "n_clusters": clusters, "unit": unit, "n_unscored": 0,
+                    "warnings": LONG_WARNINGS if model == "smollm2" else None,
+                }
+            )  # fmt: skip
+        standing = [
+            "leader",
+            "not separable from the leader at this n",
+            "equivalent to the leader within ±0.05",
+        ]
+        boards[study] = pd.DataFrame(
+            {"measure": measure, "model": names, "standing": standing[: len(names)]}
+        )
+        _write(results / study / "tables" / "leaderboard.tsv", boards[study])
+    headlines = pd.DataFrame(rows)
+    replayed = [m for names in models.values() for m in names if m != "smollm2"]
+    fragment = landing.landing_html(headlines, results, replayed)
+    width, top = REPORT_CONTENT
+    page = tmp_path / "landing.html"
+    page.write_text(
+        # The report's sans-serif type (Tailwind's default stack).
+        f"<!DOCTYPE html><html><body style='margin: {top}px 0 0 0; width: {width}px; "
+        "font-family: ui-sans-serif, system-ui, sans-serif'>"
+        f"{fragment}</body></html>",
+        encoding="utf-8",
+    )
+    # The window is the content area's width, as high as the report's 1366x768 window.
+    found = browser.measure(page, f"#{landing.TABLE_ID}", (width, 768))
+    assert found["window"][1] == 681, found["window"]
+    assert browser.first_screen_problems(found) == [], found
+    text = found["text"]
+    for shown in (
+        "0.900 [0.500, 1.000]", "22 rollouts in 11 patients", "not separable at this n",
+        "equivalent within ±0.05", LONG_WARNINGS, "replayed stored answers, not a model",
+        "demo-noisy-replay",
+    ):  # fmt: skip
+        assert shown in text, shown
