@@ -26,7 +26,7 @@ from .. import config as oc
 from ..io import read_jsonl
 from ..layout import IN_STUDY, ResultPaths
 from .plan import answer_hash
-from .spec import ReviewStudy, ScaleOption
+from .spec import ReviewStudy, ScaleOption, configured_labels
 from .status_rows import estimate_rows
 
 STUDY = "guidelines"
@@ -84,11 +84,7 @@ def population(config: dict, root: Path) -> pd.DataFrame:
 def _configured(config: dict, root: Path):
     from ..studies.guidelines.chooser_validation import read_labels
 
-    path = oc.study_block(config, STUDY).get("chooser_validation")
-    if not path:
-        return None
-    path = Path(path) if Path(path).is_absolute() else root / path
-    return read_labels(path) if path.exists() else None
+    return configured_labels(oc.study_block(config, STUDY), "chooser_validation", root, read_labels)
 
 
 def collected_labels(config: dict, root: Path) -> list:

@@ -33,7 +33,7 @@ from ..layout import IN_STUDY, ResultPaths
 from ..studies.side_effects.aliases import norm_key
 from ..studies.side_effects.validation import read_validation
 from .plan import answer_hash
-from .spec import ReviewStudy, ScaleOption
+from .spec import ReviewStudy, ScaleOption, configured_labels
 from .status_rows import estimate_rows
 
 log = logging.getLogger(__name__)
@@ -112,11 +112,7 @@ def _shown(rec: dict, i: int, item: str, term: str, model: str, profiles: dict) 
 
 
 def _configured(config: dict, root: Path):
-    path = oc.study_block(config, STUDY).get("validation")
-    if not path:
-        return None
-    path = Path(path) if Path(path).is_absolute() else root / path
-    return read_validation(path) if path.exists() else None
+    return configured_labels(oc.study_block(config, STUDY), "validation", root, read_validation)
 
 
 def collected_labels(config: dict, root: Path) -> list:

@@ -10,6 +10,18 @@ from pathlib import Path
 import pandas as pd
 
 
+def configured_labels(
+    block: dict, key: str, root: Path, read: Callable[[Path], pd.DataFrame]
+) -> pd.DataFrame | None:
+    """The human-label file a study's ``key`` setting names (relative to the run's ``root``),
+    read by the study's ``read``; None where the setting is empty or the file is not there yet."""
+    path = block.get(key)
+    if not path:
+        return None
+    path = Path(path) if Path(path).is_absolute() else root / path
+    return read(path) if path.exists() else None
+
+
 def write_json_records(records: list[dict], out: Path) -> None:
     out.write_text(json.dumps(records, indent=1, ensure_ascii=False), encoding="utf-8")
 
