@@ -36,10 +36,13 @@ def prompts(n: int) -> list[str]:
     return [f"question number {i}" for i in range(n)]
 
 
+def write_requests(path: Path, texts: list[str]) -> Path:
+    """The batch tests' request set: ids q00, q01, ..., 32 new tokens each."""
+    return write_request_set(path, texts, ids="q{i:02d}", max_new_tokens=32)
+
+
 def generate(tmp_path: Path, cfg: dict, n: int = 8, cache: str = "cache", **kw) -> list[dict]:
-    requests = write_request_set(
-        tmp_path / "requests.jsonl", prompts(n), ids="q{i:02d}", max_new_tokens=32
-    )
+    requests = write_requests(tmp_path / "requests.jsonl", prompts(n))
     out = tmp_path / f"responses-{cache}.jsonl"
     run_generate(
         requests,
