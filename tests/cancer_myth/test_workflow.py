@@ -129,6 +129,9 @@ def _evaluation_config(wd, evaluate=("resp_a", "resp_b")):
                 "judges": {"verifier": "judge", "classifier": None},
                 "questions": str(wd / "q.json"),
                 "human_scores": str(wd / "human.json"),
+                # the demo audits Cancer-Myth for exposure; these tables are the subject here
+                # (tests/exposure runs the audit)
+                "exposure": {"enabled": False},
             }
         },
         "bootstrap": {"n_resamples": 200, "seed": 0},
