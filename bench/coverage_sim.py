@@ -130,13 +130,29 @@ def cluster_sizes(rng, n_clusters: int, clustered: bool) -> np.ndarray:
     return rng.integers(2, 6, n_clusters) if clustered else np.ones(n_clusters, dtype=int)
 
 
+def pair_corr(rho: float = 0.0) -> float:
+    """The latent correlation of two models on one unit (the share of the unit's own
+    variance that they share): half of what the cluster leaves."""
+    return (1 - rho) / 2
+
+
+def discordant(kind: Kind, lead: float, rest: float) -> tuple[float, float]:
+    """(P(a != b), P(a = 1, b = 0)) for two models' 0/1 outcomes on one independent unit whose
+    latent means are ``lead`` and ``rest``, paired as ``draw`` pairs them."""
+    t = float(kind.thresholds[0])
+    pa, pb = special.ndtr(lead - t), special.ndtr(rest - t)
+    c = pair_corr(0.0)
+    both = stats.multivariate_normal(cov=[[1, c], [c, 1]]).cdf([lead - t, rest - t])
+    return float(pa + pb - 2 * both), float(pa - both)
+
+
 def draw(kind: Kind, rng, n_clusters: int, clustered: bool, shifts) -> tuple:
     """One study: (scores (models x units), cluster id per unit or None) for models whose latent
     means are ``shifts``."""
     sizes = cluster_sizes(rng, n_clusters, clustered)
     codes = np.repeat(np.arange(n_clusters), sizes)
     rho = kind.latent_icc if clustered else 0.0
-    lam = (1 - rho) / 2
+    lam = pair_corr(rho)
     shifts = np.asarray(shifts, dtype=float)[:, None]
     shared = np.sqrt(rho) * rng.standard_normal(n_clusters)[codes]
     shared = shared + np.sqrt(lam) * rng.standard_normal(codes.size)
