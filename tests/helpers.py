@@ -72,6 +72,8 @@ REPLAYED = {
         "evaluate": ["cancer-myth-reference-replay"],
         "judges": {"verifier": "cancer-myth-reference-verdicts", "classifier": None},
         "human_scores": None,
+        # the demo's exposure audit stays off: these runs call no model (tests/exposure runs it)
+        "exposure": {"enabled": False},
     },
     "coral": {"enabled": True, "evaluate": ["coral-reference-replay"]},
     "guidelines": {
