@@ -16,7 +16,6 @@ MAX_PARAMS = 8
 LONG_EXEMPT = {
     "export/checklist.py:entries",
     "studies/coral/brat.py:read_document",
-    "generate.py:run_generate",
     "studies/cancer_myth/aggregate.py:judge_validation",
     "review/importer.py:run_import",
     "studies/guidelines/aggregate.py:aggregate",
@@ -26,7 +25,6 @@ LONG_EXEMPT = {
 PARAMS_EXEMPT = {
     "studies/cancer_myth/aggregate.py:judge_validation",
     "studies/cancer_myth/construct_steps.py:construct_update",
-    "generate.py:run_generate",
     "studies/side_effects/prepare.py:prepare",
     "report/summary.py:write_summary",
     "studies/guidelines/score.py:proxy_scores_model",
