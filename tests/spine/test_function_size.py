@@ -16,14 +16,12 @@ MAX_PARAMS = 8
 LONG_EXEMPT = {
     "export/checklist.py:entries",
     "studies/coral/brat.py:read_document",
-    "studies/cancer_myth/aggregate.py:judge_validation",
     "review/importer.py:run_import",
     "studies/guidelines/aggregate.py:aggregate",
     "studies/cancer_myth/construct.py:update_pools",
     "backends/api.py:api_schema",
 }
 PARAMS_EXEMPT = {
-    "studies/cancer_myth/aggregate.py:judge_validation",
     "studies/cancer_myth/construct_steps.py:construct_update",
     "studies/side_effects/prepare.py:prepare",
     "report/summary.py:write_summary",
