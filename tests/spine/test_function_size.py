@@ -22,8 +22,6 @@ LONG_EXEMPT = {
     "backends/api.py:api_schema",
 }
 PARAMS_EXEMPT = {
-    "studies/cancer_myth/construct_steps.py:construct_update",
-    "studies/side_effects/prepare.py:prepare",
     "report/summary.py:write_summary",
     "studies/guidelines/score.py:proxy_scores_model",
     "studies/cancer_myth/construct.py:update_pools",

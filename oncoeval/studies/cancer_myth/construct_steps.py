@@ -101,36 +101,29 @@ def construct_verify_requests(answers_path, prompt: VerifierPrompt, out_path):
     write_requests(out_path, requests)
 
 
-def construct_update(
-    pools_path,
-    myths_path,
-    generator_responses,
-    answers_path,
-    verdicts_path,
-    retry_path,
-    index,
-    block,
-    responder,
-    verifier,
-    out_pools,
-    out_steps,
-):
-    pools = json.loads(Path(pools_path).read_text(encoding="utf-8"))
-    gen = read_responses(generator_responses)
+def construct_update(inputs: dict, out: dict, index: int, block: dict, responder, verifier):
+    """Pools after myth ``index`` (``out["pools"]``) and its records (``out["steps"]``).
+
+    ``inputs``: the rule's named inputs: ``pools`` (after myth ``index`` - 1), ``myths``,
+    ``generated`` (the generator's reply), ``answers`` (the responder's), ``verdicts`` and
+    ``retry`` (the verifier's). ``block``: the study's construction settings.
+    """
+    pools = json.loads(Path(inputs["pools"]).read_text(encoding="utf-8"))
+    gen = read_responses(inputs["generated"])
     new, records = update_pools(
         pools,
-        _myth(myths_path, index),
+        _myth(inputs["myths"], index),
         index,
         gen[0] if gen else None,
-        responses_by_id(answers_path),
-        responses_by_id(verdicts_path),
+        responses_by_id(inputs["answers"]),
+        responses_by_id(inputs["verdicts"]),
         ConstructSettings.from_block(block),
         responder,
         verifier,
-        retries=responses_by_id(retry_path),
+        retries=responses_by_id(inputs["retry"]),
     )
-    write_jsonl(out_steps, records)
-    write_json(out_pools, new)
+    write_jsonl(out["steps"], records)
+    write_json(out["pools"], new)
     log.info(
         "myth %d: %d question(s); pools now %d valid, %d invalid",
         index,
