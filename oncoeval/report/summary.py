@@ -517,36 +517,25 @@ def _anchor(href: str, text: str) -> str:
     return f"<a href='{html.escape(href, quote=True)}'>{html.escape(text)}</a>"
 
 
-def write_summary(
-    root,
-    studies,
-    out_tsv,
-    out_md,
-    out_html,
-    fragment,
-    usage_tsv,
-    models=None,
-    replayed=(),
-    item_pages=(),
-    scope="",
-):
-    """Write results/summary.{tsv,md,html}, the usage table and the report's landing fragment;
+def write_summary(root, out: dict, studies, *, models=None, replayed=(), item_pages=(), scope=""):
+    """Write results/summary.{tsv,md,html}, the usage table and the report's landing fragment
+    (``out``: the rule's named outputs ``tsv``, ``md``, ``html``, ``fragment``, ``usage``);
     ``replayed`` ids are named in the note as stored answers, not models; each model's row
     links to its ``item_pages``; ``scope`` is the sentence of a capped or subset run
     (:func:`catalog.run_scope`)."""
     headline, usage = summary_frames(Path(root), studies, models)
     headline[SCOPE_COLUMN] = scope
     leaders = leaders_frame(Path(root), studies)
-    headline.to_csv(out_tsv, sep="\t", index=False, float_format="%.6g")
-    usage.to_csv(usage_tsv, sep="\t", index=False, float_format="%.6g")
+    headline.to_csv(out["tsv"], sep="\t", index=False, float_format="%.6g")
+    usage.to_csv(out["usage"], sep="\t", index=False, float_format="%.6g")
     body = fragment_html(headline, usage, leaders, item_pages)
-    Path(fragment).write_text(
+    Path(out["fragment"]).write_text(
         landing.landing_html(headline, Path(root) / layout.RESULTS, replayed, scope),
         encoding="utf-8",
     )
     note = SUMMARY_NOTE + catalog.stored_answers_note(replayed)
     scope_html = f"<p class='caption'><strong>{html.escape(scope)}</strong></p>\n" if scope else ""
-    Path(out_html).write_text(
+    Path(out["html"]).write_text(
         tables.page("OncoEval summary", f"{scope_html}<p class='caption'>{note}</p>\n{body}"),
         encoding="utf-8",
     )
@@ -556,7 +545,7 @@ def write_summary(
         md += [_markdown(leaders_shown(leaders)), "", "## Headline results per model", ""]
     md.append(_markdown(display_frame(headline)))
     md += ["", "## Models", "", _markdown(usage_display(usage)), ""]
-    Path(out_md).write_text("\n".join(md), encoding="utf-8")
+    Path(out["md"]).write_text("\n".join(md), encoding="utf-8")
     return headline, usage
 
 

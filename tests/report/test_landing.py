@@ -133,13 +133,10 @@ def test_summary_files_and_last_screen_name_the_scope_and_totals(tmp_path, capsy
         ' "cost_usd": 0.01}\n{"request_id": "2", "text": null, "error": "429"}\n'
     )
     scope = catalog.run_scope(limit=3)
-    out = {k: tmp_path / f"out.{k}" for k in ("tsv", "md", "html", "frag", "usage")}
-    summary.write_summary(
-        tmp_path, ["cancer_myth"], out["tsv"], out["md"], out["html"], out["frag"],
-        out["usage"], scope=scope,
-    )  # fmt: skip
+    out = {k: tmp_path / f"out.{k}" for k in ("tsv", "md", "html", "fragment", "usage")}
+    summary.write_summary(tmp_path, out, ["cancer_myth"], scope=scope)
     assert set(pd.read_csv(out["tsv"], sep="\t")["scope"]) == {scope}
-    for key in ("md", "html", "frag"):
+    for key in ("md", "html", "fragment"):
         assert scope in out[key].read_text(), key
     (results / "summary.tsv").write_bytes(out["tsv"].read_bytes())
     (results / "usage.tsv").write_bytes(out["usage"].read_bytes())
@@ -154,10 +151,9 @@ def test_summary_files_and_last_screen_name_the_scope_and_totals(tmp_path, capsy
 def test_the_run_end_hook_leaves_the_table_to_make_run(tmp_path, monkeypatch, capsys):
     results = tmp_path / "results"
     _pcs_table(results, ["a"], [0.25])
-    summary.write_summary(
-        tmp_path, ["cancer_myth"], results / "summary.tsv", tmp_path / "s.md",
-        tmp_path / "s.html", tmp_path / "f.html", results / "usage.tsv",
-    )  # fmt: skip
+    out = {"tsv": results / "summary.tsv", "md": tmp_path / "s.md", "html": tmp_path / "s.html"}
+    out |= {"fragment": tmp_path / "f.html", "usage": results / "usage.tsv"}
+    summary.write_summary(tmp_path, out, ["cancer_myth"])
     summary.print_run_end(tmp_path)
     assert "OncoEval results" in capsys.readouterr().out
     monkeypatch.setenv(summary.END_SUMMARY_ENV, "1")

@@ -22,7 +22,6 @@ LONG_EXEMPT = {
     "backends/api.py:api_schema",
 }
 PARAMS_EXEMPT = {
-    "report/summary.py:write_summary",
     "studies/guidelines/score.py:proxy_scores_model",
     "studies/cancer_myth/construct.py:update_pools",
     "judges/correction.py:corrected_difference",
