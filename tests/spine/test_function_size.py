@@ -17,12 +17,10 @@ LONG_EXEMPT = {
     "studies/coral/brat.py:read_document",
     "review/importer.py:run_import",
     "studies/guidelines/aggregate.py:aggregate",
-    "studies/cancer_myth/construct.py:update_pools",
     "backends/api.py:api_schema",
 }
 PARAMS_EXEMPT = {
     "studies/guidelines/score.py:proxy_scores_model",
-    "studies/cancer_myth/construct.py:update_pools",
     "judges/correction.py:corrected_difference",
     "studies/side_effects/validation.py:write_agreement",
     "studies/guidelines/requests.py:synth_structured_notes",

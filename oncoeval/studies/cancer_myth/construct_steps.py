@@ -14,6 +14,7 @@ from ...records import Request, read_responses, verdict_problem, write_requests
 from .balance import balance_by_model
 from .construct import (
     ConstructSettings,
+    StepReplies,
     generated_questions,
     generator_request,
     initial_pools,
@@ -110,18 +111,16 @@ def construct_update(inputs: dict, out: dict, index: int, block: dict, responder
     """
     pools = json.loads(Path(inputs["pools"]).read_text(encoding="utf-8"))
     gen = read_responses(inputs["generated"])
-    new, records = update_pools(
-        pools,
-        _myth(inputs["myths"], index),
-        index,
+    replies = StepReplies(
         gen[0] if gen else None,
         responses_by_id(inputs["answers"]),
         responses_by_id(inputs["verdicts"]),
-        ConstructSettings.from_block(block),
         responder,
         verifier,
         retries=responses_by_id(inputs["retry"]),
     )
+    settings = ConstructSettings.from_block(block)
+    new, records = update_pools(pools, _myth(inputs["myths"], index), index, replies, settings)
     write_jsonl(out["steps"], records)
     write_json(out["pools"], new)
     log.info(
