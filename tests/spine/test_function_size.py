@@ -21,10 +21,8 @@ LONG_EXEMPT = {
 }
 PARAMS_EXEMPT = {
     "studies/guidelines/score.py:proxy_scores_model",
-    "judges/correction.py:corrected_difference",
     "studies/side_effects/validation.py:write_agreement",
     "studies/guidelines/requests.py:synth_structured_notes",
-    "judges/correction.py:corrected_distribution",
     "compare.py:compare_arrays",
 }
 

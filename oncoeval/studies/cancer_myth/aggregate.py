@@ -378,22 +378,20 @@ def _corrected_pair(a, b, column, validation, settings, correction) -> dict:
     clusters = joined["cluster"] if "cluster" in joined else joined["question_id"]
     human, verifier = validation
     x, y = joined["score_a"].to_numpy(), joined["score_b"].to_numpy()
+    weights = validation.weights
     if column == "pcr_corrected":
-        args = (x == 1, y == 1, clusters, human == 1, verifier == 1, (False, True), None)
+        pair = Validation(human == 1, verifier == 1, weights)
+        args = (x == 1, y == 1, clusters, pair, (False, True), None)
     else:
         whole = all(np.isin(v, metrics.SCORES).all() for v in (x, y, verifier))
         if not whole:
             return {"n_units": len(joined), "test": "not compared: verdicts are not -1/0/1"}
+        pair = Validation(human.astype(int), verifier.astype(int), weights)
         args = (
-            x.astype(int), y.astype(int), clusters, human.astype(int), verifier.astype(int),
+            x.astype(int), y.astype(int), clusters, pair,
             metrics.SCORES, lambda shares: float(shares @ np.array(metrics.SCORES)),
         )  # fmt: skip
-    out = corrected_difference(
-        *args,
-        settings=settings.bootstrap,
-        correction=correction,
-        validation_weights=validation.weights,
-    )
+    out = corrected_difference(*args, settings=settings.bootstrap, correction=correction)
     n = {"n_units": len(joined), "n_clusters": clusters.nunique()}
     if "reason" in out:
         return n | {"test": f"not compared: {out['reason']}"}
