@@ -1,7 +1,7 @@
-"""Entry point of `report_summary` (logic: oncoeval.report.summary)."""
+"""Entry point of `report_summary` (logic: oncoeval.report.summary_html)."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.report.summary import write_summary
+from oncoeval.report.summary_html import write_summary
 
 setup_script_logging(snakemake.log[0])
 write_summary(
