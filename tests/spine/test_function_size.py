@@ -16,13 +16,10 @@ MAX_PARAMS = 8
 LONG_EXEMPT = {
     "studies/coral/brat.py:read_document",
     "review/importer.py:run_import",
-    "studies/guidelines/aggregate.py:aggregate",
     "backends/api.py:api_schema",
 }
 PARAMS_EXEMPT = {
-    "studies/guidelines/score.py:proxy_scores_model",
     "studies/side_effects/validation.py:write_agreement",
-    "studies/guidelines/requests.py:synth_structured_notes",
     "compare.py:compare_arrays",
 }
 
