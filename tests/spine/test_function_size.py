@@ -19,7 +19,6 @@ LONG_EXEMPT = {
     "backends/api.py:api_schema",
 }
 PARAMS_EXEMPT = {
-    "studies/side_effects/validation.py:write_agreement",
     "compare.py:compare_arrays",
 }
 
