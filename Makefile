@@ -69,7 +69,7 @@ run: setup
 		$(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS) $(ARGS) || { \
 		echo "make run: the run failed; the report ($(REPORT)) was not updated." >&2; exit 1; }
 	@$(BIN)/python -m oncoeval.report.build --report $(REPORT) $(CONFIG_ARGS) $(ARGS)
-	@$(BIN)/python -m oncoeval.report.summary --report $(REPORT)
+	@$(BIN)/python -m oncoeval.report.summary_terminal --report $(REPORT)
 
 # A directory per config, so that runs do not overwrite each other (oncoeval.rundir):
 # `make workdir RUN=name CONFIG=path` makes runs/name/ (its own results/, logs/ and report, the

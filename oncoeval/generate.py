@@ -192,6 +192,21 @@ class JobRequests:
         return ordered
 
 
+@dataclasses.dataclass(frozen=True)
+class GenerateSettings:
+    """How a `generate` job runs, besides what it answers. ``max_failed_share`` and
+    ``claim_stale_s`` default to the config schema's; ``outcome_path`` receives a small JSON record
+    of the job (counts and first error) for the end-of-run report; ``siblings`` are the model's
+    other request sets of this run (:func:`oncoeval.waves.siblings`)."""
+
+    threads: int = 1
+    progress: bool = True
+    max_failed_share: float | None = None
+    outcome_path: str | os.PathLike | None = None
+    claim_stale_s: float | None = None
+    siblings: Sequence[Sibling] = ()
+
+
 def run_generate(
     requests_path: str | os.PathLike,
     out_path: str | os.PathLike,
@@ -199,12 +214,7 @@ def run_generate(
     cache_dir: str | os.PathLike,
     study: str,
     requestset: str,
-    threads: int = 1,
-    progress: bool = True,
-    max_failed_share: float | None = None,
-    outcome_path: str | os.PathLike | None = None,
-    claim_stale_s: float | None = None,
-    siblings: Sequence[Sibling] = (),
+    **settings,
 ) -> dict:
     """Answer every request of ``requests_path`` with the model ``model_cfg``; return counts.
 
@@ -212,153 +222,199 @@ def run_generate(
     ``max_failed_share`` of the requests failed for good, the answers are kept in the cache but
     no responses file is written and :class:`GenerationFailed` is raised, so that a plain rerun
     asks exactly the failed requests again. Backends that call no model (replay) have no calls
-    to fail: their unanswered requests stay error rows. ``outcome_path`` receives a small JSON
-    record of the job (counts and first error) for the end-of-run report.
-    ``max_failed_share`` and ``claim_stale_s`` default to the config schema's.
+    to fail: their unanswered requests stay error rows. ``settings`` are
+    :class:`GenerateSettings` fields (a misspelt one is a TypeError).
 
-    For a local model (hf, vllm), ``siblings`` are the model's other request sets of this run
-    (:func:`oncoeval.waves.siblings`): a job that loads the engine also answers those whose
-    requests are built, into their own cache files, so that their jobs load nothing.
+    For a local model (hf, vllm), a job that loads the engine also answers the ``siblings``
+    whose requests are built, into their own cache files, so that their jobs load nothing.
     """
-    if max_failed_share is None:
-        max_failed_share = top_level_default("max_failed_share")
-    backend_cls = get_backend(model_cfg["backend"])
-    job = JobRequests.read(requests_path, model_cfg, backend_cls)
-    cache = ledger = None
-    stored: dict[str, dict] = {}
-    if backend_cls.cacheable:
-        cache = ResponseCache(cache_dir, model_cfg["id"], f"{study}--{requestset}")
-        if model_cfg.get("max_cost_usd") is not None:
-            # Other jobs' spend from here on; taken before the load, so an answer written
-            # between the two counts twice against the cap rather than not at all.
-            ledger = cache.ledger()
-        stored = cache.load()  # every job of this model: its spend counts against the cap
-    answers = _from_cache(stored, job.distinct)  # by key
-    todo = [r for key, r in job.distinct.items() if key not in answers]
-    log.info(
-        "%s on %s/%s: %d requests (%d distinct), %d from cache, %d to generate",
-        model_cfg["id"],
-        study,
-        requestset,
-        len(job.prepared),
-        len(job.distinct),
-        len(answers),
-        len(todo),
-    )
-    started = time.perf_counter()
-    estimated = sum(bool(row.get("cost_estimated")) for row in stored.values())
-    spend = SpendCap(model_cfg, backend_cls, spent_usd(stored.values()), ledger, estimated)
-    generated = 0
-    # A local model's engine is loaded by one job at a time (oncoeval.waves): a job that waited
-    # for it finds what the holder answered in the cache.
-    local = backend_cls.shares_engine and cache is not None
-    lock = engine_lock(cache.folder) if todo and local else contextlib.nullcontext()
-    with lock:
-        if todo and local:
-            answers.update(_from_cache(cache.load(), job.distinct))
-            todo = [r for key, r in job.distinct.items() if key not in answers]
-            if not todo:
-                log.info("every request was answered while this job waited")
-        if todo:
-            if claim_stale_s is None:
-                claim_stale_s = top_level_default("claim_stale_s")
-            model = LazyBackend(
-                backend_cls, model_cfg, threads, {"study": study, "requestset": requestset}
+    target = (requests_path, model_cfg, cache_dir, study, requestset)
+    return Generation(*target, GenerateSettings(**settings)).run(out_path)
+
+
+class Generation:
+    """One `generate` job, step by step: serve what the cache holds (:meth:`from_cache`), ask
+    the model the rest (:meth:`answer`: one request at a time, or :meth:`answer_by_batches`
+    through a Batch API), let a loaded local engine answer the sibling request sets
+    (:meth:`drain_siblings`), then write the responses and the outcome record (:meth:`finish`)."""
+
+    def __init__(self, requests_path, model_cfg, cache_dir, study, requestset, settings):
+        self.model_cfg, self.cache_dir = model_cfg, cache_dir
+        self.study, self.requestset, self.settings = study, requestset, settings
+        self.max_failed_share = settings.max_failed_share
+        if self.max_failed_share is None:
+            self.max_failed_share = top_level_default("max_failed_share")
+        self.backend_cls = get_backend(model_cfg["backend"])
+        self.job = JobRequests.read(requests_path, model_cfg, self.backend_cls)
+        self.cache: ResponseCache | None = None
+        self.answers: dict[str, Response] = {}  # by cache key
+        self.todo: list[Request] = []  # distinct requests no answer is known for yet
+        self.spend: SpendCap | None = None
+        self.generated = 0
+
+    def run(self, out_path) -> dict:
+        self.from_cache()
+        started = time.perf_counter()
+        # A local model's engine is loaded by one job at a time (oncoeval.waves): a job that waited
+        # for it finds what the holder answered in the cache.
+        local = self.backend_cls.shares_engine and self.cache is not None
+        lock = engine_lock(self.cache.folder) if self.todo and local else contextlib.nullcontext()
+        with lock:
+            if self.todo and local:
+                self._take(self.cache.load())
+                if not self.todo:
+                    log.info("every request was answered while this job waited")
+            if self.todo:
+                self.answer(drain=local)
+        return self.finish(out_path, started)
+
+    def from_cache(self) -> None:
+        """Serve the answers the cache holds; count the model's spend so far against its cap."""
+        stored: dict[str, dict] = {}
+        ledger = None
+        if self.backend_cls.cacheable:
+            name = f"{self.study}--{self.requestset}"
+            self.cache = ResponseCache(self.cache_dir, self.model_cfg["id"], name)
+            if self.model_cfg.get("max_cost_usd") is not None:
+                # Other jobs' spend from here on; taken before the load, so an answer written
+                # between the two counts twice against the cap rather than not at all.
+                ledger = self.cache.ledger()
+            stored = self.cache.load()  # every job of this model: its spend counts against the cap
+        self._take(stored)
+        log.info(
+            "%s on %s/%s: %d requests (%d distinct), %d from cache, %d to generate",
+            self.model_cfg["id"],
+            self.study,
+            self.requestset,
+            len(self.job.prepared),
+            len(self.job.distinct),
+            len(self.answers),
+            len(self.todo),
+        )
+        estimated = sum(bool(row.get("cost_estimated")) for row in stored.values())
+        spent = spent_usd(stored.values())
+        self.spend = SpendCap(self.model_cfg, self.backend_cls, spent, ledger, estimated)
+
+    def _take(self, stored: dict[str, dict]) -> None:
+        self.answers.update(_from_cache(stored, self.job.distinct))
+        self.todo = [r for key, r in self.job.distinct.items() if key not in self.answers]
+
+    def answer(self, drain: bool) -> None:
+        """Ask the model every request of ``todo`` (each key claimed first, so that jobs running
+        at once ask it once); with ``drain``, a loaded engine then answers the siblings."""
+        claim_stale_s = self.settings.claim_stale_s
+        if claim_stale_s is None:
+            claim_stale_s = top_level_default("claim_stale_s")
+        context = {"study": self.study, "requestset": self.requestset}
+        model = LazyBackend(self.backend_cls, self.model_cfg, self.settings.threads, context)
+        claims = RequestClaims(self.cache.folder, claim_stale_s) if self.cache is not None else None
+        try:
+            if self.backend_cls.batch_mode(self.model_cfg):
+                self.answer_by_batches()
+            bar = tqdm(
+                total=len(self.todo),
+                desc=f"generate {self.model_cfg['id']}",
+                disable=not self.settings.progress,
             )
-            claims = RequestClaims(cache.folder, claim_stale_s) if cache is not None else None
-            try:
-                if backend_cls.batch_mode(model_cfg):
-                    generated += answer_by_batches(
-                        todo, job, model_cfg, backend_cls, cache, spend, answers, outcome_path
-                    )
-                    todo = []
-                with tqdm(
-                    total=len(todo), desc=f"generate {model_cfg['id']}", disable=not progress
-                ) as bar:
-                    call = functools.partial(spend.send, call=model.generate)
-                    for key, resp in _answer_all(todo, job.keys, call, cache, claims):
-                        resp.model = model_cfg["id"]
-                        generated += not resp.cached
-                        answers[key] = resp
-                        bar.update(1)
-                if local and model.backend is not None and siblings:
-                    try:
-                        drain_siblings(model, model_cfg, backend_cls, cache_dir, claims, siblings)
-                    except Exception:  # this job's own answers stand; the others ask again
-                        log.exception("answering the other request sets failed")
-            finally:
-                for part in (claims, model, cache):
-                    if part is not None:
-                        part.close()
+            with bar:
+                call = functools.partial(self.spend.send, call=model.generate)
+                for key, resp in _answer_all(self.todo, self.job.keys, call, self.cache, claims):
+                    resp.model = self.model_cfg["id"]
+                    self.generated += not resp.cached
+                    self.answers[key] = resp
+                    bar.update(1)
+            if drain and model.backend is not None and self.settings.siblings:
+                try:
+                    self.drain_siblings(model, claims)
+                except Exception:  # this job's own answers stand; the others ask again
+                    log.exception("answering the other request sets failed")
+        finally:
+            for part in (claims, model, self.cache):
+                if part is not None:
+                    part.close()
 
-    ordered = job.in_order(answers, model_cfg["id"])
-    counts = job_counts(job, ordered, model_cfg, study, requestset)
-    counts["generated"] = generated - spend.not_sent  # calls made
-    counts["seconds"] = round(time.perf_counter() - started, 3)
-    return _finish(counts, ordered, backend_cls, max_failed_share, out_path, outcome_path)
+    def answer_by_batches(self) -> None:
+        """Answer ``todo`` through the provider's Batch API (oncoeval.backends.batch); put each
+        answer or failed call into ``answers``; count the lines the provider answered. Raises
+        :class:`~oncoeval.backends.batch.BatchesInFlight` when batches are still running after
+        the model's ``batch_wait_s`` (their answers are collected by a later run), having
+        recorded why in the job's outcome record for the end-of-run report."""
+        from .backends.batch import BatchesInFlight, BatchJob
 
+        backend = self.backend_cls(self.model_cfg)
+        try:
+            batches = BatchJob(backend, self.cache, self.cache.path.stem, self.spend.spent)
+            for key, resp in batches.run({self.job.keys[r.request_id]: r for r in self.todo}):
+                resp.model = self.model_cfg["id"]
+                self.answers[key] = credentials.scrub_response(resp)
+        finally:
+            backend.close()
+        if batches.left:
+            message = batches.in_flight_message(len(self.answers))
+            outcome_path = self.settings.outcome_path
+            if outcome_path is not None:
+                Path(outcome_path).parent.mkdir(parents=True, exist_ok=True)
+                record = {"model": self.model_cfg["id"], "in_flight": message}
+                Path(outcome_path).write_text(json.dumps(record) + "\n")
+            raise BatchesInFlight(message)
+        self.generated += batches.calls
+        self.todo = []
 
-def answer_by_batches(todo, job, model_cfg, backend_cls, cache, spend, answers, outcome_path):
-    """Answer ``todo`` through the provider's Batch API (oncoeval.backends.batch); put each
-    answer or failed call into ``answers``; return the lines the provider answered. Raises
-    :class:`~oncoeval.backends.batch.BatchesInFlight` when batches are still running after the
-    model's ``batch_wait_s`` (their answers are collected by a later run), having recorded why
-    in the job's outcome record for the end-of-run report."""
-    from .backends.batch import BatchesInFlight, BatchJob
+    def drain_siblings(self, model: LazyBackend, claims) -> int:
+        """Answer, with the engine ``model`` already holds, every request of the ready siblings
+        that no cache file has yet; each answer goes to the sibling's own cache file. Looks
+        again after each pass (requests built meanwhile by other jobs are taken too). Returns
+        the answers made. A sibling that cannot be read, or calls that fail, are left to its
+        own job."""
+        done: set[tuple[str, str]] = set()
+        made = 0
+        while True:
+            ready = [
+                s
+                for s in self.settings.siblings
+                if (s.study, s.requestset) not in done and s.ready()
+            ]
+            if not ready:
+                return made
+            for sib in ready:
+                done.add((sib.study, sib.requestset))
+                made += self._answer_sibling(sib, model, claims)
 
-    backend = backend_cls(model_cfg)
-    try:
-        batches = BatchJob(backend, cache, cache.path.stem, spend.spent)
-        for key, resp in batches.run({job.keys[r.request_id]: r for r in todo}):
-            resp.model = model_cfg["id"]
-            answers[key] = credentials.scrub_response(resp)
-    finally:
-        backend.close()
-    if batches.left:
-        message = batches.in_flight_message(len(answers))
-        if outcome_path is not None:
-            Path(outcome_path).parent.mkdir(parents=True, exist_ok=True)
-            record = {"model": model_cfg["id"], "in_flight": message}
-            Path(outcome_path).write_text(json.dumps(record) + "\n")
-        raise BatchesInFlight(message)
-    return batches.calls
+    def _answer_sibling(self, sib: Sibling, model: LazyBackend, claims) -> int:
+        try:
+            job = JobRequests.read(sib.requests, self.model_cfg, self.backend_cls)
+        except (InputError, OSError, ValueError) as exc:
+            log.warning("not answering %s/%s here: %s", sib.study, sib.requestset, exc)
+            return 0
+        name = f"{sib.study}--{sib.requestset}"
+        cache = ResponseCache(self.cache_dir, self.model_cfg["id"], name)
+        try:
+            answered = _from_cache(cache.load(), job.distinct)
+            todo = [r for key, r in job.distinct.items() if key not in answered]
+            new = 0
+            for _key, resp in _answer_all(todo, job.keys, model.generate, cache, claims):
+                new += not resp.cached and resp.error is None
+            log.info(
+                "answered %d of %d requests of %s/%s for its own job (same engine)",
+                new,
+                len(todo),
+                sib.study,
+                sib.requestset,
+            )
+            return new
+        finally:
+            cache.close()
 
-
-def drain_siblings(model, model_cfg, backend_cls, cache_dir, claims, siblings) -> int:
-    """Answer, with the engine ``model`` already holds, every request of the ready ``siblings``
-    that no cache file has yet; each answer goes to the sibling's own cache file. Looks again
-    after each pass (requests built meanwhile by other jobs are taken too). Returns the answers
-    made. A sibling that cannot be read, or calls that fail, are left to its own job."""
-    done: set[tuple[str, str]] = set()
-    made = 0
-    while True:
-        ready = [s for s in siblings if (s.study, s.requestset) not in done and s.ready()]
-        if not ready:
-            return made
-        for sib in ready:
-            done.add((sib.study, sib.requestset))
-            try:
-                job = JobRequests.read(sib.requests, model_cfg, backend_cls)
-            except (InputError, OSError, ValueError) as exc:
-                log.warning("not answering %s/%s here: %s", sib.study, sib.requestset, exc)
-                continue
-            cache = ResponseCache(cache_dir, model_cfg["id"], f"{sib.study}--{sib.requestset}")
-            try:
-                answered = _from_cache(cache.load(), job.distinct)
-                todo = [r for key, r in job.distinct.items() if key not in answered]
-                new = 0
-                for _key, resp in _answer_all(todo, job.keys, model.generate, cache, claims):
-                    new += not resp.cached and resp.error is None
-                made += new
-                log.info(
-                    "answered %d of %d requests of %s/%s for its own job (same engine)",
-                    new,
-                    len(todo),
-                    sib.study,
-                    sib.requestset,
-                )
-            finally:
-                cache.close()
+    def finish(self, out_path, started: float) -> dict:
+        """The job's counts and outcome record; the responses file, unless too many failed."""
+        ordered = self.job.in_order(self.answers, self.model_cfg["id"])
+        counts = job_counts(self.job, ordered, self.model_cfg, self.study, self.requestset)
+        counts["generated"] = self.generated - self.spend.not_sent  # calls made
+        counts["seconds"] = round(time.perf_counter() - started, 3)
+        outcome_path = self.settings.outcome_path
+        return _finish(
+            counts, ordered, self.backend_cls, self.max_failed_share, out_path, outcome_path
+        )
 
 
 def job_counts(job: JobRequests, ordered, model_cfg: dict, study: str, requestset: str) -> dict:

@@ -6,7 +6,7 @@
 
 from oncoeval.report import catalog as report_catalog
 from oncoeval.report import targets as report_targets
-from oncoeval.report.summary import print_run_end
+from oncoeval.report.summary_terminal import print_run_end
 from oncoeval.review import status as review_status
 
 # A capped (limit=) or subset (only=) run says so in every caption and on the landing.

@@ -1,18 +1,13 @@
-"""Entry point of `report_summary` (logic: oncoeval.report.summary)."""
+"""Entry point of `report_summary` (logic: oncoeval.report.summary_html)."""
 
 from oncoeval.io import setup_script_logging
-from oncoeval.report.summary import write_summary
+from oncoeval.report.summary_html import write_summary
 
 setup_script_logging(snakemake.log[0])
-out = snakemake.output
 write_summary(
     ".",
+    {name: snakemake.output[name] for name in snakemake.output.keys()},
     snakemake.params.studies,
-    out.tsv,
-    out.md,
-    out.html,
-    out.fragment,
-    out.usage,
     models=snakemake.params.models,
     replayed=snakemake.params.replayed,
     item_pages=snakemake.params.item_pages,

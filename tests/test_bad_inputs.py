@@ -146,15 +146,28 @@ def se_prepare(f: Inputs, profiles: Path | None = None, **settings) -> None:
     from oncoeval.studies.side_effects.prepare import prepare
 
     prepare(
-        profiles or f / "profiles.csv",
-        f / "reference.tsv",
-        f / "site_aliases.tsv",
-        f / "se_aliases.tsv",
-        f.out / "profiles.jsonl",
-        f.out / "reference.tsv",
-        f.out / "vocabulary.txt",
+        se_prepare_inputs(f, profiles or f / "profiles.csv", f / "reference.tsv"),
+        se_prepare_outputs(f),
         **{**se_prepare_settings(), **settings},
     )
+
+
+def se_prepare_inputs(f: Inputs, profiles: Path, reference: Path) -> dict:
+    """The side-effects prepare step's named inputs on ``f``'s alias tables."""
+    return {
+        "profiles": profiles,
+        "reference": reference,
+        "site_aliases": f / "site_aliases.tsv",
+        "side_effect_aliases": f / "se_aliases.tsv",
+    }
+
+
+def se_prepare_outputs(f: Inputs) -> dict:
+    return {
+        "profiles": f.out / "profiles.jsonl",
+        "reference": f.out / "reference.tsv",
+        "vocabulary": f.out / "vocabulary.txt",
+    }
 
 
 SE_REGIMES = ("ff", "ff_lsc", "grounded", "grounded_lsc")
@@ -272,13 +285,8 @@ def se_prepare_xlsx(name: str):
                 paths[name].with_suffix(".csv" if name == "profiles" else ".tsv"), sep=sep
             ).to_excel(paths[name], index=False)
         prepare(
-            paths["profiles"],
-            paths["reference"],
-            f / "site_aliases.tsv",
-            f / "se_aliases.tsv",
-            f.out / "profiles.jsonl",
-            f.out / "reference.tsv",
-            f.out / "vocabulary.txt",
+            se_prepare_inputs(f, paths["profiles"], paths["reference"]),
+            se_prepare_outputs(f),
             **se_prepare_settings(),
         )
 

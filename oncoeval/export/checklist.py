@@ -16,6 +16,7 @@ judge-validation and comparison tables, the summary) and the study contracts; fo
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import html
 import json
 from dataclasses import dataclass
@@ -230,245 +231,214 @@ def _join(lines, empty="none") -> str:
     return "; ".join(lines) if lines else empty
 
 
-def entries(f: RunFacts) -> list[Entry]:
-    evaluated = sorted({m for ms in f.evaluated().values() for m in ms})
-    judges = {s: r for s, r in f.judges().items() if r}
-    dates = f.query_dates()
-    prompts, data = f.files(True), f.files(False)
-    validation, comparisons = f.validation_tables(), f.comparison_tables()
-    boot = f.config["bootstrap"]
-    units = _join(f"{s}: {resampling_unit(s)}" for s in f.studies)
-    libs = f.prov.get("libraries") or {}
-    out: list[Entry] = []
+class Answers:
+    """The answers several guideline items share, each worded once from the run's facts."""
 
-    def add(guideline, item, topic, status, answer):
-        out.append(Entry(guideline, item, topic, status, answer))
-
-    model_answer = _join(f.model_lines(evaluated))
-    pinned = f.models_pinned(evaluated)
-    date_answer = _join(
-        (f"{m}: {a} to {b}" for m, (a, b) in dates.items()),
-        f"no responses in {layout.results('')} yet",
-    )
-    date_note = (
+    DATE_NOTE = (
         " (dates the responses files were written; answers served from the item cache were "
         "first asked earlier, see the cache's records)"
     )
-    decoding = _join(f.decoding())
-    stochastic = f"Decoding per model: {decoding}. Seeds: {f.seeds()}. Repeats: " + _join(
-        f.repeats(), "one answer per request (no repeated sampling)"
-    )
-    prompt_answer = (
-        f"{len(prompts)} template files, exact text in the crate and the repository, sha256: "
-        + _join(f"{p} {h[:12]}" for p, h in prompts.items())
-    )
-    data_answer = f"{len(data)} input files with sha256: " + _join(
-        f"{p} {h[:12]}" for p, h in data.items()
-    )
-    judge_answer = (
-        _join(f"{s}: " + ", ".join(f"{role} {'+'.join(ms)}" for role, ms in r.items())
-              for s, r in judges.items())
-        + ". Validation against human labels: "
-        + _join(validation, "no judge-validation table in this run")
-        + ". Human review of answers: "
-        + _join(f.review_tables(), "none in this run")
-    )  # fmt: skip
-    validated = {
-        s for s in judges if any(p.startswith(ResultPaths(s).root + "/") for p in validation)
-    }
-    judge_status = (
-        AUTHORS if not judges else FILLED if validated == set(judges) else PARTLY
-    )  # filled when every judged study has its validation table
-    stats_answer = (
-        f"Means with {boot['ci']:.0%} intervals over whole clusters of the resampling unit "
-        f"of each study ({units}), chosen by each measure's declared kind and range: Wilson for "
-        "a share of independent units, else a Wilson-type score interval with the effective n "
-        "of the cluster-robust standard error (docs/comparisons.md); each table's caption names "
-        "its method, unit, cluster and n. Unparseable answers counted as unscored in "
-        f"{layout.summary()}."
-    )
-    compare_answer = (
-        "Every pair of evaluated models per headline measure: paired difference over shared "
-        "units, p, Bonferroni-adjusted p over every pair on the study's primary measure (other "
-        "measures descriptive) and the interval that inverts the same test at the same "
-        "adjustment; each model's standing against the leader (behind, equivalent within a "
-        "margin, or not separable at this n). Tables: "
-        + _join(comparisons, "none (one model per study)")
-    )
-    phi = f.phi_studies()
-    software = (
-        f"OncoEval (Snakemake workflow), Python {libs.get('python')}, "
-        + ", ".join(f"{k} {v}" for k, v in sorted(libs.items()) if k != "python")
-        + f"; code, config and results in the Workflow Run RO-Crate ({layout.results(layout.PUBLISH)}/)."
-        + (f" Config: {', '.join(f.config_files)}." if f.config_files else "")
-    )
 
-    data_share = (
-        data_answer
-        + f". Studies marked contains_phi: {_join(phi)}; their exports and the crate hold ids "
-        f"and sha256 hashes instead of text (report.include_phi_text is "
-        f"{'on' if (f.config.get('report') or {}).get('include_phi_text') else 'off'}), and "
-        "only models marked phi_safe received them. Whether and where the data are shared: "
-        "for the authors."
-    )
+    def __init__(self, f: RunFacts):
+        self.f = f
+        self.evaluated = sorted({m for ms in f.evaluated().values() for m in ms})
+        self.judges = {s: r for s, r in f.judges().items() if r}
+        self.validation = f.validation_tables()
+        self.cutoff_lines, self.cutoffs_known = exposure_facts.cutoffs(
+            f.config.get("models") or [], self.evaluated
+        )
 
-    # TRIPOD-LLM, Table 2 of Gallifant et al. (see SOURCES).
-    add(
-        "TRIPOD-LLM",
-        "5a",
-        "Data sources and why they were used",
-        PARTLY,
-        data_answer + ". Who collected the data and why these: for the authors.",
-    )
-    add(
-        "TRIPOD-LLM",
-        "5c",
-        "Oldest and newest date of the text used",
-        AUTHORS,
-        "The dates the source texts span are not in the data files the run reads.",
-    )
-    cutoff_lines, cutoffs_known = exposure_facts.cutoffs(f.config.get("models") or [], evaluated)
-    add(
-        "TRIPOD-LLM",
-        "6a",
-        "LLM name, version and last date of training",
-        FILLED if cutoffs_known and evaluated else PARTLY,
-        model_answer
-        + ". The last date of training (training_cutoff) per model: "
-        + _join(cutoff_lines),
-    )
-    add(
-        "TRIPOD-LLM",
-        "6c",
-        "How text was generated: prompting and inference settings",
-        FILLED,
-        prompt_answer + ". " + stochastic,
-    )
-    add(
-        "TRIPOD-LLM",
-        "7b",
-        "Relevance of the metrics and their agreement with human evaluation",
-        judge_status,
-        judge_answer,
-    )
-    add(
-        "TRIPOD-LLM",
-        "7c",
-        "Outcome, how it was computed, date of inference, metrics",
-        PARTLY,
-        stats_answer + " Inference dates: " + date_answer + date_note,
-    )
-    add(
-        "TRIPOD-LLM",
-        "7d",
-        "Human assessors: qualifications, instructions, agreement",
-        PARTLY if f.review_tables() or f.review_agreement() else AUTHORS,
-        "Human review in this run: "
-        + _join(f.review_tables() + f.review_agreement(), "none")
-        + ". Who the assessors were and what they were told: for the authors.",
-    )
-    add("TRIPOD-LLM", "7e", "Comparison with other LLMs and benchmarks", FILLED, compare_answer)
-    add(
-        "TRIPOD-LLM",
-        "8b",
-        "Annotators: how many, share labelled by more than one, agreement",
-        PARTLY if f.review_agreement() else AUTHORS,
-        "Clinician review imported in this run (make review-import): "
-        + _join(f.review_agreement(), "none")
-        + ". Annotation of the input datasets' own labels: for the authors.",
-    )
-    add(
-        "TRIPOD-LLM",
-        "9a",
-        "How the prompts were designed, curated and selected",
-        PARTLY,
-        prompt_answer + ". How they were designed and chosen: for the authors.",
-    )
-    add("TRIPOD-LLM", "14e", "Availability of the study data", PARTLY, data_share)
-    add("TRIPOD-LLM", "14f", "Availability of the code", FILLED, software)
-    # CHART, main items as the statement's abstract lists them (see SOURCES).
-    add("CHART", "3", "Model identifiers", FILLED if pinned else PARTLY, model_answer)
-    add(
-        "CHART",
-        "5",
-        "Prompt engineering",
-        PARTLY,
-        prompt_answer + ". How the prompts were developed: for the authors.",
-    )
-    add(
-        "CHART",
-        "6",
-        "Query strategy: sessions, settings, repeats, dates",
-        PARTLY,
-        "Each request is sent as its own conversation (no shared chat history). "
-        + stochastic
-        + ". Queried: "
-        + date_answer
-        + date_note,
-    )
-    add(
-        "CHART",
-        "7",
-        "Performance evaluation: reference standard, raters, judges",
-        judge_status,
-        judge_answer,
-    )
-    add(
-        "CHART",
-        "8",
-        "Sample size",
-        PARTLY,
-        f"Items per study and model are in {layout.summary()} (n, n unscored); why this "
-        "sample size: for the authors.",
-    )
-    add("CHART", "9a", "Data analysis", FILLED, stats_answer + " " + compare_answer)
-    add("CHART", "12e", "Data availability", PARTLY, data_share)
-    # MI-CLEAR-LLM, the six items of the 2024 checklist (see SOURCES).
-    add(
-        "MI-CLEAR-LLM",
-        "1",
-        "The LLM: name, version, maker, query dates, training cutoff",
-        PARTLY,
-        model_answer
-        + ". Queried: "
-        + date_answer
-        + date_note
-        + ". Training-data cutoff and web access of each model: for the authors.",
-    )
-    add("MI-CLEAR-LLM", "2", "Stochasticity: settings and how many attempts", FILLED, stochastic)
-    add("MI-CLEAR-LLM", "3", "Exact prompt wording and syntax", FILLED, prompt_answer)
-    add(
-        "MI-CLEAR-LLM",
-        "4",
-        "Prompt structuring: how queries were arranged",
-        FILLED,
-        "Every request is a fresh conversation: its messages are the whole context the "
-        "model sees; no answer is fed into another item's request. Templates per request "
-        "set in config/prompts/.",
-    )
-    add(
-        "MI-CLEAR-LLM",
-        "5",
-        "Prompt testing and optimization",
-        AUTHORS,
-        "The run uses the prompts as given; how they were tried and refined before: for "
-        "the authors.",
-    )
+    @functools.cached_property
+    def model(self) -> str:
+        return _join(self.f.model_lines(self.evaluated))
+
+    @functools.cached_property
+    def dates(self) -> str:
+        """When the models were queried, with the note on cached answers."""
+        dates = self.f.query_dates()
+        answer = _join(
+            (f"{m}: {a} to {b}" for m, (a, b) in dates.items()),
+            f"no responses in {layout.results('')} yet",
+        )
+        return answer + self.DATE_NOTE
+
+    @functools.cached_property
+    def stochastic(self) -> str:
+        decoding = _join(self.f.decoding())
+        return f"Decoding per model: {decoding}. Seeds: {self.f.seeds()}. Repeats: " + _join(
+            self.f.repeats(), "one answer per request (no repeated sampling)"
+        )
+
+    @functools.cached_property
+    def prompts(self) -> str:
+        prompts = self.f.files(True)
+        return (
+            f"{len(prompts)} template files, exact text in the crate and the repository, sha256: "
+            + _join(f"{p} {h[:12]}" for p, h in prompts.items())
+        )
+
+    @functools.cached_property
+    def data(self) -> str:
+        data = self.f.files(False)
+        return f"{len(data)} input files with sha256: " + _join(
+            f"{p} {h[:12]}" for p, h in data.items()
+        )
+
+    @functools.cached_property
+    def judge(self) -> str:
+        return (
+            _join(f"{s}: " + ", ".join(f"{role} {'+'.join(ms)}" for role, ms in r.items())
+                  for s, r in self.judges.items())
+            + ". Validation against human labels: "
+            + _join(self.validation, "no judge-validation table in this run")
+            + ". Human review of answers: "
+            + _join(self.f.review_tables(), "none in this run")
+        )  # fmt: skip
+
+    @functools.cached_property
+    def judge_status(self) -> str:
+        """Filled when every judged study has its validation table."""
+        validated = {
+            s
+            for s in self.judges
+            if any(p.startswith(ResultPaths(s).root + "/") for p in self.validation)
+        }
+        return AUTHORS if not self.judges else FILLED if validated == set(self.judges) else PARTLY
+
+    @functools.cached_property
+    def stats(self) -> str:
+        boot = self.f.config["bootstrap"]
+        units = _join(f"{s}: {resampling_unit(s)}" for s in self.f.studies)
+        return (
+            f"Means with {boot['ci']:.0%} intervals over whole clusters of the resampling unit "
+            f"of each study ({units}), chosen by each measure's declared kind and range: Wilson "
+            "for a share of independent units, else a Wilson-type score interval with the "
+            "effective n of the cluster-robust standard error (docs/comparisons.md); each "
+            "table's caption names its method, unit, cluster and n. Unparseable answers counted "
+            f"as unscored in {layout.summary()}."
+        )
+
+    @functools.cached_property
+    def compare(self) -> str:
+        return (
+            "Every pair of evaluated models per headline measure: paired difference over shared "
+            "units, p, Bonferroni-adjusted p over every pair on the study's primary measure "
+            "(other measures descriptive) and the interval that inverts the same test at the "
+            "same adjustment; each model's standing against the leader (behind, equivalent "
+            "within a margin, or not separable at this n). Tables: "
+            + _join(self.f.comparison_tables(), "none (one model per study)")
+        )
+
+    @functools.cached_property
+    def software(self) -> str:
+        f, libs = self.f, self.f.prov.get("libraries") or {}
+        return (
+            f"OncoEval (Snakemake workflow), Python {libs.get('python')}, "
+            + ", ".join(f"{k} {v}" for k, v in sorted(libs.items()) if k != "python")
+            + "; code, config and results in the Workflow Run RO-Crate "
+            + f"({layout.results(layout.PUBLISH)}/)."
+            + (f" Config: {', '.join(f.config_files)}." if f.config_files else "")
+        )
+
+    @functools.cached_property
+    def data_share(self) -> str:
+        phi_text = (self.f.config.get("report") or {}).get("include_phi_text")
+        return (
+            self.data
+            + f". Studies marked contains_phi: {_join(self.f.phi_studies())}; their exports and "
+            "the crate hold ids and sha256 hashes instead of text (report.include_phi_text is "
+            f"{'on' if phi_text else 'off'}), and only models marked phi_safe received them. "
+            "Whether and where the data are shared: for the authors."
+        )
+
+
+def entries(f: RunFacts) -> list[Entry]:
+    """Every item of the three guidelines, in their order."""
+    a = Answers(f)
+    return tripod_llm(f, a) + chart(a) + mi_clear_llm(f, a)
+
+
+def tripod_llm(f: RunFacts, a: Answers) -> list[Entry]:
+    """TRIPOD-LLM, Table 2 of Gallifant et al. (see SOURCES)."""
+    reviewed = f.review_tables() + f.review_agreement()
+    items = [
+        ("5a", "Data sources and why they were used", PARTLY,
+         a.data + ". Who collected the data and why these: for the authors."),
+        ("5c", "Oldest and newest date of the text used", AUTHORS,
+         "The dates the source texts span are not in the data files the run reads."),
+        ("6a", "LLM name, version and last date of training",
+         FILLED if a.cutoffs_known and a.evaluated else PARTLY,
+         a.model + ". The last date of training (training_cutoff) per model: "
+         + _join(a.cutoff_lines)),
+        ("6c", "How text was generated: prompting and inference settings", FILLED,
+         a.prompts + ". " + a.stochastic),
+        ("7b", "Relevance of the metrics and their agreement with human evaluation",
+         a.judge_status, a.judge),
+        ("7c", "Outcome, how it was computed, date of inference, metrics", PARTLY,
+         a.stats + " Inference dates: " + a.dates),
+        ("7d", "Human assessors: qualifications, instructions, agreement",
+         PARTLY if reviewed else AUTHORS,
+         "Human review in this run: " + _join(reviewed, "none")
+         + ". Who the assessors were and what they were told: for the authors."),
+        ("7e", "Comparison with other LLMs and benchmarks", FILLED, a.compare),
+        ("8b", "Annotators: how many, share labelled by more than one, agreement",
+         PARTLY if f.review_agreement() else AUTHORS,
+         "Clinician review imported in this run (make review-import): "
+         + _join(f.review_agreement(), "none")
+         + ". Annotation of the input datasets' own labels: for the authors."),
+        ("9a", "How the prompts were designed, curated and selected", PARTLY,
+         a.prompts + ". How they were designed and chosen: for the authors."),
+        ("14e", "Availability of the study data", PARTLY, a.data_share),
+        ("14f", "Availability of the code", FILLED, a.software),
+    ]  # fmt: skip
+    return [Entry("TRIPOD-LLM", *item) for item in items]
+
+
+def chart(a: Answers) -> list[Entry]:
+    """CHART, main items as the statement's abstract lists them (see SOURCES)."""
+    items = [
+        ("3", "Model identifiers", FILLED if a.f.models_pinned(a.evaluated) else PARTLY, a.model),
+        ("5", "Prompt engineering", PARTLY,
+         a.prompts + ". How the prompts were developed: for the authors."),
+        ("6", "Query strategy: sessions, settings, repeats, dates", PARTLY,
+         "Each request is sent as its own conversation (no shared chat history). "
+         + a.stochastic + ". Queried: " + a.dates),
+        ("7", "Performance evaluation: reference standard, raters, judges", a.judge_status,
+         a.judge),
+        ("8", "Sample size", PARTLY,
+         f"Items per study and model are in {layout.summary()} (n, n unscored); why this "
+         "sample size: for the authors."),
+        ("9a", "Data analysis", FILLED, a.stats + " " + a.compare),
+        ("12e", "Data availability", PARTLY, a.data_share),
+    ]  # fmt: skip
+    return [Entry("CHART", *item) for item in items]
+
+
+def mi_clear_llm(f: RunFacts, a: Answers) -> list[Entry]:
+    """MI-CLEAR-LLM, the six items of the 2024 checklist (see SOURCES)."""
     audit_lines, audited = exposure_facts.audit(f.results, f.studies)
-    add(
-        "MI-CLEAR-LLM",
-        "6",
-        "Independence of the test data from training data",
-        FILLED if audited and set(audited) == set(f.studies) else PARTLY,
-        data_answer
-        + ". Datasets public since: "
-        + _join(exposure_facts.releases(f.studies), "not documented")
-        + ". Training cutoffs: "
-        + _join(cutoff_lines)
-        + ". Exposure audit (docs/exposure.md; no evidence is not proof of absence): "
-        + _join(audit_lines, "not run (exposure.enabled is off)"),
-    )
-    return out
+    items = [
+        ("1", "The LLM: name, version, maker, query dates, training cutoff", PARTLY,
+         a.model + ". Queried: " + a.dates
+         + ". Training-data cutoff and web access of each model: for the authors."),
+        ("2", "Stochasticity: settings and how many attempts", FILLED, a.stochastic),
+        ("3", "Exact prompt wording and syntax", FILLED, a.prompts),
+        ("4", "Prompt structuring: how queries were arranged", FILLED,
+         "Every request is a fresh conversation: its messages are the whole context the "
+         "model sees; no answer is fed into another item's request. Templates per request "
+         "set in config/prompts/."),
+        ("5", "Prompt testing and optimization", AUTHORS,
+         "The run uses the prompts as given; how they were tried and refined before: for "
+         "the authors."),
+        ("6", "Independence of the test data from training data",
+         FILLED if audited and set(audited) == set(f.studies) else PARTLY,
+         a.data + ". Datasets public since: "
+         + _join(exposure_facts.releases(f.studies), "not documented")
+         + ". Training cutoffs: " + _join(a.cutoff_lines)
+         + ". Exposure audit (docs/exposure.md; no evidence is not proof of absence): "
+         + _join(audit_lines, "not run (exposure.enabled is off)")),
+    ]  # fmt: skip
+    return [Entry("MI-CLEAR-LLM", *item) for item in items]
 
 
 def counts(items: list[Entry]) -> dict[str, int]:

@@ -302,23 +302,24 @@ def _design(truth, judged, classes, weights):
 
 def corrected_distribution(
     judged_classes,
-    validation_truth,
-    validation_judged,
+    validation: Validation,
     classes,
     settings: BootstrapSettings = DEFAULT_BOOTSTRAP,
     correction: CorrectionSettings = DEFAULT_CORRECTION,
     functional=None,
     clusters=None,
-    validation_weights=None,
 ) -> tuple[np.ndarray | None, Corrected]:
     """Corrected class shares of the evaluated items and a functional of them with its CI.
 
     ``functional`` maps a share vector to the number reported (default: identity is not a
     number, so it must be given, e.g. the mean score ``pi @ classes`` for PCS); ``clusters``:
-    each evaluated item's cluster, resampled whole (None: items independent);
-    ``validation_weights``: each validation item's design weight (None: unweighted).
+    each evaluated item's cluster, resampled whole (None: items independent); ``validation``:
+    the validation items' (human labels, judge verdicts), with their design ``weights`` (None
+    or a plain pair: unweighted).
     Returns (corrected shares or None, Corrected for the functional).
     """
+    validation_truth, validation_judged = validation
+    validation_weights = getattr(validation, "weights", None)
     judged = list(judged_classes)
     if not judged:
         return None, Corrected(None, None, None, "no judged items")
@@ -379,13 +380,11 @@ def corrected_difference(
     judged_a,
     judged_b,
     clusters,
-    validation_truth,
-    validation_judged,
+    validation: Validation,
     classes,
     functional,
     settings: BootstrapSettings = DEFAULT_BOOTSTRAP,
     correction: CorrectionSettings = DEFAULT_CORRECTION,
-    validation_weights=None,
 ) -> dict:
     """Corrected(a) - corrected(b) on the items both models were judged on, both corrected with
     the same validation set, with a joint bootstrap: each draw resamples the items' clusters (the
@@ -396,8 +395,11 @@ def corrected_difference(
     bootstrap p: twice the smaller share of draws on either side of zero), or ``reason`` alone
     where the validation set cannot support the correction. For two classes the value is the
     Rogan-Gladen rate of the second class; for more, ``functional`` of the corrected shares.
-    ``validation_weights``: design weights (their items redrawn within their strata).
+    ``validation``: (human labels, judge verdicts), with design ``weights`` (their items redrawn
+    within their strata; None or a plain pair: unweighted).
     """
+    validation_truth, validation_judged = validation
+    validation_weights = getattr(validation, "weights", None)
     k = len(classes)
     truth, val = _indices(validation_truth, classes), _indices(validation_judged, classes)
     counts = np.bincount(truth * k + val, minlength=k * k).reshape(k, k)

@@ -1,24 +1,20 @@
-"""The summary page: each study's headline result per model, then what the run cost.
+"""The summary's rows: each study's headline result per model, what the run cost, and who
+leads each measure, as data frames (and as a reader sees them: :func:`display_frame`).
 
 Study tables are read by file with their known headline columns, so a study that adds columns
 or rows does not break the summary; a table or column that is missing is reported as such.
 Usage (requests, failures, tokens, cost, wall time) is counted from the responses files and
-the ``generate`` jobs' Snakemake benchmarks.
+the ``generate`` jobs' Snakemake benchmarks. The page and its Markdown twin are written by
+:mod:`.summary_html`, the end-of-run table by :mod:`.summary_terminal`.
 """
 
 from __future__ import annotations
 
-import argparse
 import glob
-import html
 import math
-import os
-import sys
-import textwrap
 from pathlib import Path
 
 import pandas as pd
-import tabulate
 
 from .. import layout
 from ..compare import BEHIND, DESCRIPTIVE, LEADER
@@ -29,7 +25,7 @@ from ..layout import IN_STUDY, ResultPaths
 from ..records import Response
 from ..studies import STUDIES
 from ..studies.contract import Answers, Headline
-from . import catalog, landing, tables
+from . import catalog, tables
 
 MODEL_COLUMNS = ("model", "responder", "held_out_model")
 N_COLUMNS = ("n", "n_profiles", "n_patients", "n_notes", "n_questions", "n_test", "n_units")
@@ -427,30 +423,6 @@ def usage_display(usage: pd.DataFrame) -> pd.DataFrame:
     return shown.rename(columns=tables.column_label)
 
 
-def _styled(df: pd.DataFrame, table_id: str, links=()) -> str:
-    """The table, HTML-escaped but for the ``links`` columns (anchors built here)."""
-    styler = df.style.format(escape="html").hide(axis="index")
-    for column in links:
-        styler = styler.format(lambda v: v, subset=[column])
-    return tables.wrap(styler, table_id)
-
-
-def item_links(pages) -> dict[tuple[str, str], str]:
-    """(study, model) -> its item page, relative to results/ (where summary.html and the
-    report sit), from the pages' paths ``results/report/{study}/drilldown/{model}.html``."""
-    out = {}
-    for page in pages:
-        parts = Path(page).parts
-        if len(parts) == 5 and parts[3] == "drilldown":
-            out[(parts[2], Path(page).stem)] = str(Path(*parts[1:]))
-    return out
-
-
-def _markdown(shown: pd.DataFrame) -> str:
-    """A display frame (cells already text) as Markdown; numbers are not re-read as floats."""
-    return shown.to_markdown(index=False, disable_numparse=True)
-
-
 def leaders_shown(leaders: pd.DataFrame) -> pd.DataFrame:
     """The leaders as a reader sees them: the study by its name."""
     return leaders.assign(study=[catalog.study_name(s) for s in leaders["study"]])
@@ -458,261 +430,3 @@ def leaders_shown(leaders: pd.DataFrame) -> pd.DataFrame:
 
 def leaders_frame(root: Path, studies) -> pd.DataFrame:
     return pd.DataFrame(leader_rows(Path(root) / layout.RESULTS, studies), columns=LEADER_COLUMNS)
-
-
-LEADERS_TITLE = "Which model leads, and where the others stand"
-LEADERS_NOTE = (
-    "Which model leads each headline measure, and where each other model stands against it: "
-    "behind the leader (the leader's advantage is significant: its difference interval "
-    "excludes 0 after the Bonferroni adjustment over every pair of models on the study's "
-    "primary measure), equivalent within the measure's margin (the interval lies inside it), "
-    "or not separable at this n (neither); measures marked descriptive are not adjusted and "
-    f"are not verdicts ({ResultPaths('{study}').table(layout.LEADERBOARD)}). Detectable "
-    "difference: the true difference the decision made finds with 80% power at its n, or "
-    "that no difference "
-    "can be significant (docs/comparisons.md)."
-)
-
-
-def fragment_html(
-    headline: pd.DataFrame,
-    usage: pd.DataFrame,
-    leaders: pd.DataFrame | None = None,
-    item_pages=(),
-) -> str:
-    """The summary as an HTML fragment: who leads (and where the others stand), one table
-    per study (each model linked to its item page, and to the compare page where there is one),
-    then the usage table."""
-    links = item_links(item_pages)
-    parts = []
-    if leaders is not None and len(leaders):
-        parts.append(f"<h3>{LEADERS_TITLE}</h3>")
-        parts.append(f"<p class='caption'>{html.escape(LEADERS_NOTE)}</p>")
-        parts.append(_styled(leaders_shown(leaders), "summary-leaders"))
-    shown = display_frame(headline)
-    shown["items"] = [
-        _items_cell(links, s, m) for s, m in zip(headline["study"], headline["model"], strict=True)
-    ]
-    for study in dict.fromkeys(headline["study"]):
-        block = shown[(headline["study"] == study).to_numpy()].drop(columns="study")
-        title = catalog.STUDY_TITLES.get(study, study).split(" ", 1)[-1]
-        parts.append(f"<h3>{html.escape(title)}</h3>")
-        parts.append(_styled(block, f"summary-{study}", links=["items"]))
-    parts.append("<h3>Models: calls, tokens, cost and wall time</h3>")
-    parts.append(_styled(usage_display(usage), "summary-usage"))
-    return "\n".join(parts)
-
-
-def _items_cell(links: dict, study: str, model: str) -> str:
-    """Links to the model's item page and, where there is one, the study's compare page."""
-    if (study, model) not in links:
-        return ""
-    cell = _anchor(links[(study, model)], "answers")
-    if (study, "compare") in links:
-        cell += " · " + _anchor(links[(study, "compare")], "side by side")
-    return cell
-
-
-def _anchor(href: str, text: str) -> str:
-    return f"<a href='{html.escape(href, quote=True)}'>{html.escape(text)}</a>"
-
-
-def write_summary(
-    root,
-    studies,
-    out_tsv,
-    out_md,
-    out_html,
-    fragment,
-    usage_tsv,
-    models=None,
-    replayed=(),
-    item_pages=(),
-    scope="",
-):
-    """Write results/summary.{tsv,md,html}, the usage table and the report's landing fragment;
-    ``replayed`` ids are named in the note as stored answers, not models; each model's row
-    links to its ``item_pages``; ``scope`` is the sentence of a capped or subset run
-    (:func:`catalog.run_scope`)."""
-    headline, usage = summary_frames(Path(root), studies, models)
-    headline[SCOPE_COLUMN] = scope
-    leaders = leaders_frame(Path(root), studies)
-    headline.to_csv(out_tsv, sep="\t", index=False, float_format="%.6g")
-    usage.to_csv(usage_tsv, sep="\t", index=False, float_format="%.6g")
-    body = fragment_html(headline, usage, leaders, item_pages)
-    Path(fragment).write_text(
-        landing.landing_html(headline, Path(root) / layout.RESULTS, replayed, scope),
-        encoding="utf-8",
-    )
-    note = SUMMARY_NOTE + catalog.stored_answers_note(replayed)
-    scope_html = f"<p class='caption'><strong>{html.escape(scope)}</strong></p>\n" if scope else ""
-    Path(out_html).write_text(
-        tables.page("OncoEval summary", f"{scope_html}<p class='caption'>{note}</p>\n{body}"),
-        encoding="utf-8",
-    )
-    md = ["# OncoEval summary", ""] + ([f"**{scope}**", ""] if scope else []) + [note, ""]
-    if len(leaders):
-        md += [f"## {LEADERS_TITLE}", "", LEADERS_NOTE, ""]
-        md += [_markdown(leaders_shown(leaders)), "", "## Headline results per model", ""]
-    md.append(_markdown(display_frame(headline)))
-    md += ["", "## Models", "", _markdown(usage_display(usage)), ""]
-    Path(out_md).write_text("\n".join(md), encoding="utf-8")
-    return headline, usage
-
-
-# Set by `make run`: it prints the summary itself as the run's last screen, after the report.
-END_SUMMARY_ENV = "ONCOEVAL_SUMMARY_AT_END"
-
-
-def _scope_of(headline: pd.DataFrame) -> str:
-    if SCOPE_COLUMN not in headline.columns:
-        return ""
-    scopes = [s for s in headline[SCOPE_COLUMN].dropna().astype(str) if s]
-    return scopes[0] if scopes else ""
-
-
-# The end-of-run table fits a terminal of this many columns: study by study, the headline
-# rows, then what each model did (answers cut, unparsed, failed), its leader and its warnings.
-TERMINAL_WIDTH = 100
-# Terminal columns wrap their text at these widths (model ids and measure names run long).
-TERMINAL_WRAP = {"model": 30, "measure": 28, "result [95% CI]": 24, "n": 14}
-
-
-def _terminal_table(df: pd.DataFrame, indent: str = "  ", wrap=None) -> list[str]:
-    """``df`` as plain aligned columns, long model ids, measures and reasons wrapped (at
-    ``wrap``'s widths, by column, over :data:`TERMINAL_WRAP`)."""
-    widths = [{**TERMINAL_WRAP, **(wrap or {})}.get(c) for c in df.columns]
-    # The header goes in as a row: tabulate pads header columns by two more characters.
-    text = tabulate.tabulate(
-        [list(df.columns), *df.astype(str).values.tolist()],
-        tablefmt="plain",
-        maxcolwidths=widths,
-        disable_numparse=True,
-    )
-    return [indent + line.rstrip() for line in text.splitlines()]
-
-
-def _wrapped(text: str, first: str, rest: str = "    ") -> list[str]:
-    return textwrap.wrap(
-        text, TERMINAL_WIDTH, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False
-    )
-
-
-def terminal_study_block(
-    study: str, headline: pd.DataFrame, leaders: pd.DataFrame | None = None
-) -> list[str]:
-    """One study's lines of the end-of-run table, none wider than :data:`TERMINAL_WIDTH`."""
-    rows = headline[headline["study"] == study]
-    shown = display_frame(rows).drop(columns="study")
-    title = catalog.STUDY_TITLES.get(study, study).split(" ", 1)[-1]
-    lines = [title]
-    if leaders is not None and len(leaders):
-        for _, lead in leaders[leaders["study"] == study].iterrows():
-            lines += _wrapped(
-                f"{lead['measure']}: leader {lead['leader']}; equivalent or not separable: "
-                f"{lead['equivalent or not separable']}; behind: {lead['behind the leader']}; "
-                f"detectable difference: {lead['detectable difference']}.",
-                "  ",
-            )
-    lines += _terminal_table(
-        shown[["model", "measure", "result [95% CI]", "n scored", "unscored"]].rename(
-            columns={"n scored": "n"}
-        )
-    )
-    # What each model did: once per model (the counts are the model's, not the measure's);
-    # a row that no model answered (a mean over models) has none.
-    did = ["cut at cap", "nothing parsed", "failed", "filtered"]
-    first = shown.drop_duplicates("model")
-    first = first[(first[did] != "–").any(axis=1)]
-    if len(first):
-        lines += ["", *_terminal_table(first[["model", *did]])]
-    for model, warning in zip(first["model"], first["warnings"], strict=True):
-        if warning:
-            lines += _wrapped(f"! {model}: {warning}", "  ")
-    return lines
-
-
-def terminal_usage(usage: pd.DataFrame) -> list[str]:
-    """Calls, tokens and cost per model, narrowed to :data:`TERMINAL_WIDTH` columns."""
-    shown = usage_display(usage)
-    narrow = pd.DataFrame(
-        {
-            "model": shown["model"],
-            "calls": shown["requests"],
-            "failed": shown["failed"],
-            "cached": shown["cached"],
-            "tokens": [
-                "–" if p == c == "–" else f"{p}/{c}"
-                for p, c in zip(shown["prompt tokens"], shown["completion tokens"], strict=True)
-            ],
-            "spent": shown["spent in this run"],
-            "from cache": shown["cost of answers read from the cache"],
-            "wall s": shown["wall time (s)"],
-        }
-    )
-    # Eight columns: the model id wraps sooner than in the headline table.
-    return _terminal_table(narrow, wrap={"model": 24})
-
-
-def terminal_summary(root=".") -> str:
-    """The end-of-run results: the run's scope when capped or subset, per study its leaders,
-    headlines with CIs and n, what each model did and its warnings, then calls, failures,
-    tokens and cost per model and in all ("" when no summary was written); no line is wider
-    than :data:`TERMINAL_WIDTH`."""
-    root = Path(root)
-    tsv, usage_tsv = root / layout.summary("tsv"), root / layout.USAGE
-    if not tsv.exists():
-        return ""
-    headline = pd.read_csv(tsv, sep="\t")
-    text = ["", f"OncoEval results ({layout.summary('md')})"]
-    scope = _scope_of(headline)
-    if scope:
-        text += _wrapped(f"!! {scope}", "", "   ")
-    leaders = leaders_frame(root, set(headline["study"]))
-    for study in dict.fromkeys(headline["study"]):
-        text += ["", *terminal_study_block(study, headline, leaders)]
-    if usage_tsv.exists():
-        usage = pd.read_csv(usage_tsv, sep="\t")
-        text += [
-            "",
-            "Model calls, tokens (in: prompt / out: completion) and cost",
-            *terminal_usage(usage),
-        ]
-        text.append(usage_total(usage))
-    return "\n".join(text) + "\n"
-
-
-def usage_total(usage: pd.DataFrame) -> str:
-    """One line: the calls, failures, tokens and cost of every model together."""
-    cost = usage["cost_usd"].dropna()
-    priced = tables.format_usd(cost.sum() if len(cost) else None)
-    return (
-        f"Total: {int(usage['requests'].sum())} calls ({int(usage['failed'].sum())} failed, "
-        f"{int(usage['cached'].sum())} cached); tokens in/out "
-        f"{int(usage['prompt_tokens'].fillna(0).sum())}/"
-        f"{int(usage['completion_tokens'].fillna(0).sum())}; cost {priced}."
-    )
-
-
-def print_run_end(root=".") -> None:
-    """The Snakefile's onsuccess: the results table, unless `make run` prints it last itself."""
-    if not os.environ.get(END_SUMMARY_ENV):
-        print(terminal_summary(root))
-
-
-def main(argv=None) -> int:
-    """``python -m oncoeval.report.summary [--report PATH]``: the results, then the report's path
-    (the last lines of `make run`)."""
-    parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("--root", default=".")
-    parser.add_argument("--report", help="the report file to name on the last line")
-    args = parser.parse_args(argv)
-    text = terminal_summary(args.root)
-    print(text.rstrip("\n") or f"No results summary was written ({layout.summary()} is missing).")
-    if args.report:
-        print(f"Report: {args.report}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -133,19 +133,7 @@ def run_import(
     settled = {}
     for adj in adjudications:
         settled |= {i: lab for i, (lab, _) in adj["labels"].items()}
-    final, disagreements = {}, []
-    for item, row in table.iterrows():
-        given = row.dropna().astype(int)
-        if item in settled:
-            final[item] = settled[item]
-        elif given.nunique() == 1:
-            final[item] = int(given.iloc[0])
-        else:
-            disagreements.append(
-                {"item_id": item}
-                | {f"label_{r}": ("" if np.isnan(row[r]) else int(row[r])) for r in table.columns}
-                | {f"note_{r['reviewer']}": r["labels"].get(item, ("", ""))[1] for r in reviews}
-            )
+    final, disagreements = _settle(table, settled, reviews)
     agree = agreement(table, settings)
     n_double = int((table.notna().sum(axis=1) >= 2).sum())
     summary = {
@@ -177,13 +165,7 @@ def run_import(
         records.append(spec.human_record(items[item], final[item], p))
     out = Path(out) if out else where / spec.labels_file
     spec.write_labels(records, out)
-    status = (
-        plan_rows.groupby("stratum")
-        .agg(n_stratum=("n_stratum", "first"), n_planned=("n_planned", "first"))
-        .reset_index()
-    )
-    status["n_labelled"] = [int(labelled_per_stratum.get(h, 0)) for h in status["stratum"]]
-    write_table(status, where / "status.tsv")
+    write_table(_status(plan_rows, labelled_per_stratum), where / "status.tsv")
     write_table(
         pd.DataFrame([summary]),
         where / "agreement.tsv",
@@ -200,6 +182,36 @@ def run_import(
     summary["carried_over"] = len(carried)
     summary["human_scores"] = str(out)
     return summary
+
+
+def _settle(table: pd.DataFrame, settled: dict, reviews: list) -> tuple[dict, list[dict]]:
+    """Each labelled item's final label (the adjudicator's, else the reviewers' when they
+    agree) and the rows of the items the reviewers disagree on, with their notes."""
+    final, disagreements = {}, []
+    for item, row in table.iterrows():
+        given = row.dropna().astype(int)
+        if item in settled:
+            final[item] = settled[item]
+        elif given.nunique() == 1:
+            final[item] = int(given.iloc[0])
+        else:
+            disagreements.append(
+                {"item_id": item}
+                | {f"label_{r}": ("" if np.isnan(row[r]) else int(row[r])) for r in table.columns}
+                | {f"note_{r['reviewer']}": r["labels"].get(item, ("", ""))[1] for r in reviews}
+            )
+    return final, disagreements
+
+
+def _status(plan_rows: pd.DataFrame, labelled_per_stratum: pd.Series) -> pd.DataFrame:
+    """Per stratum: its size, the items planned and the items labelled."""
+    status = (
+        plan_rows.groupby("stratum")
+        .agg(n_stratum=("n_stratum", "first"), n_planned=("n_planned", "first"))
+        .reset_index()
+    )
+    status["n_labelled"] = [int(labelled_per_stratum.get(h, 0)) for h in status["stratum"]]
+    return status
 
 
 def adjudication_page(root: Path, config: dict, study: str, files: list, reviewer: str = ""):

@@ -5,16 +5,10 @@ from oncoeval.studies.cancer_myth import construct_steps
 
 setup_script_logging(snakemake.log[0])
 construct_steps.construct_update(
-    snakemake.input.pools,
-    snakemake.input.myths,
-    snakemake.input.generated,
-    snakemake.input.answers,
-    snakemake.input.verdicts,
-    snakemake.input.retry,
+    {name: snakemake.input[name] for name in snakemake.input.keys()},
+    {name: snakemake.output[name] for name in snakemake.output.keys()},
     int(snakemake.wildcards.index),
     snakemake.params.construction,
     snakemake.params.responder,
     snakemake.params.verifier,
-    snakemake.output.pools,
-    snakemake.output.steps,
 )

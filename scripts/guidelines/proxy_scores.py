@@ -5,16 +5,12 @@ from oncoeval.stats import BootstrapSettings
 from oncoeval.studies.guidelines.score import proxy_scores_model
 
 setup_script_logging(snakemake.log[0])
-inp = snakemake.input
 proxy_scores_model(
     snakemake.wildcards.model,
-    inp.tree,
-    inp.scores,
-    inp.rollouts,
-    {"benchmark": inp.benchmark, "predict": inp.predict} if "benchmark" in inp.keys() else None,
+    {name: snakemake.input[name] for name in snakemake.input.keys()},
+    snakemake.output.proxy,
     pool=snakemake.params.pool,
     delta=snakemake.params.delta,
     trim=snakemake.params.trim,
     boot=BootstrapSettings.from_config({"bootstrap": snakemake.params.bootstrap}),
-    out=snakemake.output.proxy,
 )

@@ -8,11 +8,9 @@ from oncoeval.studies.side_effects.validation import write_agreement
 setup_script_logging(snakemake.log[0])
 out = snakemake.output
 write_agreement(
-    validation_path=snakemake.input.validation,
+    {name: snakemake.input[name] for name in snakemake.input.keys()},
     methods=snakemake.params.methods,
     matcher=snakemake.params.matcher,
-    synonyms_path=snakemake.input.synonyms,
-    judged_path=snakemake.input.get("judged"),
     out_tsv=out.matcher_agreement,
     out_md=out.matcher_agreement_md,
     settings=BootstrapSettings.from_config({"bootstrap": snakemake.params.bootstrap}),

@@ -9,6 +9,7 @@ from oncoeval.errors import InputError
 from oncoeval.records import Response
 from oncoeval.studies.cancer_myth.construct import (
     ConstructSettings,
+    StepReplies,
     check_inputs,
     generator_request,
     initial_pools,
@@ -84,7 +85,11 @@ def test_scores_route_questions_to_pools_myth_by_myth():
         "m0-q2": _verdict("m0-q2", 0),
     }
     pools1, records = update_pools(
-        pools0, MYTH, 0, _generated("A?", "B?", "C?"), answers, verdicts, SETTINGS, "resp", "ver"
+        pools0,
+        MYTH,
+        0,
+        StepReplies(_generated("A?", "B?", "C?"), answers, verdicts, "resp", "ver"),
+        SETTINGS,
     )
     assert [r["pool"] for r in records] == ["valid", "invalid", None]
     assert [v["example_question"] for v in pools1["valid"]] == ["V0?", "V1?", "A?"]
@@ -100,7 +105,7 @@ def test_scores_route_questions_to_pools_myth_by_myth():
     request = generator_request(pools1, MYTH, 1, SETTINGS, TEMPLATE)
     assert '"example_question": "A?"' in request.messages[0]["content"]
     with pytest.raises(ValueError, match="steps must run in order"):
-        update_pools(pools0, MYTH, 1, None, {}, {}, SETTINGS, "resp", "ver")
+        update_pools(pools0, MYTH, 1, StepReplies(None, {}, {}, "resp", "ver"), SETTINGS)
 
 
 def test_unreadable_verdicts_and_failed_generations_change_no_pool():
@@ -110,7 +115,11 @@ def test_unreadable_verdicts_and_failed_generations_change_no_pool():
     }
     verdicts = {"m0-q0": Response("m0-q0", "ver", '{"Sharpness": 2}')}
     pools1, records = update_pools(
-        _pools(), MYTH, 0, _generated("A?", "B?"), answers, verdicts, SETTINGS, "resp", "ver"
+        _pools(),
+        MYTH,
+        0,
+        StepReplies(_generated("A?", "B?"), answers, verdicts, "resp", "ver"),
+        SETTINGS,
     )
     assert [r["parse_error"] for r in records] == [
         "score 2 is not -1, 0 or 1",
@@ -118,7 +127,11 @@ def test_unreadable_verdicts_and_failed_generations_change_no_pool():
     ]
     assert pools1["valid"] == _pools()["valid"] and pools1["invalid"] == _pools()["invalid"]
     pools2, records = update_pools(
-        pools1, MYTH, 1, Response("m1", "gen", "Sorry, no."), {}, {}, SETTINGS, "resp", "ver"
+        pools1,
+        MYTH,
+        1,
+        StepReplies(Response("m1", "gen", "Sorry, no."), {}, {}, "resp", "ver"),
+        SETTINGS,
     )
     assert records[0]["question_id"] is None and "no question" in records[0]["generator_note"]
     assert pools2["after_myth"] == 1
@@ -138,13 +151,8 @@ def test_an_unreadable_verdict_is_read_again_from_its_retry_as_in_the_evaluation
         _pools(),
         MYTH,
         0,
-        _generated("A?", "B?"),
-        answers,
-        verdicts,
+        StepReplies(_generated("A?", "B?"), answers, verdicts, "resp", "ver", retries=retries),
         SETTINGS,
-        "resp",
-        "ver",
-        retries=retries,
     )
     assert [r["pool"] for r in records] == ["valid", None]
     assert [v["example_question"] for v in pools1["valid"]] == ["V0?", "V1?", "A?"]
@@ -155,7 +163,11 @@ def test_an_unreadable_verdict_is_read_again_from_its_retry_as_in_the_evaluation
     )
     # Without the retry the first verdict alone decides: unreadable, so no pool.
     _, alone = update_pools(
-        _pools(), MYTH, 0, _generated("A?", "B?"), answers, verdicts, SETTINGS, "resp", "ver"
+        _pools(),
+        MYTH,
+        0,
+        StepReplies(_generated("A?", "B?"), answers, verdicts, "resp", "ver"),
+        SETTINGS,
     )
     assert [r["pool"] for r in alone] == [None, None]
 

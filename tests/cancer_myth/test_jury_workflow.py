@@ -146,18 +146,15 @@ def test_a_jury_mean_is_rounded_to_a_score_for_agreement(tmp_path):
         retries.append(retry)
     out = {k: tmp_path / f"{k}.tsv" for k in ("summary", "confusion", "pairs", "per_class")}
     aggregate.judge_validation(
-        tmp_path / "human.json",
-        firsts,
-        retries,
-        list(juror_scores),
+        {"human": tmp_path / "human.json", "first": firsts, "retry": retries},
+        {
+            "judge_agreement": out["summary"],
+            "judge_confusion": out["confusion"],
+            "verifier_pairs": out["pairs"],
+            "judge_per_class": out["per_class"],
+        },
         BootstrapSettings(200),
-        out["summary"],
-        None,
-        out["confusion"],
-        None,
-        out["pairs"],
-        out["per_class"],
-        None,
+        list(juror_scores),
         "mean",
     )
     pairs = pd.read_csv(out["pairs"], sep="\t")

@@ -5,6 +5,7 @@ import pytest
 
 from oncoeval.judges.correction import (
     CorrectionSettings,
+    Validation,
     corrected_distribution,
     corrected_rate,
     invert_confusion,
@@ -79,18 +80,18 @@ def test_corrected_mean_score():
     judged = [-1] * 8 + [0] * 2 + [-1] + [0] * 8 + [1] + [0] * 2 + [1] * 8
     evaluated = [-1] * 43 + [0] * 38 + [1] * 19
     pi, pcs = corrected_distribution(
-        evaluated, truth, judged, SCORES, functional=lambda p: p @ np.array(SCORES)
+        evaluated, (truth, judged), SCORES, functional=lambda p: p @ np.array(SCORES)
     )
     assert pi == pytest.approx([0.5, 0.3, 0.2])
     assert pcs.value == pytest.approx(-0.3)
     assert pcs.ci_low < -0.3 < pcs.ci_high
     _, short = corrected_distribution(
-        evaluated, truth[:-6], judged[:-6], SCORES, functional=lambda p: p @ np.array(SCORES)
+        evaluated, (truth[:-6], judged[:-6]), SCORES, functional=lambda p: p @ np.array(SCORES)
     )
     assert short.cell == "fewer than 5 validation labels per class (1: 4)"
     singular = [0] * 30  # a judge that always says 0 separates nothing
     _, flat = corrected_distribution(
-        evaluated, truth, singular, SCORES, functional=lambda p: p @ np.array(SCORES)
+        evaluated, (truth, singular), SCORES, functional=lambda p: p @ np.array(SCORES)
     )
     assert "singular" in flat.cell
 
@@ -151,16 +152,15 @@ def test_design_weighted_distribution_and_difference_by_hand():
     t = [1 if x else 0 for x in truth]
     j = [1 if x else 0 for x in judged]
     shares, pcr = corrected_distribution(
-        [1] * 60 + [0] * 40, t, j, (0, 1), functional=lambda s: float(s[1]),
-        validation_weights=weights,
-    )  # fmt: skip
+        [1] * 60 + [0] * 40, Validation(t, j, weights), (0, 1), functional=lambda s: float(s[1])
+    )
     assert shares == pytest.approx([0.44, 0.56])
     assert pcr.value == pytest.approx(0.56)
     # A second model judged positive on 30 of 100, corrected with the same sensitivity and
     # specificity (the correction assumes the judge errs alike on both models' answers).
     diff = corrected_difference(
-        [1] * 60 + [0] * 40, [1] * 30 + [0] * 70, list(range(100)), t, j, (0, 1),
-        functional=lambda s: float(s[1]), validation_weights=weights,
+        [1] * 60 + [0] * 40, [1] * 30 + [0] * 70, list(range(100)), Validation(t, j, weights),
+        (0, 1), functional=lambda s: float(s[1]),
     )  # fmt: skip
     assert diff["value_a"] == pytest.approx(0.56)
     value_b = (0.3 + 32 / 44 - 1) / (48 / 56 + 32 / 44 - 1)

@@ -8,7 +8,7 @@ import browser
 import pandas as pd
 import pytest
 
-from oncoeval.report import build, catalog, landing, summary
+from oncoeval.report import build, catalog, landing, summary, summary_html, summary_terminal
 
 
 def _write(path, frame):
@@ -133,17 +133,14 @@ def test_summary_files_and_last_screen_name_the_scope_and_totals(tmp_path, capsy
         ' "cost_usd": 0.01}\n{"request_id": "2", "text": null, "error": "429"}\n'
     )
     scope = catalog.run_scope(limit=3)
-    out = {k: tmp_path / f"out.{k}" for k in ("tsv", "md", "html", "frag", "usage")}
-    summary.write_summary(
-        tmp_path, ["cancer_myth"], out["tsv"], out["md"], out["html"], out["frag"],
-        out["usage"], scope=scope,
-    )  # fmt: skip
+    out = {k: tmp_path / f"out.{k}" for k in ("tsv", "md", "html", "fragment", "usage")}
+    summary_html.write_summary(tmp_path, out, ["cancer_myth"], scope=scope)
     assert set(pd.read_csv(out["tsv"], sep="\t")["scope"]) == {scope}
-    for key in ("md", "html", "frag"):
+    for key in ("md", "html", "fragment"):
         assert scope in out[key].read_text(), key
     (results / "summary.tsv").write_bytes(out["tsv"].read_bytes())
     (results / "usage.tsv").write_bytes(out["usage"].read_bytes())
-    assert summary.main(["--root", str(tmp_path), "--report", "results/report.html"]) == 0
+    assert summary_terminal.main(["--root", str(tmp_path), "--report", "results/report.html"]) == 0
     lines = capsys.readouterr().out.rstrip("\n").splitlines()
     assert lines[-1] == "Report: results/report.html"
     assert lines[-2] == ("Total: 2 calls (1 failed, 0 cached); tokens in/out 10/5; cost $0.0100.")
@@ -154,14 +151,13 @@ def test_summary_files_and_last_screen_name_the_scope_and_totals(tmp_path, capsy
 def test_the_run_end_hook_leaves_the_table_to_make_run(tmp_path, monkeypatch, capsys):
     results = tmp_path / "results"
     _pcs_table(results, ["a"], [0.25])
-    summary.write_summary(
-        tmp_path, ["cancer_myth"], results / "summary.tsv", tmp_path / "s.md",
-        tmp_path / "s.html", tmp_path / "f.html", results / "usage.tsv",
-    )  # fmt: skip
-    summary.print_run_end(tmp_path)
+    out = {"tsv": results / "summary.tsv", "md": tmp_path / "s.md", "html": tmp_path / "s.html"}
+    out |= {"fragment": tmp_path / "f.html", "usage": results / "usage.tsv"}
+    summary_html.write_summary(tmp_path, out, ["cancer_myth"])
+    summary_terminal.print_run_end(tmp_path)
     assert "OncoEval results" in capsys.readouterr().out
-    monkeypatch.setenv(summary.END_SUMMARY_ENV, "1")
-    summary.print_run_end(tmp_path)
+    monkeypatch.setenv(summary_terminal.END_SUMMARY_ENV, "1")
+    summary_terminal.print_run_end(tmp_path)
     assert capsys.readouterr().out == ""
 
 
@@ -215,10 +211,10 @@ def test_the_last_screen_fits_100_columns_with_long_names_reasons_and_warnings()
     )  # fmt: skip
     lines = []
     for study in ("coral", "cancer_myth"):
-        lines += summary.terminal_study_block(study, headline)
-    lines += summary.terminal_usage(usage)
-    lines.append(summary.usage_total(usage))
-    too_wide = [line for line in lines if len(line) > summary.TERMINAL_WIDTH]
+        lines += summary_terminal.terminal_study_block(study, headline)
+    lines += summary_terminal.terminal_usage(usage)
+    lines.append(summary_terminal.usage_total(usage))
+    too_wide = [line for line in lines if len(line) > summary_terminal.TERMINAL_WIDTH]
     assert not too_wide, too_wide
     text = "\n".join(lines)
     for shown in (

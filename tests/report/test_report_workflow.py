@@ -22,7 +22,7 @@ from conftest import link_workflow, run_snakemake, workflow_env, write_config
 from helpers import MAKE, replayed, run_make
 from scipy import stats
 
-from oncoeval.report import catalog, drilldown, landing, summary, tables
+from oncoeval.report import catalog, drilldown, landing, summary_terminal, tables
 from oncoeval.studies import STUDIES as STUDY_IDS
 
 # Four studies, answered by stored answers only: the side-effects, Cancer-Myth and CORAL reference
@@ -219,7 +219,7 @@ def test_numbers_print_alike_on_every_page_and_the_terminal(run):
     (value, low, high) = row[["value", "ci_low", "ci_high"]].astype(float).iloc[0]
     shown = tables.format_ci(value, low, high)
     assert re.fullmatch(r"0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]", shown), shown
-    terminal = summary.terminal_summary(workdir)
+    terminal = summary_terminal.terminal_summary(workdir)
     pages = {
         "landing": (results / "report" / "landing.html").read_text(),
         "summary.html": (results / "summary.html").read_text(),
@@ -271,7 +271,7 @@ def test_no_page_table_or_terminal_line_shows_nan_an_id_title_or_a_snake_case_he
         for path in files
         for problem in reader.problems(path.relative_to(workdir), path.read_text(), STUDY_IDS)
     ]
-    terminal = summary.terminal_summary(workdir)
+    terminal = summary_terminal.terminal_summary(workdir)
     found += reader.problems(Path("terminal"), terminal, STUDY_IDS)
     assert not found, "\n".join(found)
     # A table page's title is its study's name and the entry's label, as the report lists it.
@@ -478,8 +478,8 @@ def assert_ends_on_results(output: str, scope: str = "") -> list[str]:
         shown = " ".join(line.strip() for line in lines[start + 1 : blank])
         assert shown == f"!! {scope}", lines[start : blank + 1]
     # The whole terminal, the run's progress too (oncoeval.terminal), fits 100 columns.
-    too_wide = [line for line in lines if len(line) > summary.TERMINAL_WIDTH]
-    assert not too_wide and summary.TERMINAL_WIDTH == 100, too_wide
+    too_wide = [line for line in lines if len(line) > summary_terminal.TERMINAL_WIDTH]
+    assert not too_wide and summary_terminal.TERMINAL_WIDTH == 100, too_wide
     for noise in ("Adding ", "Loading script code", "RuntimeWarning", "never awaited", "license",
                   "localrule ", "Finished jobid", "Select jobs to execute"):  # fmt: skip
         assert not [line for line in lines if noise in line], noise

@@ -174,11 +174,10 @@ def test_imported_labels_weight_the_corrected_rate_by_hand(planned, tmp_path):
     (tmp_path / "retry.jsonl").write_text("")
     pairs = tmp_path / "pairs.tsv"
     settings = BootstrapSettings(n_resamples=200)
-    out = {k: tmp_path / f"{k}.x" for k in ("t", "m", "ct", "cm")}
-    aggregate.judge_validation(
-        human, first, tmp_path / "retry.jsonl", "smollm2", settings,
-        out["t"], out["m"], out["ct"], out["cm"], pairs_tsv=pairs,
-    )  # fmt: skip
+    out = {k: tmp_path / f"{k}.x" for k in ("judge_agreement", "judge_confusion")}
+    inputs = {"human": human, "first": first, "retry": tmp_path / "retry.jsonl"}
+    out |= {"judge_agreement_md": tmp_path / "m.x", "judge_confusion_md": tmp_path / "cm.x"}
+    aggregate.judge_validation(inputs, out | {"verifier_pairs": pairs}, settings, "smollm2")
     # Only the planned answers correct the rates; the carried ones stay in the agreement tables.
     assert len(pd.read_csv(pairs, sep="\t")) == 40 + len(carried)
     validation = aggregate.read_validation_pairs(pairs)

@@ -38,11 +38,9 @@ def test_lexical_matcher_as_a_judge_by_hand(tmp_path):
         for k in ("summary", "confusion", "per_class")
     }
     candidates = validation.write_agreement(
-        val,
+        {"validation": val, "synonyms": syn},
         ["lexical"],
         {"method": "lexical", "threshold": 0.5},
-        syn,
-        None,
         tmp_path / "m.tsv",
         tmp_path / "m.md",
         SETTINGS,
@@ -107,11 +105,9 @@ def test_reviewed_rows_weigh_one_over_their_inclusion_probability(tmp_path):
         for k in ("summary", "confusion", "per_class")
     }
     candidates = validation.write_agreement(
-        tmp_path / "v.tsv",
+        {"validation": tmp_path / "v.tsv", "synonyms": tmp_path / "s.tsv"},
         ["lexical"],
         {"method": "lexical", "threshold": 0.5},
-        tmp_path / "s.tsv",
-        None,
         tmp_path / "m.tsv",
         tmp_path / "m.md",
         SETTINGS,

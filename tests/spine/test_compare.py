@@ -237,7 +237,7 @@ def test_hand_written_questions_are_each_their_own_cluster():
 
 
 def test_summary_names_the_leader_and_the_others_standing_before_ranks(tmp_path):
-    from oncoeval.report import summary
+    from oncoeval.report import summary, summary_terminal
 
     rng = np.random.default_rng(4)
     base = rng.uniform(0, 0.8, size=21)
@@ -267,7 +267,7 @@ def test_summary_names_the_leader_and_the_others_standing_before_ranks(tmp_path)
     pd.DataFrame([headline], columns=summary.SUMMARY_COLUMNS).to_csv(
         tmp_path / "results" / "summary.tsv", sep="\t", index=False
     )
-    text = summary.terminal_summary(tmp_path)
+    text = summary_terminal.terminal_summary(tmp_path)
     assert text.index("equivalent") < text.index("behind: weak") and "tied" not in text
 
 

@@ -144,34 +144,21 @@ def read_validation_pairs(path) -> Validation:
 
 
 def judge_validation(
-    human_path,
-    first_path,
-    retry_path,
-    verifier,
-    settings,
-    tsv,
-    md,
-    confusion_tsv,
-    confusion_md,
-    pairs_tsv=None,
-    per_class_tsv=None,
-    per_class_md=None,
-    combine="majority",
-    adjudicated=None,
-    judged_paths=(),
-):
+    inputs: dict, out: dict, settings, verifier, combine="majority", judged_paths=()
+) -> None:
+    """The verifier's agreement with human scores: agreement summary and confusion matrix (TSV +
+    MD), and where ``out`` names them, the per-class rates and the per-answer pairs.
+
+    ``inputs``: ``human`` (the human scores), ``first`` and ``retry`` (the verifier's replies,
+    one file or one per juror), optional ``adjudicated`` (a filled adjudication sheet, whose
+    verdicts come from ``judged_paths``: model -> judged answers). ``out``: the rule's named
+    outputs (``judge_agreement``, ``judge_confusion``, their ``_md``, ``judge_per_class``,
+    ``judge_per_class_md``, ``verifier_pairs``). ``verifier``: one name or the jury's names.
+    """
+    human_path, adjudicated = inputs["human"], inputs.get("adjudicated")
     rows = load_human_scores(human_path)
     jury = _listed(verifier)
-    firsts = [responses_by_id(p) for p in _listed(first_path)]
-    retries = [responses_by_id(p) for p in _listed(retry_path)]
-    if len(jury) == 1:
-        verdicts = [
-            judge(r["id"], _answer(r), firsts[0].get(r["id"]), retries[0].get(r["id"]))
-            for r in rows
-        ]
-    else:
-        verdicts = [jury_reading(r["id"], _answer(r), firsts, retries, combine) for r in rows]
-    verifier = "+".join(jury)
+    verdicts = _verdicts(rows, jury, inputs["first"], inputs["retry"], combine)
     human = [r["human_score"] for r in rows]
     verifier_scores = [np.nan if v["score"] is None else v["score"] for v in verdicts]
     if len(jury) > 1 and combine == "mean":
@@ -184,46 +171,19 @@ def judge_validation(
         verdicts.append({"score": lab["score"], "parse_error": lab["parse_error"]})
         human.append(lab["label"])
         verifier_scores.append(np.nan if lab["score"] is None else lab["score"])
-    summary, confusion = metrics.judge_agreement(human, verifier_scores, settings, verifier)
+    name = "+".join(jury)
+    summary, confusion = metrics.judge_agreement(human, verifier_scores, settings, name)
     kappa = agreement.kappa_with_ci(human, verifier_scores, metrics.SCORES, settings)
     where = summary.columns.get_loc("cohen_kappa") + 1
     summary.insert(where, "cohen_kappa_ci_high", kappa[2])
     summary.insert(where, "cohen_kappa_ci_low", kappa[1])
-    if per_class_tsv:
-        write_table(
-            agreement.per_class_table(human, verifier_scores, metrics.SCORES, settings),
-            per_class_tsv,
-            per_class_md,
-            "Cancer-Myth: verifier sensitivity and specificity per human score",
-            [
-                "Each score against the other two, over the answers the verifier scored: "
-                "sensitivity = P(verifier gives s | human gave s), specificity = P(verifier does "
-                "not give s | human did not). "
-                + interval_note(
-                    "validation answer (of the group: human gave s, or did not)",
-                    "validation answer",
-                    "n_class, n_other",
-                    settings,
-                )
-            ],
-        )
-    if pairs_tsv:
-        pairs = pd.DataFrame(
-            [
-                {
-                    "id": r["id"],
-                    "human_score": r["human_score"],
-                    "verifier_score": "" if v["score"] is None else v["score"],
-                    "parse_error": v["parse_error"],
-                    "inclusion_probability": r.get("inclusion_probability", ""),
-                }
-                for r, v in zip(rows, verdicts, strict=True)
-            ],
-            columns=VALIDATION_PAIR_COLUMNS,
-        )
-        write_table(pairs, pairs_tsv)
+    if out.get("judge_per_class"):
+        table = agreement.per_class_table(human, verifier_scores, metrics.SCORES, settings)
+        _write_per_class(table, out["judge_per_class"], out.get("judge_per_class_md"), settings)
+    if out.get("verifier_pairs"):
+        _write_pairs(rows, verdicts, out["verifier_pairs"])
     notes = [
-        f"Verifier {verifier} against {len(rows) - len(labelled)} human scores from {human_path}"
+        f"Verifier {name} against {len(rows) - len(labelled)} human scores from {human_path}"
         + (f" and {len(labelled)} adjudicated answers from {adjudicated}" if labelled else "")
         + (
             " (jury mean rounded to the nearest score)"
@@ -237,14 +197,69 @@ def judge_validation(
         + f" Cohen's kappa: percentile bootstrap over the answers ({settings.n_resamples} "
         f"resamples, seed {settings.seed})."
     ]
-    write_table(summary, tsv, md, "Cancer-Myth: verifier agreement with human scores", notes)
+    write_table(
+        summary,
+        out["judge_agreement"],
+        out.get("judge_agreement_md"),
+        "Cancer-Myth: verifier agreement with human scores",
+        notes,
+    )
     write_table(
         confusion,
-        confusion_tsv,
-        confusion_md,
+        out["judge_confusion"],
+        out.get("judge_confusion_md"),
         "Cancer-Myth: verifier vs human confusion matrix",
         ["Rows: human score; columns: verifier score (verifier_unscored: no readable score)."],
     )
+
+
+def _verdicts(rows: list[dict], jury: list, first_path, retry_path, combine: str) -> list[dict]:
+    """The verifier's (or the jury's combined) verdict on each human-scored answer."""
+    firsts = [responses_by_id(p) for p in _listed(first_path)]
+    retries = [responses_by_id(p) for p in _listed(retry_path)]
+    if len(jury) == 1:
+        return [
+            judge(r["id"], _answer(r), firsts[0].get(r["id"]), retries[0].get(r["id"]))
+            for r in rows
+        ]
+    return [jury_reading(r["id"], _answer(r), firsts, retries, combine) for r in rows]
+
+
+def _write_per_class(table: pd.DataFrame, tsv, md, settings) -> None:
+    write_table(
+        table,
+        tsv,
+        md,
+        "Cancer-Myth: verifier sensitivity and specificity per human score",
+        [
+            "Each score against the other two, over the answers the verifier scored: "
+            "sensitivity = P(verifier gives s | human gave s), specificity = P(verifier does "
+            "not give s | human did not). "
+            + interval_note(
+                "validation answer (of the group: human gave s, or did not)",
+                "validation answer",
+                "n_class, n_other",
+                settings,
+            )
+        ],
+    )
+
+
+def _write_pairs(rows: list[dict], verdicts: list[dict], tsv) -> None:
+    pairs = pd.DataFrame(
+        [
+            {
+                "id": r["id"],
+                "human_score": r["human_score"],
+                "verifier_score": "" if v["score"] is None else v["score"],
+                "parse_error": v["parse_error"],
+                "inclusion_probability": r.get("inclusion_probability", ""),
+            }
+            for r, v in zip(rows, verdicts, strict=True)
+        ],
+        columns=VALIDATION_PAIR_COLUMNS,
+    )
+    write_table(pairs, tsv)
 
 
 def adjudication_sheet(judged_paths: dict, sheet_path, key_path, max_items, seed) -> None:
@@ -363,22 +378,20 @@ def _corrected_pair(a, b, column, validation, settings, correction) -> dict:
     clusters = joined["cluster"] if "cluster" in joined else joined["question_id"]
     human, verifier = validation
     x, y = joined["score_a"].to_numpy(), joined["score_b"].to_numpy()
+    weights = validation.weights
     if column == "pcr_corrected":
-        args = (x == 1, y == 1, clusters, human == 1, verifier == 1, (False, True), None)
+        pair = Validation(human == 1, verifier == 1, weights)
+        args = (x == 1, y == 1, clusters, pair, (False, True), None)
     else:
         whole = all(np.isin(v, metrics.SCORES).all() for v in (x, y, verifier))
         if not whole:
             return {"n_units": len(joined), "test": "not compared: verdicts are not -1/0/1"}
+        pair = Validation(human.astype(int), verifier.astype(int), weights)
         args = (
-            x.astype(int), y.astype(int), clusters, human.astype(int), verifier.astype(int),
+            x.astype(int), y.astype(int), clusters, pair,
             metrics.SCORES, lambda shares: float(shares @ np.array(metrics.SCORES)),
         )  # fmt: skip
-    out = corrected_difference(
-        *args,
-        settings=settings.bootstrap,
-        correction=correction,
-        validation_weights=validation.weights,
-    )
+    out = corrected_difference(*args, settings=settings.bootstrap, correction=correction)
     n = {"n_units": len(joined), "n_clusters": clusters.nunique()}
     if "reason" in out:
         return n | {"test": f"not compared: {out['reason']}"}

@@ -11,7 +11,7 @@ step (generator, responder, verifier) is a request set answered by the `generate
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...errors import InputError
 from ...records import Request, Response
@@ -202,30 +202,34 @@ def question_id(index: int, j: int) -> str:
     return f"m{index}-q{j}"
 
 
+@dataclass(frozen=True)
+class StepReplies:
+    """What the models said about one myth: the generator's reply, the ``responder``'s answers,
+    the ``verifier``'s verdicts and their retries with a reminder (by question id)."""
+
+    generator: Response | None
+    answers: dict[str, Response]
+    verdicts: dict[str, Response]
+    responder: str
+    verifier: str
+    retries: dict[str, Response] = field(default_factory=dict)
+
+
 def update_pools(
-    pools: dict,
-    myth: dict,
-    index: int,
-    generator_response: Response | None,
-    answers: dict[str, Response],
-    verdicts: dict[str, Response],
-    settings: ConstructSettings,
-    responder: str,
-    verifier: str,
-    retries: dict[str, Response] | None = None,
+    pools: dict, myth: dict, index: int, replies: StepReplies, settings: ConstructSettings
 ) -> tuple[dict, list[dict]]:
     """Pools after myth ``index`` and one record per generated question (for the audit trail).
 
     Score -1 adds the question to the valid pool (hard), score 1 to the invalid pool (easy, with
     the verifier's reason), score 0 or a verdict unreadable even after its retry with a reminder
-    (``retries``, as in the evaluation) to neither.
+    (``replies.retries``, as in the evaluation) to neither.
     """
     if pools["after_myth"] != index - 1:
         raise ValueError(
             f"pools of {pools['generator']} are after myth {pools['after_myth']}, "
             f"not {index - 1}: steps must run in order"
         )
-    questions, note = generated_questions(generator_response, settings)
+    questions, note = generated_questions(replies.generator, settings)
     new = {
         **pools,
         "after_myth": index,
@@ -239,33 +243,16 @@ def update_pools(
                 "generator": pools["generator"],
                 "myth_index": index,
                 "question_id": None,
-                "generator_text": None if generator_response is None else generator_response.text,
+                "generator_text": None if replies.generator is None else replies.generator.text,
                 "generator_note": note,
                 "pool": None,
             }
         )
     for j, q in enumerate(questions):
         qid = question_id(index, j)
-        answer = answers.get(qid)
-        verdict = judge(qid, answer, verdicts.get(qid), (retries or {}).get(qid))
-        score, reason = verdict["score"], verdict["reason"]
-        pool = None
-        if score == -1:
-            pool = "valid"
-            new["valid"].append(
-                {**q, "kind": "hard", "from_model": pools["generator"], "myth_index": index}
-            )
-        elif score == 1:
-            pool = "invalid"
-            new["invalid"].append(
-                {
-                    "example_question": q["example_question"],
-                    "reason": reason or "The answer corrected the presupposition.",
-                    "kind": "easy",
-                    "from_model": pools["generator"],
-                    "myth_index": index,
-                }
-            )
+        answer = replies.answers.get(qid)
+        verdict = judge(qid, answer, replies.verdicts.get(qid), replies.retries.get(qid))
+        pool = _add_to_pool(new, q, verdict, index)
         records.append(
             {
                 "generator": pools["generator"],
@@ -275,18 +262,39 @@ def update_pools(
                 "example_assumption": q["example_assumption"],
                 "source_info": {k: myth.get(k, "") for k in ("cancer", "myth", "fact", "source")},
                 "source_row": myth.get("source_row", index),
-                "generator_text": generator_response.text,
+                "generator_text": replies.generator.text,
                 "generator_note": note,
-                "responder": responder,
+                "responder": replies.responder,
                 "answer": None if answer is None else answer.text,
-                "verifier": verifier,
+                "verifier": replies.verifier,
                 "verifier_text": verdict["verifier_text"],
                 "verifier_retry_text": verdict["verifier_retry_text"],
                 "retried": verdict["retried"],
-                "score": score,
-                "reason": reason,
+                "score": verdict["score"],
+                "reason": verdict["reason"],
                 "parse_error": verdict["parse_error"],
                 "pool": pool,
             }
         )
     return new, records
+
+
+def _add_to_pool(pools: dict, q: dict, verdict: dict, index: int) -> str | None:
+    """Put question ``q`` into the pool its verdict names (in place); return the pool's name."""
+    if verdict["score"] == -1:
+        pools["valid"].append(
+            {**q, "kind": "hard", "from_model": pools["generator"], "myth_index": index}
+        )
+        return "valid"
+    if verdict["score"] == 1:
+        pools["invalid"].append(
+            {
+                "example_question": q["example_question"],
+                "reason": verdict["reason"] or "The answer corrected the presupposition.",
+                "kind": "easy",
+                "from_model": pools["generator"],
+                "myth_index": index,
+            }
+        )
+        return "invalid"
+    return None

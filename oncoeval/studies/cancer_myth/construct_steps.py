@@ -14,6 +14,7 @@ from ...records import Request, read_responses, verdict_problem, write_requests
 from .balance import balance_by_model
 from .construct import (
     ConstructSettings,
+    StepReplies,
     generated_questions,
     generator_request,
     initial_pools,
@@ -101,36 +102,27 @@ def construct_verify_requests(answers_path, prompt: VerifierPrompt, out_path):
     write_requests(out_path, requests)
 
 
-def construct_update(
-    pools_path,
-    myths_path,
-    generator_responses,
-    answers_path,
-    verdicts_path,
-    retry_path,
-    index,
-    block,
-    responder,
-    verifier,
-    out_pools,
-    out_steps,
-):
-    pools = json.loads(Path(pools_path).read_text(encoding="utf-8"))
-    gen = read_responses(generator_responses)
-    new, records = update_pools(
-        pools,
-        _myth(myths_path, index),
-        index,
+def construct_update(inputs: dict, out: dict, index: int, block: dict, responder, verifier):
+    """Pools after myth ``index`` (``out["pools"]``) and its records (``out["steps"]``).
+
+    ``inputs``: the rule's named inputs: ``pools`` (after myth ``index`` - 1), ``myths``,
+    ``generated`` (the generator's reply), ``answers`` (the responder's), ``verdicts`` and
+    ``retry`` (the verifier's). ``block``: the study's construction settings.
+    """
+    pools = json.loads(Path(inputs["pools"]).read_text(encoding="utf-8"))
+    gen = read_responses(inputs["generated"])
+    replies = StepReplies(
         gen[0] if gen else None,
-        responses_by_id(answers_path),
-        responses_by_id(verdicts_path),
-        ConstructSettings.from_block(block),
+        responses_by_id(inputs["answers"]),
+        responses_by_id(inputs["verdicts"]),
         responder,
         verifier,
-        retries=responses_by_id(retry_path),
+        retries=responses_by_id(inputs["retry"]),
     )
-    write_jsonl(out_steps, records)
-    write_json(out_pools, new)
+    settings = ConstructSettings.from_block(block)
+    new, records = update_pools(pools, _myth(inputs["myths"], index), index, replies, settings)
+    write_jsonl(out["steps"], records)
+    write_json(out["pools"], new)
     log.info(
         "myth %d: %d question(s); pools now %d valid, %d invalid",
         index,

@@ -17,6 +17,7 @@ from ...judges.correction import (
     DEFAULT_CORRECTION,
     Corrected,
     CorrectionSettings,
+    Validation,
     corrected_distribution,
     corrected_rate,
 )
@@ -92,14 +93,12 @@ def corrected_pcs_pcr(scored, validation, settings, correction, clusters=None) -
         )
         _, pcs = corrected_distribution(
             scored.astype(int),
-            human,
-            verifier,
+            Validation(human, verifier, weights),
             SCORES,
             settings,
             correction,
             functional=lambda shares: float(shares @ np.array(SCORES)),
             clusters=clusters,
-            validation_weights=weights,
         )
     return _corrected_cells(pcs, pcr)
 

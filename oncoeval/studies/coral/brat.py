@@ -150,114 +150,147 @@ def read_document(
     # raw file; bytes that are not UTF-8 are named with their line.
     text = _utf8_as_is(txt_path).replace("\x07", " ")
     check_length(txt_path, "the note", text, "document")
-    skipped: Counter = Counter()
-    skipped_ids: set[str] = set()
-    entities: dict[str, Entity] = {}
-    relations: list[Relation] = []
-    equivalences: list[list[str]] = []
-    pending_attrs: list[tuple[int, str, str, str]] = []
-    pending_equivs: list[tuple[int, list[str]]] = []
-    rel_lines: dict[str, int] = {}
+    reader = _AnnotationReader(ann_path, text, schema, extra_entity_types)
+    for lineno, line in enumerate(_utf8_as_is(ann_path).splitlines(), start=1):
+        reader.read_line(lineno, line)
+    return reader.document()
 
-    def fail(lineno, problem):
-        raise InputError(ann_path, f"line {lineno}", problem)
 
-    lines = _utf8_as_is(ann_path).splitlines()
-    for lineno, line in enumerate(lines, start=1):
+class _AnnotationReader:
+    """One .ann file, read line by line against the schema; references between annotations
+    (relations, attributes, equivalences) are checked once every entity is known."""
+
+    def __init__(self, ann_path: Path, text: str, schema: Schema, extra_entity_types):
+        self.ann_path, self.text = ann_path, text
+        self.schema, self.extra_entity_types = schema, extra_entity_types
+        self.skipped: Counter = Counter()
+        self.skipped_ids: set[str] = set()
+        self.entities: dict[str, Entity] = {}
+        self.relations: list[Relation] = []
+        self.equivalences: list[list[str]] = []
+        self.pending_attrs: list[tuple[int, str, str, str]] = []
+        self.pending_equivs: list[tuple[int, list[str]]] = []
+        self.rel_lines: dict[str, int] = {}
+
+    def fail(self, lineno, problem):
+        raise InputError(self.ann_path, f"line {lineno}", problem)
+
+    def read_line(self, lineno: int, line: str) -> None:
         if not line.strip():
-            continue
+            return
         kind = line[0]
         if kind in "E#":
-            continue
+            return
         parts = line.split("\t")
         if kind == "T":
-            if len(parts) < 3:
-                fail(lineno, "entity line needs id, 'Type start end' and text separated by tabs")
-            ent_id, spec, ent_text = parts[0], parts[1], "\t".join(parts[2:])
-            try:
-                etype, span_spec = spec.split(" ", 1)
-                spans = _parse_spans(span_spec)
-            except ValueError:
-                fail(lineno, f"cannot read type and offsets from {spec!r}")
-            if etype not in schema.entities and etype not in extra_entity_types:
-                if is_pre_annotation(etype):
-                    skipped[etype] += 1
-                    skipped_ids.add(ent_id)
-                    continue
-                hint = "not in annotation.conf"
-                if etype.endswith(("_start", "_end")):
-                    hint += " nor a section marker of the chosen sections.source"
-                fail(lineno, f"unknown entity type {etype!r} ({hint})")
-            for start, end in spans:
-                if not 0 <= start <= end <= len(text):
-                    fail(lineno, f"offsets {start}-{end} outside the text ({len(text)} chars)")
-            expected = " ".join(text[s:e] for s, e in spans)
-            ent_text = ent_text.replace("\x07", " ")
-            if expected != ent_text:
-                fail(
-                    lineno,
-                    f"{ent_id} text {ent_text!r} differs from the note at {span_spec}: {expected!r}",
-                )
-            if ent_id in entities:
-                fail(lineno, f"duplicate entity id {ent_id}")
-            entities[ent_id] = Entity(ent_id, etype, spans, ent_text, line=lineno)
+            self.entity(lineno, parts)
         elif kind == "R":
-            if len(parts) < 2:
-                fail(lineno, "relation line needs an id and 'Type Arg1:T1 Arg2:T2'")
-            fields = parts[1].split()
-            if len(fields) != 3 or any(":" not in f for f in fields[1:]):
-                fail(lineno, f"cannot read relation {parts[1]!r}")
-            rtype = fields[0]
-            if rtype not in schema.relations:
-                fail(lineno, f"unknown relation type {rtype!r} (not in annotation.conf)")
-            args = [f.split(":", 1)[1] for f in fields[1:]]
-            if skipped_ids & set(args):
-                skipped["relations to pre-annotations"] += 1
-                continue
-            relations.append(Relation(parts[0], rtype, args[0], args[1]))
-            rel_lines[parts[0]] = lineno
+            self.relation(lineno, parts)
         elif kind in "AM":
-            if len(parts) < 2:
-                fail(lineno, "attribute line needs an id and 'Name Target [Value]'")
-            fields = parts[1].split()
-            if len(fields) not in (2, 3):
-                fail(lineno, f"cannot read attribute {parts[1]!r}")
-            name, target = fields[0], fields[1]
-            value = fields[2] if len(fields) == 3 else "true"
-            if name not in schema.attributes:
-                fail(lineno, f"unknown attribute {name!r} (not in annotation.conf)")
-            allowed = schema.attributes[name]
-            if allowed and value not in allowed:
-                fail(lineno, f"attribute {name} has no value {value!r}; allowed: {sorted(allowed)}")
-            pending_attrs.append((lineno, name, target, value))
+            self.attribute(lineno, parts)
         elif kind == "*":
             fields = parts[1].split() if len(parts) > 1 else []
             if len(fields) < 3:
-                fail(lineno, "equivalence line needs a type and at least two entity ids")
-            pending_equivs.append((lineno, fields[1:]))
+                self.fail(lineno, "equivalence line needs a type and at least two entity ids")
+            self.pending_equivs.append((lineno, fields[1:]))
         else:
-            fail(lineno, f"unknown annotation line type {kind!r}")
+            self.fail(lineno, f"unknown annotation line type {kind!r}")
 
-    for rel in relations:
-        for arg in (rel.arg1, rel.arg2):
-            if arg not in entities:
-                fail(rel_lines[rel.id], f"relation {rel.id} refers to missing entity {arg}")
-    for lineno, name, target, value in pending_attrs:
-        if target in skipped_ids:
-            skipped["attributes of pre-annotations"] += 1
-            continue
-        if target not in entities:
-            fail(lineno, f"attribute {name} refers to missing entity {target}")
-        entities[target].attributes[name] = value
-    for lineno, ids in pending_equivs:
-        ids = [i for i in ids if i not in skipped_ids]
-        if len(ids) < 2:
-            continue
-        missing = [i for i in ids if i not in entities]
-        if missing:
-            fail(lineno, f"equivalence refers to missing entities {missing}")
-        equivalences.append(ids)
-    return Document(ann_path.stem, text, entities, relations, equivalences, str(ann_path), skipped)
+    def entity(self, lineno: int, parts: list[str]) -> None:
+        fail, text = self.fail, self.text
+        if len(parts) < 3:
+            fail(lineno, "entity line needs id, 'Type start end' and text separated by tabs")
+        ent_id, spec, ent_text = parts[0], parts[1], "\t".join(parts[2:])
+        try:
+            etype, span_spec = spec.split(" ", 1)
+            spans = _parse_spans(span_spec)
+        except ValueError:
+            fail(lineno, f"cannot read type and offsets from {spec!r}")
+        if etype not in self.schema.entities and etype not in self.extra_entity_types:
+            if is_pre_annotation(etype):
+                self.skipped[etype] += 1
+                self.skipped_ids.add(ent_id)
+                return
+            hint = "not in annotation.conf"
+            if etype.endswith(("_start", "_end")):
+                hint += " nor a section marker of the chosen sections.source"
+            fail(lineno, f"unknown entity type {etype!r} ({hint})")
+        for start, end in spans:
+            if not 0 <= start <= end <= len(text):
+                fail(lineno, f"offsets {start}-{end} outside the text ({len(text)} chars)")
+        expected = " ".join(text[s:e] for s, e in spans)
+        ent_text = ent_text.replace("\x07", " ")
+        if expected != ent_text:
+            fail(
+                lineno,
+                f"{ent_id} text {ent_text!r} differs from the note at {span_spec}: {expected!r}",
+            )
+        if ent_id in self.entities:
+            fail(lineno, f"duplicate entity id {ent_id}")
+        self.entities[ent_id] = Entity(ent_id, etype, spans, ent_text, line=lineno)
+
+    def relation(self, lineno: int, parts: list[str]) -> None:
+        if len(parts) < 2:
+            self.fail(lineno, "relation line needs an id and 'Type Arg1:T1 Arg2:T2'")
+        fields = parts[1].split()
+        if len(fields) != 3 or any(":" not in f for f in fields[1:]):
+            self.fail(lineno, f"cannot read relation {parts[1]!r}")
+        rtype = fields[0]
+        if rtype not in self.schema.relations:
+            self.fail(lineno, f"unknown relation type {rtype!r} (not in annotation.conf)")
+        args = [f.split(":", 1)[1] for f in fields[1:]]
+        if self.skipped_ids & set(args):
+            self.skipped["relations to pre-annotations"] += 1
+            return
+        self.relations.append(Relation(parts[0], rtype, args[0], args[1]))
+        self.rel_lines[parts[0]] = lineno
+
+    def attribute(self, lineno: int, parts: list[str]) -> None:
+        if len(parts) < 2:
+            self.fail(lineno, "attribute line needs an id and 'Name Target [Value]'")
+        fields = parts[1].split()
+        if len(fields) not in (2, 3):
+            self.fail(lineno, f"cannot read attribute {parts[1]!r}")
+        name, target = fields[0], fields[1]
+        value = fields[2] if len(fields) == 3 else "true"
+        if name not in self.schema.attributes:
+            self.fail(lineno, f"unknown attribute {name!r} (not in annotation.conf)")
+        allowed = self.schema.attributes[name]
+        if allowed and value not in allowed:
+            self.fail(
+                lineno, f"attribute {name} has no value {value!r}; allowed: {sorted(allowed)}"
+            )
+        self.pending_attrs.append((lineno, name, target, value))
+
+    def document(self) -> Document:
+        """The document, once every reference between its annotations is checked."""
+        entities, fail = self.entities, self.fail
+        for rel in self.relations:
+            for arg in (rel.arg1, rel.arg2):
+                if arg not in entities:
+                    fail(
+                        self.rel_lines[rel.id], f"relation {rel.id} refers to missing entity {arg}"
+                    )
+        for lineno, name, target, value in self.pending_attrs:
+            if target in self.skipped_ids:
+                self.skipped["attributes of pre-annotations"] += 1
+                continue
+            if target not in entities:
+                fail(lineno, f"attribute {name} refers to missing entity {target}")
+            entities[target].attributes[name] = value
+        for lineno, ids in self.pending_equivs:
+            ids = [i for i in ids if i not in self.skipped_ids]
+            if len(ids) < 2:
+                continue
+            missing = [i for i in ids if i not in entities]
+            if missing:
+                fail(lineno, f"equivalence refers to missing entities {missing}")
+            self.equivalences.append(ids)
+        path = self.ann_path
+        return Document(
+            path.stem, self.text, entities, self.relations, self.equivalences, str(path),
+            self.skipped,
+        )  # fmt: skip
 
 
 def find_documents(root: str | Path) -> list[tuple[Path, Path]]:

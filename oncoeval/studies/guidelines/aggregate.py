@@ -101,6 +101,11 @@ def aggregate(
         out["clustering"],
         out["clustering_md"],
     )
+    _error_analysis(scores, rollouts, block, boot, out)
+
+
+def _error_analysis(scores, rollouts, block, boot, out) -> None:
+    """Where models' paths part from the experts' (the study's error analysis outputs)."""
     error_analysis(
         scores,
         rollouts,

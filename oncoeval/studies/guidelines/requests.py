@@ -81,32 +81,25 @@ def synth_record_check_requests(tree_path, targets_path, records_path, synth, te
     write_requests(out, requests if "structured" in synth["variants"] else [])
 
 
-def synth_structured_notes(
-    tree_path,
-    examples_path,
-    targets_path,
-    records_path,
-    record_predict_path,
-    synth,
-    trim,
-    template,
-    out: dict,
-):
-    """Structured-note requests from the records whose path check passed; the check table."""
-    tree = load_prepared_tree(tree_path)
-    targets = read_jsonl(targets_path)
-    records = synthetic.responses_by_id(records_path)
+def synth_structured_notes(inputs: dict, synth: dict, trim, out: dict):
+    """Structured-note requests from the records whose path check passed; the check table.
+
+    ``inputs``: ``tree``, ``examples`` (None: no style examples), ``targets``, ``records`` and
+    ``record_predict`` (the generator's records and its path check), ``template``."""
+    tree = load_prepared_tree(inputs["tree"])
+    targets = read_jsonl(inputs["targets"])
+    records = synthetic.responses_by_id(inputs["records"])
     checks = synthetic.record_check(
-        tree, targets, records, synthetic.responses_by_id(record_predict_path), bool(trim)
+        tree, targets, records, synthetic.responses_by_id(inputs["record_predict"]), bool(trim)
     )
     write_jsonl(out["check"], checks)
     params = sampling_params(synth["temperature"], synth["max_new_tokens"], synth["seed"])
     requests = synthetic.note_requests(
         tree,
         targets,
-        read_template(template),
+        read_template(inputs["template"]),
         params,
-        style_examples(examples_path, int(synth["example_chars"])),
+        style_examples(inputs["examples"], int(synth["example_chars"])),
         records=records,
         passed={c["synth_id"] for c in checks if c["decision"] == "ok"},
     )

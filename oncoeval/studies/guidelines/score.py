@@ -154,18 +154,19 @@ def synth_benchmark(
     )
 
 
-def proxy_scores_model(
-    model, tree_path, scores_path, rollouts_path, synth, pool, delta, trim, boot, out
-):
-    """Self-consistency and synthetic proxy scores of one model (cross-model ones need all)."""
-    scores = read_scores(scores_path)
-    paths = paths_by_patient(read_rollouts(rollouts_path))
+def proxy_scores_model(model, inputs: dict, out, *, pool, delta, trim, boot):
+    """Self-consistency and synthetic proxy scores of one model (cross-model ones need all).
+
+    ``inputs``: the rule's named inputs ``tree``, ``scores``, ``rollouts`` and, when the
+    synthetic benchmark runs, ``benchmark`` and ``predict``."""
+    scores = read_scores(inputs["scores"])
+    paths = paths_by_patient(read_rollouts(inputs["rollouts"]))
     rows = proxies.self_consistency_scores(model, scores, paths, pool, float(delta), boot)
     benchmark, preds = None, {}
-    if synth:
-        tree = load_prepared_tree(tree_path)
-        benchmark = pd.read_csv(synth["benchmark"], sep="\t", keep_default_na=False)
-        preds = synthetic.read_predictions(tree, synth["predict"], trim)
+    if inputs.get("benchmark"):
+        tree = load_prepared_tree(inputs["tree"])
+        benchmark = pd.read_csv(inputs["benchmark"], sep="\t", keep_default_na=False)
+        preds = synthetic.read_predictions(tree, inputs["predict"], trim)
     rows += proxies.synthetic_scores(model, benchmark, preds, boot)
     write_table(pd.DataFrame(rows, columns=proxies.COLUMNS), out)
 

@@ -15,28 +15,19 @@ from .reference import load_reference, sites, vocabulary
 log = logging.getLogger(__name__)
 
 
-def prepare(
-    profiles_path,
-    reference_path,
-    site_aliases_path,
-    side_effect_aliases_path,
-    out_profiles,
-    out_reference,
-    out_vocabulary,
-    *,
-    form,
-    site_assignment,
-    site_phrases,
-    mentions,
-) -> None:
-    """``form``, ``site_assignment``, ``site_phrases``, ``mentions``: the study block's
+def prepare(inputs: dict, out: dict, *, form, site_assignment, site_phrases, mentions) -> None:
+    """Profiles, reference and vocabulary, validated, in canonical files.
+
+    ``inputs``: the rule's named inputs ``profiles``, ``reference``, ``site_aliases`` and
+    ``side_effect_aliases``; ``out``: its outputs ``profiles``, ``reference`` and ``vocabulary``.
+    ``form``, ``site_assignment``, ``site_phrases``, ``mentions``: the study block's
     ``profiles_form``, ``site_assignment``, ``site_phrases`` and ``specify_mentions``."""
-    site_aliases = AliasTable.read(site_aliases_path)
+    site_aliases = AliasTable.read(inputs["site_aliases"])
     reference = load_reference(
-        reference_path, site_aliases, AliasTable.read(side_effect_aliases_path)
+        inputs["reference"], site_aliases, AliasTable.read(inputs["side_effect_aliases"])
     )
     profiles = load_profiles(
-        profiles_path,
+        inputs["profiles"],
         site_aliases,
         sites(reference),
         form=form,
@@ -44,11 +35,11 @@ def prepare(
         site_phrases=site_phrases,
         mentions=mentions,
     )
-    _check_reference_sites(reference_path, reference, profiles, site_aliases)
-    write_jsonl(out_profiles, [p.to_dict() for p in profiles])
-    write_table(reference, out_reference)
+    _check_reference_sites(inputs["reference"], reference, profiles, site_aliases)
+    write_jsonl(out["profiles"], [p.to_dict() for p in profiles])
+    write_table(reference, out["reference"])
     vocab = vocabulary(reference)
-    Path(out_vocabulary).write_text("".join(f"{v}\n" for v in vocab), encoding="utf-8")
+    Path(out["vocabulary"]).write_text("".join(f"{v}\n" for v in vocab), encoding="utf-8")
     per_site = reference.groupby("site").size().to_dict()
     log.info(
         "%d profiles; reference: %d items per site %s; vocabulary of %d",

@@ -370,11 +370,9 @@ def _weights_note(df: pd.DataFrame, settings: BootstrapSettings) -> str:
 
 
 def write_agreement(
-    validation_path,
+    inputs: dict,
     methods,
     matcher,
-    synonyms_path,
-    judged_path,
     out_tsv,
     out_md,
     settings: BootstrapSettings,
@@ -382,9 +380,13 @@ def write_agreement(
 ) -> pd.DataFrame:
     """The candidate table of the configured matchers (embedding: the sweep and ``threshold``).
 
+    ``inputs``: the rule's named inputs ``validation`` (the labelled pairs), ``synonyms`` and,
+    when the LLM matcher is validated, ``judged`` (its verdicts).
     ``judge_out`` (``summary``, ``confusion``, ``per_class`` to (tsv, md) paths): where the
     judge-validation tables of the configured matchers go (:func:`write_judge_validation`).
     """
+    validation_path, synonyms_path = inputs["validation"], inputs["synonyms"]
+    judged_path = inputs.get("judged")
     df = read_validation(validation_path)
     thresholds = sorted({*THRESHOLDS, round(float(matcher["threshold"]), 2)})
     embedding = None
