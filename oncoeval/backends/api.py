@@ -288,6 +288,47 @@ def _price_per_1k(what: str) -> dict:
     }
 
 
+def _price_schema() -> dict:
+    """The ``price`` setting: USD per 1000 tokens, synchronous and batch."""
+    return {
+        "description": "USD per 1000 tokens, for cost accounting; null when unknown.",
+        "type": ["object", "null"],
+        "default": None,
+        # Under `then`, so that the default-filling validator only fills an object (it
+        # would call setdefault on the null default).
+        "if": {"type": "object"},
+        "then": {
+            "properties": {
+                "prompt_per_1k": _price_per_1k("prompt"),
+                "completion_per_1k": _price_per_1k("completion"),
+                "batch": {
+                    "description": (
+                        "USD per 1000 tokens of batch calls (batch: true); a rate left "
+                        "unset is half the synchronous one."
+                    ),
+                    "type": ["object", "null"],
+                    "default": None,
+                    "if": {"type": "object"},
+                    "then": {
+                        "properties": {
+                            "prompt_per_1k": {
+                                "description": "USD per 1000 prompt tokens in a batch.",
+                                "type": "number",
+                                "minimum": 0,
+                            },
+                            "completion_per_1k": {
+                                "description": "USD per 1000 completion tokens in a batch.",
+                                "type": "number",
+                                "minimum": 0,
+                            },
+                        }
+                    },
+                },
+            }
+        },
+    }
+
+
 def api_schema(own: dict, key_env: str, required: list[str]) -> dict:
     """The ``CONFIG_SCHEMA`` of an API backend: its ``own`` keys, then the shared ones;
     ``key_env`` is the default variable holding its key."""
@@ -328,43 +369,7 @@ def api_schema(own: dict, key_env: str, required: list[str]) -> dict:
             "minimum": 0,
             "default": 900,
         },
-        "price": {
-            "description": "USD per 1000 tokens, for cost accounting; null when unknown.",
-            "type": ["object", "null"],
-            "default": None,
-            # Under `then`, so that the default-filling validator only fills an object (it
-            # would call setdefault on the null default).
-            "if": {"type": "object"},
-            "then": {
-                "properties": {
-                    "prompt_per_1k": _price_per_1k("prompt"),
-                    "completion_per_1k": _price_per_1k("completion"),
-                    "batch": {
-                        "description": (
-                            "USD per 1000 tokens of batch calls (batch: true); a rate left "
-                            "unset is half the synchronous one."
-                        ),
-                        "type": ["object", "null"],
-                        "default": None,
-                        "if": {"type": "object"},
-                        "then": {
-                            "properties": {
-                                "prompt_per_1k": {
-                                    "description": "USD per 1000 prompt tokens in a batch.",
-                                    "type": "number",
-                                    "minimum": 0,
-                                },
-                                "completion_per_1k": {
-                                    "description": "USD per 1000 completion tokens in a batch.",
-                                    "type": "number",
-                                    "minimum": 0,
-                                },
-                            }
-                        },
-                    },
-                }
-            },
-        },
+        "price": _price_schema(),
         "resources": {
             "$ref": "#/$defs/resources",
             # Without a resources block, an API job may wait out rate limits for longer than a
