@@ -139,47 +139,30 @@ def test_benjamini_hochberg_q_values_by_hand():
     assert np.isnan(q[2])
 
 
+def _datetime_unit(doc, section, score, n, unknown_only):
+    """One scored grade/Datetime unit: every metric ``score``, ``n`` predicted and gold values."""
+    return {
+        "doc_id": doc,
+        "section": section,
+        "subtype": "grade",
+        "field": "Datetime",
+        "bleu4": score,
+        "rouge1": score,
+        "em_f1": score,
+        "n_pred": n,
+        "n_gold": n,
+        "gold_unknown_only": unknown_only,
+    }
+
+
 def test_views_drop_no_gold_and_unknown_only_units():
     scores = pd.DataFrame(
         [
             # note a: a no-gold unit scoring 1 and an informative unit scoring 0
-            {
-                "doc_id": "a",
-                "section": "hpi",
-                "subtype": "grade",
-                "field": "Datetime",
-                "bleu4": 1.0,
-                "rouge1": 1.0,
-                "em_f1": 1.0,
-                "n_pred": 0,
-                "n_gold": 0,
-                "gold_unknown_only": True,
-            },
-            {
-                "doc_id": "a",
-                "section": "ap",
-                "subtype": "grade",
-                "field": "Datetime",
-                "bleu4": 0.0,
-                "rouge1": 0.0,
-                "em_f1": 0.0,
-                "n_pred": 1,
-                "n_gold": 1,
-                "gold_unknown_only": False,
-            },
+            _datetime_unit("a", "hpi", score=1.0, n=0, unknown_only=True),
+            _datetime_unit("a", "ap", score=0.0, n=1, unknown_only=False),
             # note b: gold present but only 'unknown'
-            {
-                "doc_id": "b",
-                "section": "hpi",
-                "subtype": "grade",
-                "field": "Datetime",
-                "bleu4": 1.0,
-                "rouge1": 1.0,
-                "em_f1": 1.0,
-                "n_pred": 1,
-                "n_gold": 1,
-                "gold_unknown_only": True,
-            },
+            _datetime_unit("b", "hpi", score=1.0, n=1, unknown_only=True),
         ]
     )
     scores["gold_view"], scores["unscored"] = "published", False

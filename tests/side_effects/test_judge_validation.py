@@ -31,14 +31,15 @@ def _files(tmp_path):
     return tmp_path / "v.tsv", tmp_path / "s.tsv"
 
 
-def test_lexical_matcher_as_a_judge_by_hand(tmp_path):
-    val, syn = _files(tmp_path)
+def _lexical_agreement(tmp_path, validation_file, synonyms_file):
+    """The lexical matcher's judge tables (summary, confusion, per class: (tsv, md) each) and
+    the candidate table, written under ``tmp_path``."""
     out = {
         k: (tmp_path / f"judge_{k}.tsv", tmp_path / f"judge_{k}.md")
         for k in ("summary", "confusion", "per_class")
     }
     candidates = validation.write_agreement(
-        {"validation": val, "synonyms": syn},
+        {"validation": validation_file, "synonyms": synonyms_file},
         ["lexical"],
         {"method": "lexical", "threshold": 0.5},
         tmp_path / "m.tsv",
@@ -46,6 +47,12 @@ def test_lexical_matcher_as_a_judge_by_hand(tmp_path):
         SETTINGS,
         judge_out=out,
     )
+    return out, candidates
+
+
+def test_lexical_matcher_as_a_judge_by_hand(tmp_path):
+    val, syn = _files(tmp_path)
+    out, candidates = _lexical_agreement(tmp_path, val, syn)
     # human yes: 6 rows, 5 paired; human no: 2 rows, 1 paired
     confusion = pd.read_csv(out["confusion"][0], sep="\t").set_index("human")
     assert confusion["judge"].unique().tolist() == ["lexical"]
@@ -100,19 +107,7 @@ def test_reviewed_rows_weigh_one_over_their_inclusion_probability(tmp_path):
     ]
     (tmp_path / "v.tsv").write_text("\n".join(lines) + "\n")
     (tmp_path / "s.tsv").write_text(SYNONYMS)
-    out = {
-        k: (tmp_path / f"judge_{k}.tsv", tmp_path / f"judge_{k}.md")
-        for k in ("summary", "confusion", "per_class")
-    }
-    candidates = validation.write_agreement(
-        {"validation": tmp_path / "v.tsv", "synonyms": tmp_path / "s.tsv"},
-        ["lexical"],
-        {"method": "lexical", "threshold": 0.5},
-        tmp_path / "m.tsv",
-        tmp_path / "m.md",
-        SETTINGS,
-        judge_out=out,
-    )
+    out, candidates = _lexical_agreement(tmp_path, tmp_path / "v.tsv", tmp_path / "s.tsv")
     confusion = pd.read_csv(out["confusion"][0], sep="\t").set_index("human")
     assert confusion.loc["yes", ["judge_yes", "judge_no", "n_labels"]].tolist() == [7, 4, 6]
     assert confusion.loc["no", ["judge_yes", "judge_no", "n_labels"]].tolist() == [2, 4, 2]

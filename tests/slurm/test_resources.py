@@ -26,15 +26,7 @@ GPU_MODEL = {
 
 
 def test_hf_model_resources_come_from_its_config_entry():
-    assert generate_resources(GPU_MODEL) == {
-        "gpu": 2,
-        "mem_mb": 64000,
-        "runtime": 600,
-        "gpu_model": "a100",
-        "constraint": "a100|h100",
-        "slurm_partition": "gpu",
-        "slurm_extra": "--qos=long",
-    }
+    assert generate_resources(GPU_MODEL) == GPU_MODEL["resources"]
 
 
 def test_gpu_model_without_gpus_is_not_passed_on():
