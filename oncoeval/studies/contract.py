@@ -82,6 +82,7 @@ and input/param helpers); nothing else does.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import itertools
 import re
@@ -289,7 +290,9 @@ class Output:
     table: str = ""
 
 
-def outputs(paths: Mapping[str, str], about: Mapping[str, Mapping] = None) -> dict[str, Output]:
+def outputs(
+    paths: Mapping[str, str], about: Mapping[str, Mapping] | None = None
+) -> dict[str, Output]:
     """Every output of ``paths`` (name -> path, as the rules declare them) as an ``Output``,
     with what ``about`` says of it (name -> the Output's other fields, e.g.
     ``{"caption": ..., "unit": ...}``). A name ``about`` gives that ``paths`` lacks, or a
@@ -358,6 +361,7 @@ class Study:
         return None
 
 
+@functools.cache
 def _path_pattern(path: str) -> re.Pattern:
     parts = re.split(r"{\w+}", path)
     return re.compile("[^/]+".join(re.escape(part) for part in parts))
