@@ -975,17 +975,18 @@ def leaderboard(scores, measures: list[Measure], comparison, settings, extra=())
 # --- one study's files --------------------------------------------------------------------------
 
 
-def _workflow(study: str):
-    import importlib
+def _study(study: str):
+    """The study's declaration (oncoeval.studies.contract.Study)."""
+    from .studies.contract import study as declaration
 
-    return importlib.import_module(f"oncoeval.studies.{study}.workflow")
+    return declaration(study)
 
 
 def study_measures(study: str) -> list[Measure]:
     """The study's headline measures that have per-unit values (``Headline.per_unit``), with
     their declared kind and range; the primary one is the headline declared ``primary`` (else
     the first compared one)."""
-    heads = [h for h in _workflow(study).HEADLINES if h.per_unit]
+    heads = [h for h in _study(study).headlines if h.per_unit]
     primary = next((h.measure for h in heads if getattr(h, "primary", False)), None)
     primary = primary or (heads[0].measure if heads else None)
     return [Measure(h.measure, h.kind, tuple(h.scale), h.measure == primary) for h in heads]
@@ -993,8 +994,8 @@ def study_measures(study: str) -> list[Measure]:
 
 def study_unit_scores(study: str, score_paths: dict, inputs: dict) -> dict[str, pd.DataFrame]:
     """model -> the study's per-unit values of that model (its ``unit_scores``)."""
-    workflow = _workflow(study)
-    return {m: workflow.unit_scores(path, inputs) for m, path in score_paths.items()}
+    declared = _study(study)
+    return {m: declared.unit_scores(path, inputs) for m, path in score_paths.items()}
 
 
 def mdd_rows(comparison: pd.DataFrame) -> pd.DataFrame:
@@ -1060,8 +1061,8 @@ def verdict_note(settings: CompareSettings, primary: str | None, m: int) -> str:
 
 def notes(study: str, settings: CompareSettings, skipped, extra=(), measures=(), m=1) -> list[str]:
     """The Markdown notes of both tables: unit, cluster, methods and why."""
-    workflow = _workflow(study)
-    r = workflow.RESAMPLING
+    declared = _study(study)
+    r = declared.resampling
     level = f"{settings.level:.0%}"
     primary = next((x.name for x in measures if x.primary), None)
     out = [
@@ -1103,13 +1104,13 @@ def write_study_comparison(
     -> (comparison rows, leaderboard value rows, notes); those rows are descriptive."""
     from .io import write_table
 
-    workflow = _workflow(study)
+    declared = _study(study)
     measures = study_measures(study)
     scores = study_unit_scores(study, score_paths, inputs)
     comparison = comparison_table(scores, measures, settings)
-    skipped = [h.measure for h in workflow.HEADLINES if not h.per_unit]
+    skipped = [h.measure for h in declared.headlines if not h.per_unit]
     extra_values, extra_notes = [], []
-    hook = getattr(workflow, "corrected_comparison", None)
+    hook = declared.corrected_comparison
     if hook is not None:
         rows, extra_values, extra_notes = hook(score_paths, inputs, params or {}, settings)
         if rows:
@@ -1124,7 +1125,7 @@ def write_study_comparison(
     text += mdd_sentences(comparison, settings)
     if len(scores) < 2:
         text.append("Fewer than two evaluated models: nothing to compare.")
-    title = workflow.REPORT_TITLE.split(" (")[0]
+    title = declared.title.split(" (")[0]
     write_table(
         comparison,
         out["comparison"],

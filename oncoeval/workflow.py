@@ -19,7 +19,7 @@ from oncoeval.credentials import redact_url
 from oncoeval.errors import ConfigError
 from oncoeval.exposure import workflow as exposure_wf
 from oncoeval.layout import ResultPaths
-from oncoeval.studies import contract, study_workflow  # noqa: F401 (re-exported)
+from oncoeval.studies import contract
 
 # The ad-hoc request sets (the config's `adhoc` key, rules/adhoc.smk): a study in file names and
 # wildcards, without a study package.
@@ -181,12 +181,12 @@ def final_targets(config: dict) -> list[str]:
 def comparison_inputs(config: dict, study: str) -> dict:
     """The inputs of a study's model comparison: every evaluated model's scores, then the files
     the study's ``comparison_inputs(config)`` names."""
-    module = study_workflow(study)
-    scores = [module.paths.scores(m) for m in evaluated_models(config, study)]
-    return {"scores": scores, **module.comparison_inputs(config)}
+    declared = contract.study(study)
+    scores = [declared.paths.scores(m) for m in evaluated_models(config, study)]
+    return {"scores": scores, **declared.comparison_inputs(config)}
 
 
 def comparison_params(config: dict, study: str) -> dict:
     """What a study's comparison depends on beside its inputs (its ``comparison_params``, if any)."""
-    own = getattr(study_workflow(study), "comparison_params", None)
+    own = contract.study(study).comparison_params
     return own(config) if own else {}

@@ -88,7 +88,7 @@ def _range(study: str, measure: str) -> tuple[float, float]:
     """The range a headline's value can take, as its study declares it (``Headline.scale``)."""
     from oncoeval.studies import contract
 
-    for headline in contract.declared(study, "HEADLINES", ()):
+    for headline in contract.study(study).headlines:
         if headline.measure == measure:
             return tuple(float(v) for v in headline.scale)
     return (0.0, 1.0)

@@ -10,7 +10,6 @@ The run's headline measures for the model come from ``results/summary.tsv``.
 
 from __future__ import annotations
 
-import importlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,8 +19,8 @@ import pandas as pd
 from .. import layout
 from ..io import iter_jsonl
 from ..layout import IN_STUDY, ResultPaths
-from ..report import catalog
 from ..report.drilldown import per_model_tables
+from ..studies import contract
 from .phi import Redactor
 
 # Folders of per-model tables whose columns are a judge's verdicts and reasons.
@@ -75,8 +74,8 @@ def _number(value):
 
 
 def resampling(study: str):
-    """The study's ``RESAMPLING`` (unit and cluster), as its workflow.py declares it."""
-    return catalog.study_declares(study, "RESAMPLING")
+    """The study's ``resampling`` (unit and cluster), as its ``Study`` declares it."""
+    return contract.study(study).resampling
 
 
 def resampling_unit(study: str) -> str:
@@ -86,16 +85,16 @@ def resampling_unit(study: str) -> str:
 def unit_clusters(root, config: dict, study: str, model: str) -> dict[str, str]:
     """unit id -> cluster id of ``model``'s scored units, from the study's ``unit_scores``
     (the per-unit values its intervals and model comparisons resample)."""
-    workflow = importlib.import_module(f"oncoeval.studies.{study}.workflow")
+    declared = contract.study(study)
     score_path = Path(root) / ResultPaths(study).scores(model)
-    if not hasattr(workflow, "unit_scores") or not score_path.exists():
+    if not score_path.exists():
         return {}
-    inputs = workflow.comparison_inputs(config) if hasattr(workflow, "comparison_inputs") else {}
+    inputs = declared.comparison_inputs(config)
     inputs = {
         k: str(Path(root) / v) if isinstance(v, str) else [str(Path(root) / p) for p in v]
         for k, v in inputs.items()
     }
-    units = workflow.unit_scores(score_path, inputs)
+    units = declared.unit_scores(score_path, inputs)
     return {str(u): str(c) for u, c in zip(units["unit"], units["cluster"], strict=True)}
 
 

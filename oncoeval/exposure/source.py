@@ -1,4 +1,4 @@
-"""What a study declares to be audited: ``EXPOSURE = ExposureSource(...)`` in its workflow.py."""
+"""What a study declares to be audited: ``exposure=ExposureSource(...)`` in its ``Study``."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """The rules' side of rules/exposure.smk: which studies can be audited, what a probe request set
 depends on, and the audit's targets.
 
-A study that can be audited declares ``EXPOSURE`` (an ``ExposureSource``) in its workflow
-module: its prepared items file, the id and text keys of an item, and how the prompt names the
+A study that can be audited declares ``exposure`` (an ``ExposureSource``) in its ``Study``: its prepared items file, the id and text keys of an item, and how the prompt names the
 dataset. Its schema has the ``exposure`` block (probes, n_items, seed, max_new_tokens).
 """
 
@@ -10,7 +9,7 @@ from __future__ import annotations
 
 from .. import config as oc
 from ..backends import get_backend
-from ..studies import STUDIES, study_workflow
+from ..studies import STUDIES, contract
 from ..studies.contract import ResultPaths, prompts_dir
 from .source import ExposureSource
 
@@ -19,8 +18,8 @@ REQUESTSET = "exposure_{probe}"
 
 
 def source(study: str) -> ExposureSource | None:
-    """The study's declared ``EXPOSURE``, or None (a study that cannot be audited)."""
-    return getattr(study_workflow(study), "EXPOSURE", None)
+    """The study's declared ``exposure``, or None (a study that cannot be audited)."""
+    return contract.study(study).exposure
 
 
 def auditable_studies() -> list[str]:

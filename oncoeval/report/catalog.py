@@ -9,7 +9,6 @@ entry's ``n`` is counted from the file when the report is built.
 
 from __future__ import annotations
 
-import fnmatch
 import pathlib
 import re
 from dataclasses import dataclass
@@ -20,62 +19,44 @@ import pandas as pd
 from .. import layout
 from ..exposure import FIGURE_CAPTION as EXPOSURE_FIGURE_CAPTION
 from ..layout import ResultPaths
-from ..studies import STUDIES
-from ..studies.contract import declared as study_declares
+from ..studies import STUDIES, contract
 from . import tables
 
 # Report categories; the report lists them alphabetically, so numbers keep the summary first
 # and the studies in registry order.
 SUMMARY_CATEGORY = "1 Summary"
-STUDY_TITLES = {
-    s: f"{i} {study_declares(s, 'REPORT_TITLE', s)}" for i, s in enumerate(STUDIES, start=2)
-}
+# Each study's declaration (oncoeval.studies.contract.Study): its title, what its intervals
+# resample, its outputs with their captions, units and figures' tables, its folders.
+STUDY_DECLARATIONS = {s: contract.study(s) for s in STUDIES}
+STUDY_TITLES = {s: f"{i} {STUDY_DECLARATIONS[s].title}" for i, s in enumerate(STUDIES, start=2)}
 RUN_CATEGORY = f"{len(STUDIES) + 2} Run"
 # What each study's intervals resample (contract.Resampling: the unit and its cluster); the
-# study tables resample the unit, the comparison tables whole clusters (UNIT_OVERRIDES); a table
-# may name its own (the study's UNITS).
-RESAMPLINGS = {s: study_declares(s, "RESAMPLING") for s in STUDIES}
+# study tables resample the unit, the comparison tables whole clusters (UNIT_OVERRIDES); an
+# output may name its own (its ``Output.unit``).
+RESAMPLINGS = {s: d.resampling for s, d in STUDY_DECLARATIONS.items()}
 RESAMPLING_UNITS = {s: getattr(r, "unit", "item") for s, r in RESAMPLINGS.items()}
-# What each study's tables show (its CAPTIONS) and the tables every study has; anything else
-# gets a caption built from its name.
+# What the tables every study has show (by name); a study's own outputs carry their captions
+# (``Output.caption``); anything else gets a caption built from its name.
 MODEL_CALLS = "model_calls"
 DESCRIPTIONS = {
-    **{
-        (s, name): text for s in STUDIES for name, text in study_declares(s, "CAPTIONS", {}).items()
-    },
-    **{
-        (s, MODEL_CALLS): "Model calls per model and request set: failed, truncated and refused."
-        for s in STUDIES
-    },
-    **{
-        (study, "model_comparison"): "Every pair of evaluated models per headline measure: "
-        "paired difference with its interval (the inversion of the row's own test, exact "
-        "McNemar or sign-flip permutation, at the row's level), p, Bonferroni-adjusted p over "
-        "the primary measure's pairs (m; other measures descriptive), the verdict (ahead, "
-        "equivalent within the margin, not separable at this n) and the minimum detectable "
-        "difference (mdd)."
-        for study in STUDIES
-    },
-    **{
-        (study, "exposure"): "Exposure audit per model and probe: the share of items whose probe "
-        "score (completion: ROUGE-L of the answer against the item's true rest; slot: exact "
-        "match of a masked word) is above the 95th percentile of the same probe on perturbed "
-        "copies of the items, and a verdict (docs/exposure.md)."
-        for study in STUDIES
-    },
-    **{
-        (study, "review_status"): "Where the clinician review's labels stand (make review, "
-        "docs/review.md): labels settled per stratum of the judge's verdict against the plan, "
-        "the reviewers' agreement, and the judge's corrected rates or validation with their "
-        "intervals."
-        for study in STUDIES
-    },
-    **{
-        (study, "leaderboard"): "Models ranked per headline measure with their values and "
-        "intervals. standing: behind the leader (significant after adjustment), equivalent "
-        "to it within the margin, or not separable from it at this n."
-        for study in STUDIES
-    },
+    MODEL_CALLS: "Model calls per model and request set: failed, truncated and refused.",
+    "model_comparison": "Every pair of evaluated models per headline measure: "
+    "paired difference with its interval (the inversion of the row's own test, exact "
+    "McNemar or sign-flip permutation, at the row's level), p, Bonferroni-adjusted p over "
+    "the primary measure's pairs (m; other measures descriptive), the verdict (ahead, "
+    "equivalent within the margin, not separable at this n) and the minimum detectable "
+    "difference (mdd).",
+    "exposure": "Exposure audit per model and probe: the share of items whose probe "
+    "score (completion: ROUGE-L of the answer against the item's true rest; slot: exact "
+    "match of a masked word) is above the 95th percentile of the same probe on perturbed "
+    "copies of the items, and a verdict (docs/exposure.md).",
+    "review_status": "Where the clinician review's labels stand (make review, "
+    "docs/review.md): labels settled per stratum of the judge's verdict against the plan, "
+    "the reviewers' agreement, and the judge's corrected rates or validation with their "
+    "intervals.",
+    "leaderboard": "Models ranked per headline measure with their values and "
+    "intervals. standing: behind the leader (significant after adjustment), equivalent "
+    "to it within the margin, or not separable from it at this n.",
 }
 # How the 95% CIs of a table are computed: as the note of its Markdown twin states it (the
 # study writes it with oncoeval.compare.interval_note: method, unit, cluster, n; read by
@@ -94,18 +75,12 @@ ROW_INTERVALS = (
 INTERVAL_METHODS = {
     (s, name): ROW_INTERVALS for s in STUDIES for name in ("model_comparison", "leaderboard")
 }
-# The table a figure draws (its n is counted there): a study's FIGURE_TABLES (figure name or
-# pattern -> table name); by default the table of the same name.
-FIGURE_TABLES = {s: study_declares(s, "FIGURE_TABLES", {}) for s in STUDIES}
 # The words of a caption that the catalog writes when a study declares none: a report must
 # never show one (tests/report/test_report_workflow.py checks every entry of a run).
 FALLBACK_MARKS = ("plotted.", " study.", "one row per scored item.")
-# What each figure shows and how it was drawn (a study's FIGURE_CAPTIONS: figure name, or a
-# pattern such as ``roc_*``, -> caption; a figure may share its table's name).
-FIGURE_DESCRIPTIONS = {
-    s: {"exposure": EXPOSURE_FIGURE_CAPTION, **study_declares(s, "FIGURE_CAPTIONS", {})}
-    for s in STUDIES
-}
+# What the figures every study has show (by name); a study's own carry their captions.
+FIGURE_DESCRIPTIONS = {"exposure": EXPOSURE_FIGURE_CAPTION}
+# The resampling units of the tables every study has (a study's own outputs carry theirs).
 UNIT_OVERRIDES = {
     **{(s, MODEL_CALLS): "none (counts)" for s in STUDIES},
     **{
@@ -113,18 +88,17 @@ UNIT_OVERRIDES = {
         for s in STUDIES
         for name in ("model_comparison", "leaderboard")
     },
-    **{(s, name): unit for s in STUDIES for name, unit in study_declares(s, "UNITS", {}).items()},
 }
 # Per-model per-item tables ({folder}/{model}.tsv): shown under "per-item records" (one page per
 # model): every study's scores/, and the folders it declares.
 SCORES_FOLDER = layout.SCORES
-ITEM_FOLDERS = {s: {SCORES_FOLDER, *study_declares(s, "ITEM_FOLDERS", ())} for s in STUDIES}
+ITEM_FOLDERS = {s: {SCORES_FOLDER, *d.item_folders} for s, d in STUDY_DECLARATIONS.items()}
 # Further result folders or files (without suffix) a study shows, with their subcategory.
 # The clinician review's standing (oncoeval.review.status), once `make review` drew a plan.
 REVIEW_STATUS = layout.IN_STUDY.review("review_status")
 REPORT_ENTRIES = {
-    s: {**study_declares(s, "REPORT_ENTRIES", {}), REVIEW_STATUS: "judge validation"}
-    for s in STUDIES
+    s: {**d.report_entries, REVIEW_STATUS: "judge validation"}
+    for s, d in STUDY_DECLARATIONS.items()
 }
 SUBCATEGORY_ORDER = ("tables", "figures", "judge validation", "construction", "per-item records")
 
@@ -151,6 +125,12 @@ class Entry:
     @property
     def folder(self) -> str:
         return PurePosixPath(self.rel).parts[0]
+
+    @property
+    def output(self) -> contract.Output | None:
+        """The study's declaration of this file (its caption, unit, figure's table), else None."""
+        declared = STUDY_DECLARATIONS.get(self.study)
+        return declared.output_of(self.path) if declared else None
 
     @property
     def declared_entry(self) -> str | None:
@@ -185,11 +165,16 @@ class Entry:
         return self.folder if self.subcategory == "per-item records" else self.name
 
     def description(self) -> str:
+        output = self.output
+        own = output.caption if output else ""
         if self.kind == "figure":
-            known = _by_name(FIGURE_DESCRIPTIONS.get(self.study, {}), self.name)
-            if known:
-                return known.replace("{name}", self.name)
-        known = DESCRIPTIONS.get((self.study, self.table_key))
+            # its own caption, the shared one, else that of the table it draws
+            drawn = STUDY_DECLARATIONS.get(self.study)
+            drawn = drawn and drawn.output_of(self.source_table())
+            known = own or FIGURE_DESCRIPTIONS.get(self.name) or (drawn.caption if drawn else "")
+        else:
+            # the tables every study has keep their shared caption
+            known = DESCRIPTIONS.get(self.table_key) or own
         if known:
             return known.replace("{name}", self.name)
         words = re.sub(r"[_-]+", " ", self.name).strip()
@@ -202,7 +187,8 @@ class Entry:
     @property
     def headline(self) -> bool:
         """Whether the entry is a table the summary reads its headline measures from."""
-        tables = {h.table for h in study_declares(self.study, "HEADLINES", ())}
+        declared = STUDY_DECLARATIONS.get(self.study)
+        tables = {h.table for h in declared.headlines} if declared else set()
         return self.kind == "table" and self.rel in tables
 
     def title(self) -> str:
@@ -224,6 +210,9 @@ class Entry:
     def resampling_unit(self) -> str:
         if self.subcategory == "per-item records":
             return "none (one row per item)"
+        output = self.output
+        if output and output.unit:
+            return output.unit
         return UNIT_OVERRIDES.get(
             (self.study, self.table_key), RESAMPLING_UNITS.get(self.study, "item")
         )
@@ -232,8 +221,8 @@ class Entry:
         """The table a figure draws, ``results/{study}/tables/{name}.tsv`` (a table its own)."""
         if self.kind != "figure":
             return self.path
-        name = _by_name(FIGURE_TABLES.get(self.study, {}), self.name) or self.name
-        return ResultPaths(self.study).table(name)
+        output = self.output
+        return ResultPaths(self.study).table((output.table if output else "") or self.name)
 
     def n_sentence(self, root=".") -> str:
         """The entry's n, counted from its table under ``root`` ("" when it is not there yet)."""
@@ -293,13 +282,6 @@ def study_name(study: str) -> str:
     if title is None:
         return study.replace("_", " ")
     return title.split(" ", 1)[-1].split(" (", 1)[0]
-
-
-def _by_name(declared: dict, name: str):
-    """What ``declared`` gives ``name``: by the name itself, else by a pattern (``roc_*``)."""
-    if name in declared:
-        return declared[name]
-    return next((v for key, v in declared.items() if fnmatch.fnmatchcase(name, key)), None)
 
 
 def stored_answers_note(replayed) -> str:
@@ -394,7 +376,8 @@ def count_answers(study: str, model: str, root=".") -> str:
 
 def count_compared(study: str, models, root=".") -> str:
     """The n of a study's compare page: the items of its answers' request set and the models."""
-    answers = study_declares(study, "ANSWERS")
+    declared = STUDY_DECLARATIONS.get(study)
+    answers = declared.answers if declared else None
     sizes = []
     for model in models:
         path = pathlib.Path(root) / ResultPaths(study).responses(model)

@@ -2,7 +2,7 @@
 
 Built from the per-item records: the request sets (``results/{study}/requests/*.jsonl``), the
 model's responses, and any per-model table (``parsed``, ``scores``...) that carries a
-``request_id`` column. Each answer of the study's evaluated request set (its ``ANSWERS``
+``request_id`` column. Each answer of the study's evaluated request set (its ``Study.answers``
 declaration, oncoeval.studies.contract.Answers) shows, first in its row, what parsed, the
 per-item score and, for a judged study, the judge's verdict and reason. The page sorts by any
 column (click its header) and filters by text, parse status, error and score range, in plain
@@ -180,7 +180,9 @@ def item_rows(root, study: str, model: str, max_chars: int = 600, include_text: 
                 }
             )
     items = pd.DataFrame(rows)
-    declared = catalog.study_declares(study, "ANSWERS", None)
+    declared = (
+        catalog.STUDY_DECLARATIONS[study].answers if study in catalog.STUDY_DECLARATIONS else None
+    )
     if declared is not None and len(items):
         items = answer_columns(items, root, model, declared, max_chars, include_text)
     for folder, extra in per_model_tables(root, model):
@@ -408,7 +410,9 @@ def items_page(
 def compare_rows(root, study: str, models, max_chars: int = 600, include_text: bool = True):
     """One row per answer of the study's evaluated request set: its input once, then each
     model's output, parse and score side by side."""
-    declared = catalog.study_declares(study, "ANSWERS", None)
+    declared = (
+        catalog.STUDY_DECLARATIONS[study].answers if study in catalog.STUDY_DECLARATIONS else None
+    )
     merged = None
     for model in models:
         items = item_rows(root, study, model, max_chars, include_text)

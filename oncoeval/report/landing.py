@@ -1,6 +1,6 @@
 """The report's first screen: the answer, in one compact table.
 
-Per enabled study its first declared headline measure (``HEADLINES``), and per evaluated model
+Per enabled study its first declared headline measure (``Study.headlines``), and per evaluated model
 its value with the 95% CI, n, its standing against the leader (leader, behind, equivalent
 within the margin, or not separable at this n), and what a reader must know before quoting it
 (warnings). The table comes first, so that it fits the first screen of a 1366x768 window; below
@@ -226,7 +226,8 @@ def _relative(path: str) -> str:
 
 def headline_entry(study: str) -> str | None:
     """The report entry of the table the study's first headline is read from."""
-    headlines = catalog.study_declares(study, "HEADLINES", ())
+    declared = catalog.STUDY_DECLARATIONS.get(study)
+    headlines = declared.headlines if declared else ()
     if not headlines:
         return None
     return catalog.Entry(study, ResultPaths(study)(headlines[0].table)).html_path

@@ -9,11 +9,11 @@ is set; numbers, ids and labels stay.
 A column of numbers never holds free text; another column does when
 
 - its name (less a drill-down's ``"folder: "`` prefix) is one of :data:`TEXT_COLUMNS`, or one a
-  study declares in its ``workflow.py`` as ``REPORT_TEXT_COLUMNS`` (unless the study declares
-  it a label, ``REPORT_LABEL_COLUMNS``, which wins);
+  study declares in its ``Study.text_columns`` (unless the study declares
+  it a label, ``Study.label_columns``, which wins);
 - its name ends with one of :data:`TEXT_SUFFIXES`; or
 - it is a column of strings, not declared a label (:data:`LABEL_COLUMNS`, or a study's
-  ``REPORT_LABEL_COLUMNS``), and one of its cells reads as prose: a line break, more than
+  ``Study.label_columns``), and one of its cells reads as prose: a line break, more than
   :data:`PROSE_WORDS` words or more than :data:`PROSE_CHARS` characters. This catches text
   under a name no one declared (a request's ``meta`` copied from an input record).
 """
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..studies.contract import declared
+from ..studies import STUDIES, contract
 
 LEFT_OUT = "(left out: the study's inputs are marked contains_phi)"
 
@@ -49,9 +49,11 @@ PROSE_CHARS = 160
 
 
 def _declared(study: str | None, name: str) -> frozenset:
-    if study is None:
+    """The column names a study declares under ``name`` (``Study.text_columns`` or
+    ``label_columns``); none for no study."""
+    if study not in STUDIES:
         return frozenset()
-    return frozenset(declared(study, name, ()))
+    return frozenset(getattr(contract.study(study), name))
 
 
 def _bare(column) -> str:
@@ -69,8 +71,8 @@ def _reads_as_prose(values: pd.Series) -> bool:
 
 def text_columns(df: pd.DataFrame, study: str | None = None) -> list:
     """The columns of ``df`` that hold free text from inputs or answers (see the module doc)."""
-    named = TEXT_COLUMNS | _declared(study, "REPORT_TEXT_COLUMNS")
-    own_labels = _declared(study, "REPORT_LABEL_COLUMNS")
+    named = TEXT_COLUMNS | _declared(study, "text_columns")
+    own_labels = _declared(study, "label_columns")
     labels = LABEL_COLUMNS | own_labels
     found = []
     for col in df.columns:

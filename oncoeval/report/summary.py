@@ -10,6 +10,7 @@ the ``generate`` jobs' Snakemake benchmarks. The page and its Markdown twin are 
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import math
 from pathlib import Path
@@ -28,8 +29,6 @@ from ..studies.contract import Answers, Headline
 from . import catalog, tables
 
 MODEL_COLUMNS = ("model", "responder", "held_out_model")
-N_COLUMNS = ("n", "n_profiles", "n_patients", "n_notes", "n_questions", "n_test", "n_units")
-UNSCORED_COLUMNS = ("n_unscored", "parse_failures", "unscored")
 # What the model did, per model and study (oncoeval.studies.contract.Answers), beside each headline.
 ANSWER_COLUMNS = ["answers", "cut_share", "unparsed_share", "failed", "filtered"]
 SUMMARY_COLUMNS = [
@@ -44,8 +43,9 @@ SUMMARY_NOTE = (
     "the validation set (or the reason no correction can be made). Beside each headline, what "
     "the model did: the share of its answers cut at the token cap, the share with nothing "
     "parsed, and its failed and filtered calls; 'warnings' flags a headline where more than "
-    "half of the answers were cut or unparsed. CORAL's published view credits an answer of "
-    "'unknown' where the gold is unknown; its informative view scores known values only."
+    "half of the answers were cut or unparsed."
+) + "".join(  # what a study says of its own headlines (``Study.summary_note``)
+    f" {d.summary_note}" for d in catalog.STUDY_DECLARATIONS.values() if d.summary_note
 )
 # A headline is flagged when more than this share of the model's answers was cut or unparsed.
 WARN_SHARE = 0.5
@@ -64,8 +64,9 @@ def _first(columns, candidates):
 
 
 def study_headlines(study: str) -> tuple[Headline, ...]:
-    """The headline measures the study's workflow.py declares (``HEADLINES``)."""
-    return tuple(catalog.study_declares(study, "HEADLINES", ()))
+    """The headline measures the study declares (``Study.headlines``)."""
+    declared = catalog.STUDY_DECLARATIONS.get(study)
+    return tuple(declared.headlines) if declared else ()
 
 
 def headline_rows(results: Path, studies) -> list[dict]:
@@ -85,9 +86,9 @@ def headline_rows(results: Path, studies) -> list[dict]:
             if column in df.columns:
                 df = df[df[column] == value]
         model_col = _first(df.columns, MODEL_COLUMNS)
-        n_col = _first(df.columns, N_COLUMNS)
-        unscored_col = _first(df.columns, UNSCORED_COLUMNS)
-        invalid = [c for c in df.columns if c.startswith("invalid_")]
+        # the columns the headline declares: its n, and its unscored count (or their pattern)
+        n_col = h.n_column if h.n_column in df.columns else None
+        unscored = [c for c in df.columns if fnmatch.fnmatchcase(c, h.unscored)]
         ranked = _ranked_counts(Path(results) / h.study, h.measure)
         for _, r in df.iterrows():
             model = r[model_col] if model_col else ""
@@ -103,9 +104,7 @@ def headline_rows(results: Path, studies) -> list[dict]:
                 "ci_low": r.get(f"{h.column}_ci_low", float("nan")),
                 "ci_high": r.get(f"{h.column}_ci_high", float("nan")),
                 "n": r[n_col] if n_col else float("nan"),
-                "n_unscored": r[unscored_col]
-                if unscored_col
-                else (r[invalid].sum() if invalid else float("nan")),
+                "n_unscored": _unscored(r, h.unscored, unscored),
                 "n_clusters": float("nan"),
                 # "n_notes" counts notes; a bare "n", the study's resampling unit
                 "unit": catalog.N_COLUMNS.get(n_col or "", "").removesuffix("s")
@@ -115,6 +114,14 @@ def headline_rows(results: Path, studies) -> list[dict]:
             # summary, the landing and the leaderboard state one n in one unit.
             rows.append({**row, **ranked.get(model, {})})
     return rows
+
+
+def _unscored(row, declared: str, columns: list[str]):
+    """The row's unscored count: its declared column, or the sum of the columns its pattern
+    (``invalid_*``) names; NaN where the table has none."""
+    if not columns:
+        return float("nan")
+    return row[declared] if declared in columns else row[columns].sum()
 
 
 def _ranked_counts(study_root: Path, measure: str) -> dict[str, dict]:
@@ -150,8 +157,9 @@ def _unit_words(resampling) -> str:
 
 
 def study_answers(study: str) -> Answers | None:
-    """The answers a study's workflow.py declares (``ANSWERS``), else None."""
-    return catalog.study_declares(study, "ANSWERS", None)
+    """The answers a study declares (``Study.answers``), else None."""
+    declared = catalog.STUDY_DECLARATIONS.get(study)
+    return declared.answers if declared else None
 
 
 def answer_counts(results: Path, study: str, model: str) -> dict:

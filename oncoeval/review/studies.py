@@ -17,8 +17,7 @@ from .. import config as oc
 from ..io import read_jsonl
 from ..judges.adjudication import blind_id
 from ..layout import IN_STUDY
-from ..studies import study_workflow
-from ..studies.contract import prompts_dir
+from ..studies.contract import prompts_dir, study
 from .plan import answer_hash
 from .spec import ReviewStudy, ScaleOption
 from .status_rows import estimate_rows
@@ -43,8 +42,10 @@ def cancer_myth_population(config: dict, root: Path) -> pd.DataFrame:
     """Every answer with a readable -1/0/1 verdict: item_id (opaque), stratum (the verdict),
     answer_sha256, model, question_id and the text the page shows."""
     rows = []
+    declared = study("cancer_myth")
     for model in _judged_models(config):
-        path = root / study_workflow("cancer_myth").OUTPUTS_PARSE["judged"].format(model=model)
+        # the verifier's judged answers: the answers' parse the study declares
+        path = root / declared.paths(declared.answers.parsed.format(model=model))
         if not path.exists():
             raise SystemExit(f"{path}: missing; run the workflow first (make run)")
         for rec in read_jsonl(path):
@@ -70,7 +71,7 @@ def cancer_myth_population(config: dict, root: Path) -> pd.DataFrame:
 
 def cancer_myth_labels(config: dict, root: Path):
     """(verifier verdict, human label is positive) of the validation answers scored so far."""
-    path = root / study_workflow("cancer_myth").OUTPUTS_JUDGE_AGREEMENT["verifier_pairs"]
+    path = root / study("cancer_myth").outputs["verifier_pairs"].path
     if not path.exists():
         return []
     df = pd.read_csv(path, sep="\t", keep_default_na=False)

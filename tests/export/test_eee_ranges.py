@@ -17,6 +17,6 @@ def test_pcs_runs_from_minus_one_to_one_and_shares_from_zero_to_one():
 
 def test_every_declared_scale_is_an_increasing_pair():
     for study in STUDIES:
-        for headline in contract.declared(study, "HEADLINES", ()):
+        for headline in contract.study(study).headlines:
             low, high = headline.scale
             assert low < high, (study, headline.measure)

@@ -261,8 +261,8 @@ def test_a_demo_sized_headline_table_fits_a_small_laptops_first_screen(tmp_path)
     }
     rows, boards = [], {}
     for study, names in models.items():
-        measure = catalog.study_declares(study, "HEADLINES", ())[0].measure
-        unit = summary._unit_words(catalog.study_declares(study, "RESAMPLING", None))
+        measure = catalog.STUDY_DECLARATIONS[study].headlines[0].measure
+        unit = summary._unit_words(catalog.STUDY_DECLARATIONS[study].resampling)
         n, clusters = counts[study]
         for i, model in enumerate(names):
             rows.append(

@@ -56,7 +56,8 @@ def test_headline_rows_read_known_columns_and_views(tmp_path):
             "view": ["published", "strict", "informative"],
             "n_units": [40, 40, 30],
             "n_notes": [4, 4, 4],
-            "parse_failures": [2, 2, 2],
+            "n_unscored": [2, 2, 2],
+            "parse_failures": [5, 5, 5],
             "em_f1": [0.5, 0.2, 0.1],
             "em_f1_ci_low": [0.4, 0.1, 0.0],
             "em_f1_ci_high": [0.6, 0.3, 0.2],
@@ -76,7 +77,8 @@ def test_headline_rows_read_known_columns_and_views(tmp_path):
         0.4,
         0.6,
     )
-    assert (em[0]["n"], em[0]["n_unscored"]) == (4, 2)  # notes resampled; parse failures
+    # the columns its headline declares: notes resampled, units of failed calls
+    assert (em[0]["n"], em[0]["n_unscored"]) == (4, 2)
     # A headline whose column is missing says so instead of failing.
     bleu = [r for r in rows if r["measure"].startswith("BLEU-4")]
     assert [r["model"] for r in bleu] == ["(no column bleu4)"] * 2

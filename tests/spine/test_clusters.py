@@ -12,8 +12,7 @@ import pytest
 
 from oncoeval.compare import CompareSettings, interval_note, mean_ci, paired_diff_ci
 from oncoeval.stats import BootstrapSettings
-from oncoeval.studies import STUDIES
-from oncoeval.studies.contract import declared
+from oncoeval.studies import STUDIES, contract
 from oncoeval.studies.side_effects.aggregate import error_bar
 
 SETTINGS = BootstrapSettings(n_resamples=500, seed=0)
@@ -250,7 +249,7 @@ def test_each_study_per_unit_score_file_carries_unit_and_cluster_ids():
 @pytest.mark.parametrize("study", STUDIES)
 def test_every_study_declares_a_unit_and_a_cluster_that_differ(study):
     """Each study declares its unit and the cluster that groups units (never one per unit)."""
-    resampling = declared(study, "RESAMPLING")
+    resampling = contract.study(study).resampling
     assert resampling.unit and resampling.cluster
     assert resampling.cluster != resampling.unit, study
 

@@ -233,7 +233,7 @@ def test_hand_written_questions_are_each_their_own_cluster():
     assert cluster_of({"question_id": "q1", "source_row": 4, "source_type": "myth"}) == "myth:4"
     assert cluster_of({"question_id": "q2", "source_row": -1}) == "question:q2"
     assert cluster_of({"question_id": "q3", "source_row": None}) == "question:q3"
-    assert cancer_myth.RESAMPLING.unit == "question"
+    assert cancer_myth.STUDY.resampling.unit == "question"
 
 
 def test_summary_names_the_leader_and_the_others_standing_before_ranks(tmp_path):

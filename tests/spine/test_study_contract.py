@@ -8,8 +8,11 @@ function for the final targets, and no schema default repeated in Python.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
+import importlib.util
 import re
+import sys
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 
@@ -19,7 +22,15 @@ from conftest import REPO
 
 from oncoeval import config as oc
 from oncoeval.studies import STUDIES, contract
-from oncoeval.studies.contract import MODULES, STAGES, Resampling, ResultPaths
+from oncoeval.studies.contract import (
+    MODULES,
+    STAGES,
+    Headline,
+    Output,
+    Resampling,
+    ResultPaths,
+    Study,
+)
 
 DEMO_CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text(encoding="utf-8"))
 
@@ -52,31 +63,31 @@ def test_every_study_has_the_stage_modules_scripts_and_rules(study):
 
 @pytest.mark.parametrize("study", STUDIES)
 def test_every_study_declares_paths_outputs_and_targets_once(study):
-    workflow = importlib.import_module(f"oncoeval.studies.{study}.workflow")
-    assert isinstance(workflow.paths, ResultPaths) and workflow.paths.study == study
-    assert isinstance(workflow.OUTPUTS, Mapping) and workflow.OUTPUTS
-    for name, path in workflow.OUTPUTS.items():
-        assert isinstance(name, str) and path.startswith(f"results/{study}/"), (name, path)
+    declared = contract.study(study)
+    assert isinstance(declared, Study) and declared.name == study
+    assert isinstance(declared.paths, ResultPaths) and declared.paths.study == study
+    assert isinstance(declared.outputs, Mapping) and declared.outputs
+    for name, output in declared.outputs.items():
+        assert isinstance(output, Output), (name, output)
+        assert isinstance(name, str) and output.path.startswith(f"results/{study}/"), name
     # What the report and the summary show of the study comes from the study itself.
-    assert workflow.REPORT_TITLE and isinstance(workflow.RESAMPLING, Resampling)
-    assert workflow.RESAMPLING.unit and workflow.RESAMPLING.cluster
-    assert workflow.HEADLINES and all(h.study == study for h in workflow.HEADLINES)
+    assert declared.title and isinstance(declared.resampling, Resampling)
+    assert declared.resampling.unit and declared.resampling.cluster
+    assert declared.headlines and all(h.study == study for h in declared.headlines)
     # The model comparison (oncoeval.compare) reads the study's per-unit values of its headlines.
-    assert all(h.kind in ("mean", "binary") for h in workflow.HEADLINES)
-    assert any(h.per_unit for h in workflow.HEADLINES)
-    assert callable(workflow.unit_scores) and callable(workflow.comparison_inputs)
+    assert all(h.kind in ("mean", "binary") for h in declared.headlines)
+    assert any(h.per_unit for h in declared.headlines)
+    assert callable(declared.unit_scores) and callable(declared.comparison_inputs)
     config = {**DEMO_CONFIG, "studies": {**DEMO_CONFIG["studies"]}}
     config["studies"][study] = oc.filled_study_block(config, study)
     block = config["studies"][study]
     targets = contract.final_targets(study, block, oc.study_evaluated_models(config, study))
     assert targets and all(t.startswith(f"results/{study}/") for t in targets), targets
-    # The final targets are the published outputs (OUTPUTS), each wildcard filled, but those the
-    # run's settings leave out.
-    unused = set(getattr(workflow, "unused_outputs", lambda b: ())(block))
-    declared = {p for name, p in workflow.OUTPUTS.items() if name not in unused}
-    assert declared <= set(targets) | {p for p in declared if "{" in p}, declared - set(targets)
-    # No study works its own final targets out.
-    assert not hasattr(workflow, "final_targets")
+    # The final targets are the published outputs, each wildcard filled, but those the run's
+    # settings leave out.
+    unused = set(declared.unused_outputs(block) if declared.unused_outputs else ())
+    paths = {o.path for name, o in declared.outputs.items() if name not in unused}
+    assert paths <= set(targets) | {p for p in paths if "{" in p}, paths - set(targets)
 
 
 def dotted_schema_keys(schema: dict, prefix: str = "") -> set[str]:
@@ -91,7 +102,7 @@ def dotted_schema_keys(schema: dict, prefix: str = "") -> set[str]:
 def test_every_study_declares_its_data_judges_and_captions_by_real_names(study):
     """What config.py and the report read of a study names keys of its schema and files it
     writes, so a typo in a declaration cannot pass silently."""
-    workflow = importlib.import_module(f"oncoeval.studies.{study}.workflow")
+    declared = contract.study(study)
     block = oc.filled_study_block({}, study)
     keys = dotted_schema_keys(oc.study_schema(study))
     model_keys = set(oc.STUDY_MODEL_KEYS[study])
@@ -101,13 +112,12 @@ def test_every_study_declares_its_data_judges_and_captions_by_real_names(study):
         roles = contract.judge_roles(study, settings) + contract.required_roles(study, settings)
         assert {dotted for dotted, _ in roles} <= model_keys, roles
         assert all(isinstance(p, str) for p in contract.settings_problems(study, settings))
-    # A table by its file's name; a per-model output (``scores/{model}.tsv``) by its OUTPUTS key.
-    written = {PurePosixPath(p).stem for p in workflow.OUTPUTS.values()} | set(workflow.OUTPUTS)
-    for name in ("CAPTIONS", "UNITS"):
-        named = set(getattr(workflow, name, {}))
-        assert named <= written, f"{study}.{name} names no output: {named - written}"
-    folders = {PurePosixPath(p).parts[2] for p in workflow.OUTPUTS.values()}
-    assert set(getattr(workflow, "ITEM_FOLDERS", ())) <= folders
+    # A figure's table is one of the study's tables; its folders hold its outputs.
+    tables = {PurePosixPath(o.path).stem for o in declared.outputs.values()}
+    drawn = {o.table for o in declared.outputs.values() if o.table}
+    assert drawn <= tables, drawn - tables
+    folders = {PurePosixPath(o.path).parts[2] for o in declared.outputs.values()}
+    assert set(declared.item_folders) <= folders
 
 
 # The generic layers: what they know of a study, they read from the study's declarations.
@@ -126,48 +136,96 @@ def test_the_config_checks_and_the_report_name_no_study():
     assert not named, f"studies named in the generic layers: {named}"
 
 
-def _top_level_names(source: str) -> set[str]:
-    names = set()
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.FunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign):
-            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-    return names
+def test_the_contract_docstring_and_contributing_describe_every_field():
+    """Each field of a study's declaration (``Study``), of its outputs (``Output``) and of its
+    headlines (``Headline``) is described where a study's author reads."""
+    contributing = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    for kind in (Study, Output, Headline):
+        names = [f.name for f in dataclasses.fields(kind)]
+        missing = [n for n in names if f"``{n}" not in contract.__doc__ and kind is not Headline]
+        assert not missing, f"{kind.__name__} fields not in contract's docstring: {missing}"
+        missing = [n for n in names if f"`{n}" not in contributing]
+        assert not missing, f"{kind.__name__} fields not in CONTRIBUTING.md: {missing}"
 
 
-def declarations_read() -> set[str]:
-    """The names the package outside the studies reads from a study's workflow module: through
-    the contract's accessors, or as a getattr or attribute of a workflow module that a study
-    defines."""
-    studies = [REPO / "oncoeval" / "studies" / s for s in STUDIES]
-    text = "\n".join(
-        path.read_text(encoding="utf-8")
-        for path in sorted((REPO / "oncoeval").rglob("*.py"))
-        if not any(path.is_relative_to(folder) for folder in studies)
-    )
-    defined = set().union(
-        *(_top_level_names((folder / "workflow.py").read_text()) for folder in studies)
-    )
-    accessed = set(
-        re.findall(
-            r'\b(?:declared|study_declares|_declared_call|_declared)\([^,()]+, "(\w+)"', text
+# Where the package, the scripts and the rules could load a module by name.
+LOADED_BY_NAME = re.compile(r"import_module\(([^()]*(?:\([^()]*\))?[^()]*)\)")
+
+
+def test_a_study_module_is_loaded_in_one_place():
+    """Only ``contract.study`` loads a study's module by name: every other reader takes the
+    ``Study`` value it returns."""
+    loads = []
+    for path in sorted(
+        [*(REPO / "oncoeval").rglob("*.py"), *(REPO / "scripts").rglob("*.py")]
+        + [*(REPO / "rules").glob("*.smk"), REPO / "Snakefile"]
+    ):
+        for call in LOADED_BY_NAME.findall(path.read_text(encoding="utf-8")):
+            if "studies" in call or "workflow" in call:
+                loads.append((str(path.relative_to(REPO)), call))
+    assert loads == [("oncoeval/studies/contract.py", 'f"oncoeval.studies.{name}.workflow"')]
+    assert LOADED_BY_NAME.findall('importlib.import_module(f"x.studies.{s}.workflow")')
+
+
+def test_a_misspelt_field_fails_when_the_study_is_imported(tmp_path):
+    """A declaration names its fields as keywords of ``Study`` and ``Output``: a typo is a
+    TypeError when the module is imported, not a caption silently left out."""
+    source = (REPO / "oncoeval/studies/coral/workflow.py").read_text(encoding="utf-8")
+
+    def imported(text: str):
+        path = tmp_path / "misspelt.py"
+        path.write_text(text, encoding="utf-8")
+        # a module of the study's package, so that its relative imports resolve
+        spec = importlib.util.spec_from_file_location("oncoeval.studies.coral._misspelt", path)
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+    imported(source)  # as written, it imports
+    assert source.count("    summary_note=") == 1
+    with pytest.raises(TypeError, match="summary_notes"):
+        imported(source.replace("    summary_note=", "    summary_notes="))
+    assert source.count('"caption": "Scores per extraction task."') == 1
+    with pytest.raises(TypeError, match="captoin"):
+        imported(
+            source.replace('"caption": "Scores per extraction', '"captoin": "Scores per extraction')
         )
-    )
-    by_getattr = set(re.findall(r'\bgetattr\([^"]*?, "(\w+)"', text))
-    by_attribute = set(
-        re.findall(r"\b(?:workflow|module|wf|\w*workflow\w*\([^()]*\))\.(\w+)", text)
-    )
-    return accessed | ((by_getattr | by_attribute) & defined)
+    with pytest.raises(ValueError, match="by_tsk"):
+        imported(source.replace('"by_task": {"caption"', '"by_tsk": {"caption"'))
 
 
-def test_the_contract_docstring_names_every_declaration_the_package_reads():
-    read = declarations_read()
-    assert {"OUTPUTS", "HEADLINES", "REPORT_TEXT_COLUMNS", "corrected_comparison"} <= read
-    missing = sorted(name for name in read if f"``{name}" not in contract.__doc__)
-    assert not missing, (
-        f"read from a study's workflow.py but not in contract's docstring: {missing}"
+def test_an_output_is_found_by_its_path_the_exact_one_first():
+    declared = contract.study("guidelines")
+    roc = declared.output_of("results/guidelines/figures/roc_lexical.png")
+    assert roc == declared.outputs["roc"] and roc.table == "meta_classifier"
+    # "roc_feature_sets" is a figure of its own, not the per-feature-set pattern's
+    assert (
+        declared.output_of("results/guidelines/figures/roc_feature_sets.png")
+        == (declared.outputs["roc_feature_sets"])
     )
+    assert declared.output_of("results/guidelines/rollouts/m1.tsv").caption.startswith("Rollouts")
+    assert declared.output_of("results/guidelines/rollouts/a/b.tsv") is None
+
+
+def test_a_module_without_its_study_declaration_is_refused(monkeypatch):
+    import types
+
+    module = types.ModuleType("oncoeval.studies.nothing.workflow")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    with pytest.raises(TypeError, match="STUDY is not the Study of nothing"):
+        contract.study("nothing")
+
+
+def test_the_summary_reads_the_n_column_a_headline_declares(tmp_path):
+    """CORAL's overall table counts units, notes and clusters; its headlines declare n_notes,
+    which the summary shows whatever other count columns come first."""
+    from oncoeval.report import summary
+
+    table = tmp_path / "coral" / "tables" / "overall.tsv"
+    table.parent.mkdir(parents=True)
+    row = {"model": "m", "view": "published", "n": 99, "n_units": 10, "n_notes": 3}
+    row |= {"n_unscored": 2, "parse_failures": 7, "em_f1": 0.5, "bleu4": 0.4, "rouge1": 0.3}
+    table.write_text("\t".join(row) + "\n" + "\t".join(map(str, row.values())) + "\n")
+    rows = [r for r in summary.headline_rows(tmp_path, ["coral"]) if r["model"] == "m"]
+    assert rows and {(r["n"], r["n_unscored"], r["unit"]) for r in rows} == {(3, 2, "note")}
 
 
 def test_the_study_name_check_finds_a_named_study(tmp_path):

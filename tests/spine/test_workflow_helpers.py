@@ -104,7 +104,7 @@ def test_generate_resources_come_from_the_model_then_the_default_then_the_profil
 
 def test_a_comparison_reads_every_evaluated_models_scores_and_the_studys_own_inputs():
     config = filled()
-    module = run_wf.study_workflow(FIRST)
+    module = contract.study(FIRST)
     inputs = run_wf.comparison_inputs(config, FIRST)
     assert inputs["scores"] == [module.paths.scores("a"), module.paths.scores("b")]
     assert {k: v for k, v in inputs.items() if k != "scores"} == module.comparison_inputs(config)
@@ -128,7 +128,7 @@ def test_replayed_ids_are_the_replay_backends_among_the_evaluated():
     assert report_targets.replayed_in(config, FIRST) == ["a"]
     assert report_targets.replayed_models(config) == ["a"]
     # A per-model page's caption names only its own model; other entries name every replay.
-    scores = catalog.Entry(FIRST, run_wf.study_workflow(FIRST).paths.scores("gpu"))
+    scores = catalog.Entry(FIRST, contract.study(FIRST).paths.scores("gpu"))
     assert scores.subcategory == "per-item records" and scores.name == "gpu"
     assert report_targets.caption_replayed(config, scores, FIRST) == []
 

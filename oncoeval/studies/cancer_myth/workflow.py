@@ -13,49 +13,23 @@ from pathlib import Path
 from ... import config as oc
 from ...errors import OncoEvalError
 from ...exposure.source import ExposureSource
-from ..contract import Answers, Headline, ItemScore, Resampling, ResultPaths, prompts_dir
+from ..contract import (
+    Answers,
+    Headline,
+    ItemScore,
+    Resampling,
+    ResultPaths,
+    Study,
+    outputs,
+    prompts_dir,
+)
 from .construct import check_inputs
 from .data import load_myths
 from .requests import load_verifier_examples
 
 paths = ResultPaths("cancer_myth")
-STUDY = paths.study
+NAME = paths.study
 
-# For the report and the summary (oncoeval.report): the study's category title, what its
-# bootstrap resamples, and its headline measures per model.
-REPORT_TITLE = "Cancer-Myth (false-presupposition questions)"
-# Questions written from one source record (a myth: source_type and source_row) share their
-# context and are resampled together; a question without one (source_row -1 or none, as the
-# published file marks hand-written questions) is its own cluster.
-RESAMPLING = Resampling(unit="question", cluster="source record (myth) it was written from")
-# The answers are free text: what parses (or not) is the verifier's verdict on each.
-ANSWERS = Answers(
-    "answer",
-    "judged/{model}.jsonl",
-    ("question_id",),
-    "parse_error == ''",
-    reason="parse_error",
-    score=ItemScore(paths.rel.scores("{model}"), "score", ("question_id",)),
-    verdict=("score", "reason"),
-)
-# Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.
-_BARS = (
-    "bars are means with 95% CIs (the tables' intervals, whole clusters resampled) as error "
-    "bars, each labelled with its value and n"
-)
-FIGURE_CAPTIONS = {
-    "pcs_pcr": (
-        f"PCS (-1 to 1) and PCR (0 to 1) per model from the raw judge verdicts: {_BARS} "
-        "(questions scored)."
-    ),
-    "pcs_by_category": (
-        f"PCS per myth category and model from the raw judge verdicts: {_BARS} (questions)."
-    ),
-    "pcs_by_generator": (
-        "Mean PCS of each responder (columns) on the questions each generator model wrote "
-        "(rows), one number per cell; 'unscored' where no answer of the cell was scored."
-    ),
-}
 HEADLINES = (
     # Raw and corrected for the verifier's measured error side by side; a correction the
     # validation set cannot support shows its reason in place of the value.
@@ -89,40 +63,9 @@ HEADLINES = (
         per_unit=False,
     ),
 )
-# What the report says of the study's tables (oncoeval.report.catalog).
-CAPTIONS = {
-    "pcs_pcr": "Presupposition correction score (PCS) and rate (PCR) per model.",
-    "pcs_by_category": "PCS and PCR by myth category.",
-    "pcs_by_generator": "PCS and PCR by the model that generated the question.",
-    "judge_agreement": "Agreement of the verifier judge with human scores.",
-    "judge_per_class": "Verifier sensitivity and specificity per score against human scores.",
-    "jury_agreement": "Agreement among the jurors of a verifier jury (Fleiss' κ).",
-    "judge_confusion": "Verifier verdicts against human scores (confusion matrix).",
-    "scores": (
-        "Per-question scores of {name}: the verifier's verdict (-1, 0 or 1), its reason and "
-        "any parse error, with the question's category, cluster and generator model."
-    ),
-}
-UNITS = {
-    "judge_confusion": "none (counts)",
-    "judge_agreement": "validation answer",
-    "judge_per_class": "validation answer",
-}
-REPORT_ENTRIES = {"construction": "construction"}
-
 PROMPTS = prompts_dir(paths.study)
 
 ITEMS = paths("items.jsonl")
-# The exposure audit's items (oncoeval.exposure): each question, named as the dataset is.
-# Released: the Cancer-Myth paper and dataset (Zhu et al.) have been public since April 2025.
-EXPOSURE = ExposureSource(
-    ITEMS,
-    "question_id",
-    "question",
-    "Cancer-Myth",
-    "patient question",
-    "2025-04 (Zhu et al., Cancer-Myth)",
-)
 MYTHS = paths("construction", "myths.jsonl")
 # Paired comparisons between models: the generic model_comparison table (rules/compare.smk).
 TABLES = ("pcs_pcr", "pcs_by_category", "pcs_by_generator", "jury_agreement")
@@ -188,7 +131,7 @@ def data_keys(block: dict) -> dict[str, bool]:
 def comparison_inputs(config: dict) -> dict:
     """Inputs of the model comparison beside the scores: the verifier's validation pairs (for
     the corrected rates) when human scores are set."""
-    if oc.study_block(config, STUDY).get("human_scores"):
+    if oc.study_block(config, NAME).get("human_scores"):
         return {"validation": OUTPUTS_JUDGE_AGREEMENT["verifier_pairs"]}
     return {}
 
@@ -196,7 +139,7 @@ def comparison_inputs(config: dict) -> dict:
 def comparison_params(config: dict) -> dict:
     """What the corrected comparison depends on beside its inputs: the ids judged by a verifier
     of their own (not corrected by the study verifier's validation)."""
-    return {"own_verifier": oc.study_block(config, STUDY).get("verifier_for") or {}}
+    return {"own_verifier": oc.study_block(config, NAME).get("verifier_for") or {}}
 
 
 def corrected_comparison(score_paths: dict, inputs: dict, params: dict, settings):
@@ -252,7 +195,7 @@ def settings_problems(block: dict) -> list[str]:
     problems = []
     if block["adjudicated"] and not block["human_scores"]:
         problems.append(
-            f"studies.{STUDY}.adjudicated: adjudicated labels join human_scores, which is not set; set "
+            f"studies.{NAME}.adjudicated: adjudicated labels join human_scores, which is not set; set "
             "human_scores too"
         )
     # The verifier's scored examples are a method file: checked with the data, before the
@@ -262,12 +205,12 @@ def settings_problems(block: dict) -> list[str]:
         try:
             load_verifier_examples(examples)
         except OncoEvalError as exc:
-            problems.append(f"studies.{STUDY}.verifier_examples: {exc}")
+            problems.append(f"studies.{NAME}.verifier_examples: {exc}")
     if not block["construct"]:
         return problems
     if len(jurors(block)) > 1:
         problems.append(
-            f"studies.{STUDY}.judges.verifier: the construction loop routes each question by one verifier's "
+            f"studies.{NAME}.judges.verifier: the construction loop routes each question by one verifier's "
             "score; name a single verifier when construct is true"
         )
     files = construction_inputs(block)
@@ -275,7 +218,7 @@ def settings_problems(block: dict) -> list[str]:
         try:
             _checked(*files)
         except OncoEvalError as exc:
-            problems.append(f"studies.{STUDY}.construction: {exc}")
+            problems.append(f"studies.{NAME}.construction: {exc}")
     return problems
 
 
@@ -397,3 +340,98 @@ def final_steps(block: dict) -> list[str]:
 def final_pools(block: dict) -> list[str]:
     n = myth_count(block)
     return [pools(g, f"m{n - 1}") for g in block["construction"]["generators"]]
+
+
+# What the report, the summary, the comparison and the config checks know of the study.
+_BARS = (
+    "bars are means with 95% CIs (the tables' intervals, whole clusters resampled) as error "
+    "bars, each labelled with its value and n"
+)
+_VALIDATION = "validation answer"
+
+STUDY = Study(
+    name=NAME,
+    title="Cancer-Myth (false-presupposition questions)",
+    paths=paths,
+    outputs=outputs(
+        OUTPUTS,
+        {
+            "pcs_pcr": {
+                "caption": "Presupposition correction score (PCS) and rate (PCR) per model."
+            },
+            "pcs_by_category": {"caption": "PCS and PCR by myth category."},
+            "pcs_by_generator": {
+                "caption": "PCS and PCR by the model that generated the question."
+            },
+            "judge_agreement": {
+                "caption": "Agreement of the verifier judge with human scores.",
+                "unit": _VALIDATION,
+            },
+            "judge_per_class": {
+                "caption": "Verifier sensitivity and specificity per score against human scores.",
+                "unit": _VALIDATION,
+            },
+            "jury_agreement": {
+                "caption": "Agreement among the jurors of a verifier jury (Fleiss' κ)."
+            },
+            "judge_confusion": {
+                "caption": "Verifier verdicts against human scores (confusion matrix).",
+                "unit": "none (counts)",
+            },
+            "scores": {
+                "caption": "Per-question scores of {name}: the verifier's verdict (-1, 0 or 1), "
+                "its reason and any parse error, with the question's category, cluster and "
+                "generator model."
+            },
+            "pcs_pcr_figure": {
+                "caption": "PCS (-1 to 1) and PCR (0 to 1) per model from the raw judge "
+                f"verdicts: {_BARS} (questions scored)."
+            },
+            "pcs_by_category_figure": {
+                "caption": "PCS per myth category and model from the raw judge verdicts: "
+                f"{_BARS} (questions)."
+            },
+            "pcs_by_generator_figure": {
+                "caption": "Mean PCS of each responder (columns) on the questions each "
+                "generator model wrote (rows), one number per cell; 'unscored' where no answer "
+                "of the cell was scored."
+            },
+        },
+    ),
+    # Questions written from one source record (a myth: source_type and source_row) share their
+    # context and are resampled together; a question without one (source_row -1 or none, as the
+    # published file marks hand-written questions) is its own cluster.
+    resampling=Resampling(unit="question", cluster="source record (myth) it was written from"),
+    headlines=HEADLINES,
+    # The answers are free text: what parses (or not) is the verifier's verdict on each.
+    answers=Answers(
+        "answer",
+        "judged/{model}.jsonl",
+        ("question_id",),
+        "parse_error == ''",
+        reason="parse_error",
+        score=ItemScore(paths.rel.scores("{model}"), "score", ("question_id",)),
+        verdict=("score", "reason"),
+    ),
+    report_entries={"construction": "construction"},
+    # The exposure audit's items (oncoeval.exposure): each question, named as the dataset is.
+    # Released: the Cancer-Myth paper and dataset (Zhu et al.) have been public since April 2025.
+    exposure=ExposureSource(
+        ITEMS,
+        "question_id",
+        "question",
+        "Cancer-Myth",
+        "patient question",
+        "2025-04 (Zhu et al., Cancer-Myth)",
+    ),
+    data_keys=data_keys,
+    judge_roles=judge_roles,
+    required_roles=required_roles,
+    settings_problems=settings_problems,
+    new_tokens=new_tokens,
+    unused_outputs=unused_outputs,
+    unit_scores=unit_scores,
+    comparison_inputs=comparison_inputs,
+    comparison_params=comparison_params,
+    corrected_comparison=corrected_comparison,
+)

@@ -17,7 +17,7 @@ from .tasks import SUBTYPES
 
 log = logging.getLogger(__name__)
 
-# patient_id (optional): notes of one patient are one resampling cluster (workflow.RESAMPLING).
+# patient_id (optional): notes of one patient are one resampling cluster (workflow.STUDY.resampling).
 METADATA_COLUMNS = ["doc_id", "cancer_type", "gender", "race_ethnicity", "age_group", "patient_id"]
 GOLD_COLUMNS = [
     "view",

@@ -8,7 +8,16 @@ from pathlib import Path
 
 from ... import config as oc
 from ...exposure.source import ExposureSource
-from ..contract import Answers, Headline, ItemScore, Resampling, ResultPaths, prompts_dir
+from ..contract import (
+    Answers,
+    Headline,
+    ItemScore,
+    Resampling,
+    ResultPaths,
+    Study,
+    outputs,
+    prompts_dir,
+)
 
 paths = ResultPaths("coral")
 
@@ -31,101 +40,6 @@ def settings_problems(block: dict) -> list[str]:
     return problems
 
 
-# For the report and the summary (oncoeval.report): the study's category title, what its
-# bootstrap resamples, and its headline measures per model.
-REPORT_TITLE = "CORAL (oncology note extraction)"
-# Fields are averaged within the note (the unit); notes of one patient (a patient_id column in
-# the metadata) are resampled together.
-RESAMPLING = Resampling(unit="note", cluster="patient (metadata patient_id; else the note)")
-ANSWERS = Answers(
-    "extraction",
-    paths.rel.parsed("{model}", "tsv"),
-    ("doc_id", "section", "subtype"),
-    "status == 'ok'",
-    reason="reason",
-    value="value",
-    # Mean exact-match F1 over the answer's fields, on the published gold.
-    score=ItemScore(
-        paths.rel.scores("{model}"),
-        "em_f1",
-        ("doc_id", "section", "subtype"),
-        "gold_view == 'published'",
-        credited=(
-            "gold_unknown_only",
-            "credited: the gold is 'unknown'; the published view scores 'unknown' or no "
-            "answer there as right",
-        ),
-    ),
-)
-# The published view scores every unit, so a field whose gold is "unknown" is credited to an
-# answer that says "unknown" (or nothing); the informative view keeps the units with a known gold
-# value, so it shows what the model extracted. The summary shows both, named so; the models are
-# compared (oncoeval.compare, unit_scores) on the published view.
-PUBLISHED = "published view, credits 'unknown'"
-INFORMATIVE = "informative view, known values only"
-# Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.
-_BARS = (
-    "bars are means with 95% CIs (the tables' intervals, whole clusters resampled) as error "
-    "bars, each labelled with its value and n"
-)
-_METRIC_NAMES = {"em_f1": "exact-match F1", "bleu4": "BLEU-4", "rouge1": "ROUGE-1"}
-FIGURE_CAPTIONS = {
-    **{
-        f"figure3_{metric}": (
-            f"Figure 3: mean {label} per (entity, related entity) pair and model on the published "
-            f"view: {_BARS} (units); a pair without scored units reads 'no data'."
-        )
-        for metric, label in _METRIC_NAMES.items()
-    },
-    **{
-        f"figureS2_{metric}": (
-            f"Figure S2: mean {label} per pair and cancer type on the published view: {_BARS} "
-            "(units)."
-        )
-        for metric, label in _METRIC_NAMES.items()
-    },
-}
-HEADLINES = tuple(
-    Headline(
-        "coral",
-        paths.rel.table("overall"),
-        f"{label} ({name})",
-        column,
-        (("view", view),),
-        per_unit=view == "published",
-        primary=(column, view) == ("em_f1", "published"),
-    )
-    for label, column in (("EM-F1", "em_f1"), ("BLEU-4", "bleu4"), ("ROUGE-1", "rouge1"))
-    for view, name in (("published", PUBLISHED), ("informative", INFORMATIVE))
-)
-# What the report says of the study's tables (oncoeval.report.catalog).
-CAPTIONS = {
-    "overall": "Exact-match F1, BLEU-4 and ROUGE-1 over all extracted fields.",
-    "by_field": "Scores per (entity, related entity) pair (Figure 3).",
-    "by_task": "Scores per extraction task.",
-    "by_cancer_type": "Scores by cancer type (Figure S2).",
-    "kruskal_gender": "Kruskal-Wallis tests across gender, BH q-values (Table S2).",
-    "kruskal_race": "Kruskal-Wallis tests across race/ethnicity, BH q-values (Table S3).",
-    "expert_review": "Expert review categories per entity and relation (Table 2).",
-    "sections": "Which notes have HPI and Assessment & Plan sections, with their offsets.",
-    "scores": (
-        "Per-unit scores of {name}: one row per gold view, note, section, subtype and field "
-        "with BLEU-4, ROUGE-1, exact-match precision, recall and F1, parse failures, and "
-        "unscored for a failed call (no metric, never a zero)."
-    ),
-}
-# The table each figure draws (its n is counted there).
-FIGURE_TABLES = {"figure3_*": "by_field", "figureS2_*": "by_cancer_type"}
-UNITS = {
-    "kruskal_gender": "none (rank test, no resampling)",
-    "kruskal_race": "none (rank test, no resampling)",
-    "expert_review": "none (counts from the review sheet)",
-    "sections": "none (one row per note and section)",
-}
-ITEM_FOLDERS = ("items",)
-# The sections table sits with the per-note files but is one table of the study.
-REPORT_ENTRIES = {"items/sections": "tables"}
-
 PROMPT_DIR = prompts_dir(paths.study)
 
 # The metrics of the tables and figures: score column -> (label in the tables and on the axes,
@@ -145,10 +59,6 @@ def figure_name(panel: str, metric: str) -> str:
 
 # Intermediate files: inputs of later rules, not final targets.
 NOTES_ITEMS = paths("items", "notes.jsonl")
-# The exposure audit's items (oncoeval.exposure): each section of each note ({doc_id}:{section}).
-EXPOSURE = ExposureSource(
-    NOTES_ITEMS, "doc_id", "sections.*.text", "CORAL", "section of an oncology clinical note"
-)
 REQUESTS = paths.requests("extraction")
 PARSED = paths.parsed("{model}", "tsv")
 
@@ -248,3 +158,128 @@ def unit_scores(score_path, inputs: dict):
 
 def unused_outputs(block: dict) -> list[str]:
     return [] if block["review"]["sheet"] else list(OUTPUTS_REVIEW)
+
+
+# What the report, the summary, the comparison and the config checks know of the study.
+# The published view scores every unit, so a field whose gold is "unknown" is credited to an
+# answer that says "unknown" (or nothing); the informative view keeps the units with a known gold
+# value, so it shows what the model extracted. The summary shows both, named so; the models are
+# compared (oncoeval.compare, unit_scores) on the published view.
+PUBLISHED = "published view, credits 'unknown'"
+INFORMATIVE = "informative view, known values only"
+HEADLINES = tuple(
+    Headline(
+        "coral",
+        paths.rel.table("overall"),
+        f"{label} ({name})",
+        column,
+        (("view", view),),
+        n_column="n_notes",
+        per_unit=view == "published",
+        primary=(column, view) == ("em_f1", "published"),
+    )
+    for label, column in (("EM-F1", "em_f1"), ("BLEU-4", "bleu4"), ("ROUGE-1", "rouge1"))
+    for view, name in (("published", PUBLISHED), ("informative", INFORMATIVE))
+)
+_BARS = (
+    "bars are means with 95% CIs (the tables' intervals, whole clusters resampled) as error "
+    "bars, each labelled with its value and n"
+)
+_METRIC_NAMES = {"em_f1": "exact-match F1", "bleu4": "BLEU-4", "rouge1": "ROUGE-1"}
+_NO_INTERVALS = "none (rank test, no resampling)"
+
+STUDY = Study(
+    name=paths.study,
+    title="CORAL (oncology note extraction)",
+    paths=paths,
+    outputs=outputs(
+        OUTPUTS,
+        {
+            "overall": {"caption": "Exact-match F1, BLEU-4 and ROUGE-1 over all extracted fields."},
+            "by_field": {"caption": "Scores per (entity, related entity) pair (Figure 3)."},
+            "by_task": {"caption": "Scores per extraction task."},
+            "by_cancer_type": {"caption": "Scores by cancer type (Figure S2)."},
+            "kruskal_gender": {
+                "caption": "Kruskal-Wallis tests across gender, BH q-values (Table S2).",
+                "unit": _NO_INTERVALS,
+            },
+            "kruskal_race": {
+                "caption": "Kruskal-Wallis tests across race/ethnicity, BH q-values (Table S3).",
+                "unit": _NO_INTERVALS,
+            },
+            "expert_review": {
+                "caption": "Expert review categories per entity and relation (Table 2).",
+                "unit": "none (counts from the review sheet)",
+            },
+            "sections": {
+                "caption": "Which notes have HPI and Assessment & Plan sections, with their "
+                "offsets.",
+                "unit": "none (one row per note and section)",
+            },
+            "scores": {
+                "caption": "Per-unit scores of {name}: one row per gold view, note, section, "
+                "subtype and field with BLEU-4, ROUGE-1, exact-match precision, recall and F1, "
+                "parse failures, and unscored for a failed call (no metric, never a zero)."
+            },
+            **{
+                figure_name("figure3", metric): {
+                    "caption": f"Figure 3: mean {label} per (entity, related entity) pair and "
+                    f"model on the published view: {_BARS} (units); a pair without scored "
+                    "units reads 'no data'.",
+                    "table": "by_field",
+                }
+                for metric, label in _METRIC_NAMES.items()
+            },
+            **{
+                figure_name("figureS2", metric): {
+                    "caption": f"Figure S2: mean {label} per pair and cancer type on the "
+                    f"published view: {_BARS} (units).",
+                    "table": "by_cancer_type",
+                }
+                for metric, label in _METRIC_NAMES.items()
+            },
+        },
+    ),
+    # Fields are averaged within the note (the unit); notes of one patient (a patient_id column
+    # in the metadata) are resampled together.
+    resampling=Resampling(unit="note", cluster="patient (metadata patient_id; else the note)"),
+    headlines=HEADLINES,
+    summary_note=(
+        "CORAL's published view credits an answer of 'unknown' where the gold is unknown; its "
+        "informative view scores known values only."
+    ),
+    answers=Answers(
+        "extraction",
+        paths.rel.parsed("{model}", "tsv"),
+        ("doc_id", "section", "subtype"),
+        "status == 'ok'",
+        reason="reason",
+        value="value",
+        # Mean exact-match F1 over the answer's fields, on the published gold.
+        score=ItemScore(
+            paths.rel.scores("{model}"),
+            "em_f1",
+            ("doc_id", "section", "subtype"),
+            "gold_view == 'published'",
+            credited=(
+                "gold_unknown_only",
+                "credited: the gold is 'unknown'; the published view scores 'unknown' or no "
+                "answer there as right",
+            ),
+        ),
+    ),
+    item_folders=("items",),
+    # The sections table sits with the per-note files but is one table of the study.
+    report_entries={"items/sections": "tables"},
+    # The exposure audit's items (oncoeval.exposure): each section of each note ({doc_id}:{section}).
+    exposure=ExposureSource(
+        NOTES_ITEMS, "doc_id", "sections.*.text", "CORAL", "section of an oncology clinical note"
+    ),
+    data_keys=data_keys,
+    judge_roles=judge_roles,
+    settings_problems=settings_problems,
+    target_wildcards=target_wildcards,
+    unused_outputs=unused_outputs,
+    unit_scores=unit_scores,
+    comparison_inputs=comparison_inputs,
+)

@@ -10,146 +10,23 @@ from __future__ import annotations
 
 from ... import config as oc
 from ...exposure.source import ExposureSource
-from ..contract import Answers, Headline, ItemScore, Resampling, ResultPaths, prompts_dir
-
-STUDY = "guidelines"
-paths = ResultPaths(STUDY)
-
-# For the report and the summary (oncoeval.report): the study's category title, what its
-# bootstrap resamples, and its headline measures per model.
-REPORT_TITLE = "CancerGUIDE (guideline path tracing)"
-# The unit is one rollout (one answer of a model to an expert-labelled note); the cluster is the
-# patient: the k rollouts of a note, and the notes of a patient, are resampled together, never
-# apart. The study's data has one note per patient (patient_id names both).
-RESAMPLING = Resampling(
-    unit="rollout (one answer to an expert-labelled note)",
-    cluster="patient (its note's rollouts, and its notes, together)",
-)
-# Report columns that hold labels under a name the report's PHI rule reads as free text
-# (oncoeval.report.phi): a rollout's `answer` is its kind (path, not_compliant, none).
-REPORT_LABEL_COLUMNS = ("answer",)
-# A path that was read but breaks the tree is parsed (and scored wrong); these read nothing.
-ANSWERS = Answers(
-    "rollouts",
-    "rollouts/{model}.tsv",
-    ("patient_id", "note_set", "rollout"),
-    "invalid_reason not in ('generation_error', 'no_answer', 'too_long')",
-    reason="invalid_reason",
-    value="path",
-    score=ItemScore(paths.rel.scores("{model}"), "path_overlap", ("patient_id", "note_set")),
-)
-# Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.
-FIGURE_CAPTIONS = {
-    "accuracy_by_consistency": (
-        "Figure 3: accuracy (path overlap, treatment match) of the labelled notes by "
-        "self-consistency bin per model: bars are bin means with standard errors, each labelled "
-        "with its value and n notes."
-    ),
-    "proxy_heatmap": (
-        "Agreement of each proxy benchmark with the expert labels (Spearman correlation and RMSE "
-        "of the model rankings, per accuracy metric), with each proxy's coverage; n/a where there "
-        "are too few models or data."
-    ),
-    "roc_feature_sets": (
-        "ROC of the meta-classifier per feature set, averaged over the held-out models on a "
-        "common false-positive-rate grid; the legend lists every curve with its AUC, and dashes "
-        "and staggered markers keep coinciding curves apart."
-    ),
-    "divergence_pairs": (
-        "Figure 6: the divergence-point pairs most often seen in rollouts and in the expert "
-        "labels per model, as shares of each model's pairs (bars labelled with share and count)."
-    ),
-    # One ROC figure per feature set (roc_<feature set>).
-    "roc_*": (
-        "ROC of the meta-classifier on one feature set ({name}): one curve per held-out model "
-        "and their mean on a common false-positive-rate grid; the legend lists every curve with "
-        "its AUC."
-    ),
-}
-HEADLINES = (
-    Headline(STUDY, paths.rel.table("table1_expert"), "path overlap", "path_overlap", primary=True),
-    Headline(STUDY, paths.rel.table("table1_expert"), "treatment match", "treatment_match"),
-    Headline(
-        STUDY,
-        paths.rel.table("meta_classifier"),
-        "meta-classifier AUROC (all features, held-out model)",
-        "auroc",
-        (("held_out_model", "mean over models"), ("feature_set", "all")),
-        per_unit=False,
-    ),
+from ..contract import (
+    Answers,
+    Headline,
+    ItemScore,
+    Resampling,
+    ResultPaths,
+    Study,
+    outputs,
+    prompts_dir,
 )
 
-# What the report says of the study's tables (oncoeval.report.catalog).
-CAPTIONS = {
-    "guideline_tree": "The guideline tree the study traces paths in.",
-    "table1_expert": "Path overlap and treatment match against expert labels (Table 1).",
-    "consistency_accuracy": "Accuracy against self-consistency.",
-    "accuracy_by_consistency": "Accuracy in bins of self-consistency.",
-    "proxy_scores": "Accuracy of the proxy labels per model.",
-    "proxy_agreement": "Agreement between proxy rankings and expert rankings.",
-    "meta_classifier": "AUROC of the meta-classifier predicting correct traces.",
-    "clustering": "Clusters of model traces.",
-    "error_analysis": "Where traces leave the expert path.",
-    "benchmark": "Synthetic benchmark: predictions against the synthetic targets.",
-    "compliance": (
-        "Guideline-compliance cells (positive = NOT_GUIDELINE_COMPLIANT) per model and benchmark."
-    ),
-    "annotators": "Agreement between expert annotators beside model accuracy.",
-    "divergence_agreement": (
-        "Divergence-point pairs: rollouts vs predictions against experts (Figure 6)."
-    ),
-    "judge_agreement": (
-        "The synthetic chooser as a judge of which path fits a note: agreement with human "
-        "labels of its cases and Cohen's κ."
-    ),
-    "judge_confusion": "Chooser verdicts (target kept or not) against the human labels.",
-    "judge_per_class": "Chooser sensitivity and specificity per label (target / other).",
-    "scores": (
-        "Per-patient scores of {name}: path overlap and treatment match of its rollouts "
-        "(averaged within the note), self-consistency and the modal path and treatment."
-    ),
-    "rollout_scores": (
-        "Per-rollout scores of {name} on the expert-labelled notes: path overlap and treatment "
-        "match of each rollout, with its unit (rollout) and cluster (patient note) ids."
-    ),
-    "rollouts": (
-        "Rollouts of {name}: one row per patient note and rollout with the path read, whether "
-        "it is valid in the tree and why not."
-    ),
-    "proxy": (
-        "Proxy-benchmark accuracy of {name} per proxy and metric, with coverage and the "
-        "confusion counts."
-    ),
-}
-# The table each figure draws (its n is counted there).
-FIGURE_TABLES = {
-    "proxy_heatmap": "proxy_agreement",
-    "roc_*": "meta_classifier",
-    "divergence_pairs": "divergence_agreement",
-}
-UNITS = {
-    "compliance": "none (counts and rates over rollouts)",
-    "guideline_tree": "none (the guideline itself)",
-    "table1_expert": str(RESAMPLING),
-    "accuracy_by_consistency": "patient note (SE over the notes of a bin)",
-    "consistency_accuracy": "model (the mean row over models)",
-    "proxy_scores": "note the proxy labels (one note per patient)",
-    "proxy_agreement": "model",
-    "meta_classifier": "test row (per held-out model); model (the mean rows)",
-    "error_analysis": "label error (one per patient and model; the pooled row by patient)",
-    "clustering": "model trace (F1: percentile bootstrap drawing whole patients, a statistic of the set)",
-    "annotators": "none (means)",
-    "divergence_agreement": "none (correlations over divergence pairs)",
-    "judge_agreement": "labelled chooser case",
-    "judge_per_class": "labelled chooser case",
-    "judge_confusion": "none (counts)",
-}
-ITEM_FOLDERS = ("rollouts", "rollout_scores", "proxy")
-REPORT_ENTRIES = {"synthetic/benchmark": "tables"}
+NAME = "guidelines"
+paths = ResultPaths(NAME)
 
 # The templates each step reads, by name (config/prompts/guidelines/<name>.txt); path prediction
 # reads the one the block's predict_prompt names.
-PROMPTS = prompts_dir(STUDY)
+PROMPTS = prompts_dir(NAME)
 TEMPLATES = {
     "record": "synth_record",
     "record_predict": "synth_record_predict",
@@ -177,10 +54,6 @@ OUTPUTS_PREPARE = {
     "excluded": paths.prepared("excluded_labels.tsv"),
     **paths.tables("guideline_tree"),
 }
-# The exposure audit's items (oncoeval.exposure): each patient's note.
-EXPOSURE = ExposureSource(
-    OUTPUTS_PREPARE["notes"], "patient_id", "note", "CancerGUIDE", "patient note"
-)
 OUTPUTS_REQUESTS = {"rollouts": paths.requests("rollouts")}
 OUTPUTS_PARSE = {"rollouts": paths("rollouts", "{model}.tsv")}
 OUTPUTS_SCORE = {
@@ -257,7 +130,7 @@ def aggregate_settings(block: dict) -> dict:
 
 
 def models(config: dict) -> list[str]:
-    return oc.study_evaluated_models(config, STUDY)
+    return oc.study_evaluated_models(config, NAME)
 
 
 def per_model(config: dict, pattern: str) -> list[str]:
@@ -366,3 +239,200 @@ def unit_scores(score_path, inputs: dict):
         for _, r in labelled.iterrows()
     ]
     return pd.DataFrame(rows, columns=["measure", "unit", "cluster", "value"])
+
+
+# What the report, the summary, the comparison and the config checks know of the study.
+# The unit is one rollout (one answer of a model to an expert-labelled note); the cluster is the
+# patient: the k rollouts of a note, and the notes of a patient, are resampled together, never
+# apart. The study's data has one note per patient (patient_id names both).
+RESAMPLING = Resampling(
+    unit="rollout (one answer to an expert-labelled note)",
+    cluster="patient (its note's rollouts, and its notes, together)",
+)
+HEADLINES = (
+    # invalid_*: rollouts by kind of invalid answer, which the summary counts as unscored
+    Headline(
+        NAME,
+        paths.rel.table("table1_expert"),
+        "path overlap",
+        "path_overlap",
+        n_column="n_patients",
+        unscored="invalid_*",
+        primary=True,
+    ),
+    Headline(
+        NAME,
+        paths.rel.table("table1_expert"),
+        "treatment match",
+        "treatment_match",
+        n_column="n_patients",
+        unscored="invalid_*",
+    ),
+    Headline(
+        NAME,
+        paths.rel.table("meta_classifier"),
+        "meta-classifier AUROC (all features, held-out model)",
+        "auroc",
+        (("held_out_model", "mean over models"), ("feature_set", "all")),
+        n_column="n_test",
+        per_unit=False,
+    ),
+)
+_ROC_TABLE = "meta_classifier"
+_CHOOSER_CASE = "labelled chooser case"
+
+STUDY = Study(
+    name=NAME,
+    title="CancerGUIDE (guideline path tracing)",
+    paths=paths,
+    outputs=outputs(
+        OUTPUTS,
+        {
+            "guideline_tree": {
+                "caption": "The guideline tree the study traces paths in.",
+                "unit": "none (the guideline itself)",
+            },
+            "table1_expert": {
+                "caption": "Path overlap and treatment match against expert labels (Table 1).",
+                "unit": str(RESAMPLING),
+            },
+            "consistency_accuracy": {
+                "caption": "Accuracy against self-consistency.",
+                "unit": "model (the mean row over models)",
+            },
+            "accuracy_by_consistency": {
+                "caption": "Accuracy in bins of self-consistency.",
+                "unit": "patient note (SE over the notes of a bin)",
+            },
+            "proxy_scores": {
+                "caption": "Accuracy of the proxy labels per model.",
+                "unit": "note the proxy labels (one note per patient)",
+            },
+            "proxy_agreement": {
+                "caption": "Agreement between proxy rankings and expert rankings.",
+                "unit": "model",
+            },
+            "meta_classifier": {
+                "caption": "AUROC of the meta-classifier predicting correct traces.",
+                "unit": "test row (per held-out model); model (the mean rows)",
+            },
+            "clustering": {
+                "caption": "Clusters of model traces.",
+                "unit": "model trace (F1: percentile bootstrap drawing whole patients, a "
+                "statistic of the set)",
+            },
+            "error_analysis": {
+                "caption": "Where traces leave the expert path.",
+                "unit": "label error (one per patient and model; the pooled row by patient)",
+            },
+            "benchmark": {
+                "caption": "Synthetic benchmark: predictions against the synthetic targets."
+            },
+            "compliance": {
+                "caption": "Guideline-compliance cells (positive = NOT_GUIDELINE_COMPLIANT) per "
+                "model and benchmark.",
+                "unit": "none (counts and rates over rollouts)",
+            },
+            "annotators": {
+                "caption": "Agreement between expert annotators beside model accuracy.",
+                "unit": "none (means)",
+            },
+            "divergence_agreement": {
+                "caption": "Divergence-point pairs: rollouts vs predictions against experts "
+                "(Figure 6).",
+                "unit": "none (correlations over divergence pairs)",
+            },
+            "judge_agreement": {
+                "caption": "The synthetic chooser as a judge of which path fits a note: "
+                "agreement with human labels of its cases and Cohen's κ.",
+                "unit": _CHOOSER_CASE,
+            },
+            "judge_confusion": {
+                "caption": "Chooser verdicts (target kept or not) against the human labels.",
+                "unit": "none (counts)",
+            },
+            "judge_per_class": {
+                "caption": "Chooser sensitivity and specificity per label (target / other).",
+                "unit": _CHOOSER_CASE,
+            },
+            "scores": {
+                "caption": "Per-patient scores of {name}: path overlap and treatment match of "
+                "its rollouts (averaged within the note), self-consistency and the modal path "
+                "and treatment."
+            },
+            "rollout_scores": {
+                "caption": "Per-rollout scores of {name} on the expert-labelled notes: path "
+                "overlap and treatment match of each rollout, with its unit (rollout) and "
+                "cluster (patient note) ids."
+            },
+            "rollouts": {
+                "caption": "Rollouts of {name}: one row per patient note and rollout with the "
+                "path read, whether it is valid in the tree and why not."
+            },
+            "proxy": {
+                "caption": "Proxy-benchmark accuracy of {name} per proxy and metric, with "
+                "coverage and the confusion counts."
+            },
+            "accuracy_by_consistency_figure": {
+                "caption": "Figure 3: accuracy (path overlap, treatment match) of the labelled "
+                "notes by self-consistency bin per model: bars are bin means with standard "
+                "errors, each labelled with its value and n notes.",
+                "unit": "patient note (SE over the notes of a bin)",
+            },
+            "proxy_heatmap": {
+                "caption": "Agreement of each proxy benchmark with the expert labels (Spearman "
+                "correlation and RMSE of the model rankings, per accuracy metric), with each "
+                "proxy's coverage; n/a where there are too few models or data.",
+                "table": "proxy_agreement",
+            },
+            "roc_feature_sets": {
+                "caption": "ROC of the meta-classifier per feature set, averaged over the "
+                "held-out models on a common false-positive-rate grid; the legend lists every "
+                "curve with its AUC, and dashes and staggered markers keep coinciding curves "
+                "apart.",
+                "table": _ROC_TABLE,
+            },
+            "divergence_pairs_figure": {
+                "caption": "Figure 6: the divergence-point pairs most often seen in rollouts "
+                "and in the expert labels per model, as shares of each model's pairs (bars "
+                "labelled with share and count).",
+                "table": "divergence_agreement",
+            },
+            # One ROC figure per feature set (roc_<feature set>).
+            "roc": {
+                "caption": "ROC of the meta-classifier on one feature set ({name}): one curve "
+                "per held-out model and their mean on a common false-positive-rate grid; the "
+                "legend lists every curve with its AUC.",
+                "table": _ROC_TABLE,
+            },
+        },
+    ),
+    resampling=RESAMPLING,
+    headlines=HEADLINES,
+    # A path that was read but breaks the tree is parsed (and scored wrong); these read nothing.
+    answers=Answers(
+        "rollouts",
+        "rollouts/{model}.tsv",
+        ("patient_id", "note_set", "rollout"),
+        "invalid_reason not in ('generation_error', 'no_answer', 'too_long')",
+        reason="invalid_reason",
+        value="path",
+        score=ItemScore(paths.rel.scores("{model}"), "path_overlap", ("patient_id", "note_set")),
+    ),
+    item_folders=("rollouts", "rollout_scores", "proxy"),
+    report_entries={"synthetic/benchmark": "tables"},
+    # Columns that hold labels under a name the report's PHI rule reads as free text
+    # (oncoeval.report.phi): a rollout's `answer` is its kind (path, not_compliant, none).
+    label_columns=("answer",),
+    # The exposure audit's items (oncoeval.exposure): each patient's note.
+    exposure=ExposureSource(
+        OUTPUTS_PREPARE["notes"], "patient_id", "note", "CancerGUIDE", "patient note"
+    ),
+    data_keys=data_keys,
+    judge_roles=judge_roles,
+    prompt_templates=prompt_templates,
+    target_wildcards=target_wildcards,
+    unused_outputs=unused_outputs,
+    unit_scores=unit_scores,
+    comparison_inputs=comparison_inputs,
+)

@@ -9,96 +9,31 @@ and the judge: never the list of models, so adding a model reruns nothing old.
 from __future__ import annotations
 
 from ...exposure.source import ExposureSource
-from ..contract import Answers, Headline, ItemScore, Resampling, ResultPaths, prompts_dir
+from ..contract import (
+    Answers,
+    Headline,
+    ItemScore,
+    Resampling,
+    ResultPaths,
+    Study,
+    outputs,
+    prompts_dir,
+)
 
 paths = ResultPaths("side_effects")
 
-# For the report and the summary (oncoeval.report): the study's category title, what its
-# bootstrap resamples, and its headline measures per model.
-REPORT_TITLE = "Side effects (radiation side-effect lists)"
-# A unit is one profile's list (of one variant) under one regime; the profile is the cluster: its
-# regimes (and its base and specified variants) are resampled together, never apart. A headline
-# measure takes one regime of the specified variant, so it has one unit per profile; tables that
-# pool regimes or variants average them within the profile first.
-RESAMPLING = Resampling(
-    unit="profile list (one variant under one regime)",
-    cluster="patient profile (its regimes and variants)",
-)
 LISTS = "lists"  # the request set every evaluated model answers
-ANSWERS = Answers(
-    LISTS,
-    paths.rel.parsed("{model}"),
-    ("request_id",),
-    "status == 'ok'",
-    reason="reason",
-    value="items",
-    score=ItemScore(paths.rel.scores("{model}"), "f1", ("profile_id", "variant", "regime")),
+# The headline measures per model: each counts the specified profiles it scored.
+HEADLINES = tuple(
+    Headline(paths.study, paths.rel.table(table), measure, "f1", n_column="n_profiles", **kw)
+    for table, measure, kw in (
+        ("table1", "F1, free-form (ff)", {"primary": True}),
+        ("table3", "F1, grounded", {}),
+        ("table4", "F1, grounded + list size", {}),
+    )
 )
-# Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.
-_BARS = (
-    "bars are means with 95% CIs over profiles (the tables' intervals) as error bars, each "
-    "labelled with its value and n"
-)
-FIGURE_CAPTIONS = {
-    "precision_recall": (
-        "Precision against recall of the specified profiles per model and prompting regime: "
-        "each point is the mean over profiles with 95% CIs (the tables' intervals) as error "
-        "bars, labelled with its values and n profiles; coinciding points show as nested rings."
-    ),
-    "recall_strata": (
-        "Recall of the specified profiles by onset and by frequency stratum per model, averaged "
-        f"over regimes: {_BARS} (profiles); a stratum without data reads 'no data'."
-    ),
-}
-HEADLINES = (
-    Headline("side_effects", paths.rel.table("table1"), "F1, free-form (ff)", "f1", primary=True),
-    Headline("side_effects", paths.rel.table("table3"), "F1, grounded", "f1"),
-    Headline("side_effects", paths.rel.table("table4"), "F1, grounded + list size", "f1"),
-)
-# What the report says of the study's tables (oncoeval.report.catalog): captions and the
-# resampling units that are not the study's; per-model per-item tables besides scores/.
-CAPTIONS = {
-    "table1": "Precision, recall and F1 of free-form side-effect lists (ff).",
-    "table2": "Effect of the list-size constraint (ff_lsc - ff), paired by profile.",
-    "table3": "Selection from the clinician-curated list (grounded).",
-    "table4": "Selection from the curated list with the list-size constraint.",
-    "table5": "Overlap ratio between base and specified profiles.",
-    "table6": "Recall by temporal onset.",
-    "table7": "Recall by side-effect frequency.",
-    "matcher_agreement": "Agreement of the side-effect matcher with the reference.",
-    "judge_agreement": (
-        "The configured matcher as a judge of the labelled pairs: agreement and Cohen's κ."
-    ),
-    "judge_per_class": (
-        "Matcher sensitivity and specificity per label (same / not) on the validation pairs."
-    ),
-    "judge_confusion": "Matcher decisions against the validation labels (confusion matrix).",
-    # Per-model per-item tables ({folder}/{model}.tsv; {name} is the model).
-    "scores": (
-        "Per-item scores of {name}: one row per profile, variant and prompting regime with its "
-        "matched, predicted and reference counts, precision, recall, F1 and recall per stratum; "
-        "an answer with no list keeps its row with status and reason."
-    ),
-    "overlap": (
-        "Overlap of {name}'s lists for each base profile and its specified variant, one row "
-        "per profile and regime."
-    ),
-}
-# The table each figure draws (its n is counted there).
-FIGURE_TABLES = {"precision_recall": "table1", "recall_strata": "table6"}
-UNITS = {
-    "judge_confusion": "none (counts)",
-    # Tables 1-7 (and their figures) average a profile's regimes and variants within it first
-    **{f"table{i}": "patient profile" for i in range(1, 8)},
-    "matcher_agreement": "labelled validation row",
-    "judge_agreement": "labelled validation row",
-    "judge_per_class": "labelled validation row",
-}
-ITEM_FOLDERS = ("overlap",)
-REPORT_ENTRIES = {paths.rel.table("matcher_agreement", ""): "judge validation"}
-
-STUDY = paths.study
-PROMPTS = prompts_dir(STUDY)
+NAME = paths.study
+PROMPTS = prompts_dir(NAME)
 MATCHER = "matcher"  # the judge role of the llm matcher
 
 # Written here once: the rules declare these outputs, the scripts write them by name.
@@ -112,10 +47,6 @@ PREPARED = {
     "reference": paths.prepared("reference.tsv"),
     "vocabulary": paths.prepared("vocabulary.txt"),
 }
-# The exposure audit's items (oncoeval.exposure): each profile's base text.
-EXPOSURE = ExposureSource(
-    PREPARED["profiles"], "profile_id", "base", "radiation side-effect profiles", "patient profile"
-)
 OUTPUTS_SCORE = {"scores": paths.scores("{model}"), "overlap": paths("overlap", "{model}.tsv")}
 OUTPUTS_AGGREGATE = {
     **paths.tables(*TABLES),
@@ -153,7 +84,7 @@ def settings_problems(block: dict) -> list[str]:
     low, high = block["list_size"]
     if low > high:
         return [
-            f"studies.{STUDY}.list_size: [{low}, {high}] has its minimum above its maximum; "
+            f"studies.{NAME}.list_size: [{low}, {high}] has its minimum above its maximum; "
             "give [min, max], e.g. [20, 30]"
         ]
     return []
@@ -236,3 +167,114 @@ def unit_scores(score_path, inputs: dict):
         for r in spec[spec["regime"] == regime].itertuples()
     ]
     return pd.DataFrame(rows, columns=["measure", "unit", "cluster", "value"])
+
+
+# What the report, the summary, the comparison and the config checks know of the study.
+_BARS = (
+    "bars are means with 95% CIs over profiles (the tables' intervals) as error bars, each "
+    "labelled with its value and n"
+)
+# Tables 1-7 average a profile's regimes and variants within it first.
+_PROFILE = "patient profile"
+_VALIDATION_ROW = "labelled validation row"
+_TABLE_CAPTIONS = {
+    "table1": "Precision, recall and F1 of free-form side-effect lists (ff).",
+    "table2": "Effect of the list-size constraint (ff_lsc - ff), paired by profile.",
+    "table3": "Selection from the clinician-curated list (grounded).",
+    "table4": "Selection from the curated list with the list-size constraint.",
+    "table5": "Overlap ratio between base and specified profiles.",
+    "table6": "Recall by temporal onset.",
+    "table7": "Recall by side-effect frequency.",
+}
+
+STUDY = Study(
+    name=NAME,
+    title="Side effects (radiation side-effect lists)",
+    paths=paths,
+    outputs=outputs(
+        OUTPUTS,
+        {
+            **{
+                table: {"caption": caption, "unit": _PROFILE}
+                for table, caption in _TABLE_CAPTIONS.items()
+            },
+            "matcher_agreement": {
+                "caption": "Agreement of the side-effect matcher with the reference.",
+                "unit": _VALIDATION_ROW,
+            },
+            "judge_agreement": {
+                "caption": "The configured matcher as a judge of the labelled pairs: agreement "
+                "and Cohen's κ.",
+                "unit": _VALIDATION_ROW,
+            },
+            "judge_per_class": {
+                "caption": "Matcher sensitivity and specificity per label (same / not) on the "
+                "validation pairs.",
+                "unit": _VALIDATION_ROW,
+            },
+            "judge_confusion": {
+                "caption": "Matcher decisions against the validation labels (confusion matrix).",
+                "unit": "none (counts)",
+            },
+            # Per-model per-item tables ({folder}/{model}.tsv; {name} is the model).
+            "scores": {
+                "caption": "Per-item scores of {name}: one row per profile, variant and "
+                "prompting regime with its matched, predicted and reference counts, precision, "
+                "recall, F1 and recall per stratum; an answer with no list keeps its row with "
+                "status and reason."
+            },
+            "overlap": {
+                "caption": "Overlap of {name}'s lists for each base profile and its specified "
+                "variant, one row per profile and regime."
+            },
+            "precision_recall": {
+                "caption": "Precision against recall of the specified profiles per model and "
+                "prompting regime: each point is the mean over profiles with 95% CIs (the "
+                "tables' intervals) as error bars, labelled with its values and n profiles; "
+                "coinciding points show as nested rings.",
+                "table": "table1",
+            },
+            "recall_strata": {
+                "caption": "Recall of the specified profiles by onset and by frequency stratum "
+                f"per model, averaged over regimes: {_BARS} (profiles); a stratum without data "
+                "reads 'no data'.",
+                "table": "table6",
+            },
+        },
+    ),
+    # A unit is one profile's list (of one variant) under one regime; the profile is the
+    # cluster: its regimes (and its base and specified variants) are resampled together, never
+    # apart. A headline measure takes one regime of the specified variant, so it has one unit
+    # per profile; tables that pool regimes or variants average them within the profile first.
+    resampling=Resampling(
+        unit="profile list (one variant under one regime)",
+        cluster="patient profile (its regimes and variants)",
+    ),
+    headlines=HEADLINES,
+    answers=Answers(
+        LISTS,
+        paths.rel.parsed("{model}"),
+        ("request_id",),
+        "status == 'ok'",
+        reason="reason",
+        value="items",
+        score=ItemScore(paths.rel.scores("{model}"), "f1", ("profile_id", "variant", "regime")),
+    ),
+    item_folders=("overlap",),
+    report_entries={paths.rel.table("matcher_agreement", ""): "judge validation"},
+    # The exposure audit's items (oncoeval.exposure): each profile's base text.
+    exposure=ExposureSource(
+        PREPARED["profiles"],
+        "profile_id",
+        "base",
+        "radiation side-effect profiles",
+        "patient profile",
+    ),
+    data_keys=data_keys,
+    judge_roles=judge_roles,
+    required_roles=required_roles,
+    settings_problems=settings_problems,
+    new_tokens=new_tokens,
+    unit_scores=unit_scores,
+    comparison_inputs=comparison_inputs,
+)

@@ -2,13 +2,13 @@
 the report know of the study, and the rules' input helpers.
 
 Copy this file for a new study: everything the workflow, the config checks and the report need
-to know of a study is declared here (oncoeval/studies/contract.py lists each declaration); no
-other existing file names the study.
+to know of a study is one value at its end, ``STUDY = Study(...)`` (oncoeval/studies/contract.py
+says each field); no other existing file names the study.
 """
 
 from __future__ import annotations
 
-from ..contract import Headline, Resampling, ResultPaths, prompts_dir
+from ..contract import Headline, Resampling, ResultPaths, Study, outputs, prompts_dir
 
 paths = ResultPaths("toy")
 PROMPTS = prompts_dir(paths.study)
@@ -26,16 +26,6 @@ OUTPUTS_AGGREGATE = {**paths.tables("accuracy"), "accuracy_figure": paths.figure
 OUTPUTS_REFEREE = paths.tables("referee_agreement")
 # Every published output (the final targets): {model} is each evaluated model.
 OUTPUTS = {**OUTPUTS_SCORE, **OUTPUTS_AGGREGATE, **OUTPUTS_REFEREE}
-
-# What the report and the summary show of the study.
-REPORT_TITLE = "Toy (arithmetic questions, tests only)"
-RESAMPLING = Resampling(unit="question", cluster="question")
-HEADLINES = (Headline("toy", paths.rel.table("accuracy"), "accuracy", "accuracy", kind="binary"),)
-CAPTIONS = {
-    "accuracy": "Share of arithmetic questions answered right, per model.",
-    "referee_agreement": "How often each model gives the referee model's number.",
-}
-UNITS = {"referee_agreement": "none (counts of equal answers)"}
 
 
 def comparison_inputs(config: dict) -> dict:
@@ -81,3 +71,32 @@ def referee_inputs(block: dict, models: list[str]) -> dict[str, str]:
     id, and the referee's (named ``referee``)."""
     inputs = {m: PARSED.format(model=m) for m in models}
     return {**inputs, REFEREE: PARSED.format(model=referee(block))}
+
+
+# What the report, the summary, the comparison and the config checks know of the study.
+STUDY = Study(
+    name=paths.study,
+    title="Toy (arithmetic questions, tests only)",
+    paths=paths,
+    outputs=outputs(
+        OUTPUTS,
+        {
+            # the figure draws this table and, without a caption of its own, shares its caption
+            "accuracy": {"caption": "Share of arithmetic questions answered right, per model."},
+            "referee_agreement": {
+                "caption": "How often each model gives the referee model's number.",
+                "unit": "none (counts of equal answers)",
+            },
+        },
+    ),
+    resampling=Resampling(unit="question", cluster="question"),
+    headlines=(
+        Headline("toy", paths.rel.table("accuracy"), "accuracy", "accuracy", kind="binary"),
+    ),
+    data_keys=data_keys,
+    judge_roles=judge_roles,
+    required_roles=required_roles,
+    unused_outputs=unused_outputs,
+    unit_scores=unit_scores,
+    comparison_inputs=comparison_inputs,
+)
