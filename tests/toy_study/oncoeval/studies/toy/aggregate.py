@@ -3,16 +3,11 @@
 
 from __future__ import annotations
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ...compare import mean_ci  # noqa: E402
-from ...report.figures import note_empty, save  # noqa: E402
-from ...stats import BootstrapSettings  # noqa: E402
+from ...compare import mean_ci
+from ...plotting import note_empty, plt, save
+from ...stats import BootstrapSettings
 
 ACCURACY_COLUMNS = [
     "model", "n", "n_unscored", "accuracy", "accuracy_ci_low", "accuracy_ci_high"

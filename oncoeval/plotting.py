@@ -1,9 +1,26 @@
-"""Plot helpers that keep figures honest: an empty panel says why, overlapping series stay
-distinguishable, legends sit beside the data, never on it, and every bar carries its value and
-n (a zero drawn as a zero, a missing value written "no data") above its error bar; bar labels
-that would overprint each other are turned upright when the figure is saved (:func:`save`)."""
+"""Plotting for the whole package: the one place the matplotlib backend is chosen, and the
+helpers that keep figures honest.
+
+Every figure is drawn through ``plt`` from this module (``from oncoeval.plotting import plt``):
+the backend is set to Agg once, here, before pyplot is imported, so figures are written on a
+machine without a display and no other module calls ``matplotlib.use``. It sits below the
+studies and the report (CONTRIBUTING: the floors) and imports nothing of the package.
+
+The helpers: an empty panel says why, overlapping series stay distinguishable, legends sit
+beside the data, never on it, and every bar carries its value and n (a zero drawn as a zero, a
+missing value written "no data") above its error bar; bar labels that would overprint each
+other are turned upright when the figure is saved (:func:`save`)."""
 
 from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+# pyplot must be imported after the backend is chosen: the package's one import of it.
+import matplotlib.pyplot as plt  # noqa: E402
+
+__all__ = ["plt"]
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 LINESTYLES = ("-", "--", ":", "-.")
