@@ -1,6 +1,6 @@
 """Issue #8 item 5 (bootstrap half): 10,000 resamples for 600 items x 20 models.
 
-Compares the one-call matrix bootstrap of oncoeval.stats (shared multinomial resampling counts,
+Compares the one-call matrix bootstrap of oncoeval.stats.bootstrap (shared multinomial resampling counts,
 one matrix product) with scipy.stats.bootstrap called once per model, in the same run.
 """
 
@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from oncoeval.stats import BootstrapSettings, bootstrap_mean_ci, bootstrap_mean_cis
+from oncoeval.stats.bootstrap import BootstrapSettings, bootstrap_mean_ci, bootstrap_mean_cis
 
 N_MODELS, N_ITEMS, N_RESAMPLES = 20, 600, 10_000
 

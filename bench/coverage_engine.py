@@ -1,5 +1,5 @@
 """The comparison engine as ``python -m bench coverage`` calls it: one small adapter over
-``oncoeval.compare``, so the bench measures whichever engine the tree holds with the same
+``oncoeval.stats.compare``, so the bench measures whichever engine the tree holds with the same
 simulated studies.
 
 An adapter gives
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from oncoeval import compare
+from oncoeval.stats import compare
 
 
 @dataclass

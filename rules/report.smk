@@ -1,11 +1,11 @@
 # The report: every study table as an HTML page, every figure, the summary page (the report's
 # landing content), per-item pages per study and model, and provenance. Entries, categories
 # and captions come from oncoeval.report.catalog, the report's targets and each page's params from
-# oncoeval.report.targets; `make report` builds the report of the run.
+# oncoeval.workflow.report; `make report` builds the report of the run.
 
 
 from oncoeval.report import catalog as report_catalog
-from oncoeval.report import targets as report_targets
+from oncoeval.workflow import report as report_targets
 from oncoeval.report.summary_terminal import print_run_end
 from oncoeval.review import status as review_status
 

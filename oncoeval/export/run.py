@@ -25,10 +25,11 @@ from pathlib import Path
 
 import yaml
 
-from .. import config as oc
-from .. import configfile, layout
-from ..errors import ConfigError
-from ..layout import ResultPaths
+from ..config import checks as oc
+from ..config import files as configfile
+from ..core import layout
+from ..core.errors import ConfigError
+from ..core.layout import ResultPaths
 from . import atomic, checklist, crate, eee, inspect_log
 from .items import headlines, place_in_units, resampling_unit, study_items, unit_clusters
 from .phi import redactor_for
@@ -48,7 +49,7 @@ def layered(base: dict, over: dict) -> dict:
 def load_config(root: Path, configfiles: list[str], overrides: list[str] = ()) -> dict:
     """The run's config as the workflow reads it: the config files layered in order (the demo's
     config/config.yaml only when none is given: a user's config starts from the schema's
-    defaults), each read strictly (oncoeval.configfile), then Snakemake's ``--config KEY=VALUE``
+    defaults), each read strictly (oncoeval.config.files), then Snakemake's ``--config KEY=VALUE``
     overrides (e.g. ``only=cancer_myth``), defaults filled, ``only`` applied."""
     config: dict = {}
     try:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import layout
+from ..core import layout
 from .workflow import source
 
 

@@ -8,11 +8,11 @@ dataset. Its schema has the ``exposure`` block (probes, n_items, seed, max_new_t
 
 from __future__ import annotations
 
-from .. import config as oc
 from ..backends import get_backend
+from ..config import checks as oc
 from ..studies import STUDIES, study_workflow
 from ..studies.contract import ResultPaths, prompts_dir
-from .source import ExposureSource
+from ..studies.exposure_source import ExposureSource
 
 PROMPTS = prompts_dir("exposure")
 REQUESTSET = "exposure_{probe}"

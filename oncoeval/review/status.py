@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import config as oc
-from ..io import write_table
-from ..layout import ResultPaths
+from ..config import checks as oc
+from ..core.io import write_table
+from ..core.layout import ResultPaths
 from .studies import review_study
 
 STATUS = ResultPaths("{study}").review("review_status.tsv")
@@ -52,7 +52,7 @@ def inputs(config: dict, study: str, root: Path = Path(".")) -> dict:
     """The rule's inputs: the plan, the last import's tables where there are any, and the
     study's tables the status reads (``table_0``, ...) that the run writes (the chooser's
     validation only with its labels set)."""
-    from .. import workflow as run_wf
+    from ..workflow import dag as run_wf
 
     where = ResultPaths(study).review()
     out = {"plan": f"{where}/plan.tsv"}

@@ -149,7 +149,7 @@ def side_effect_scores(n_profiles):
 
 
 def test_side_effect_precision_recall_empty_and_identical(monkeypatch, tmp_path):
-    from oncoeval.stats import BootstrapSettings
+    from oncoeval.stats.bootstrap import BootstrapSettings
     from oncoeval.studies.side_effects import aggregate as tables
 
     panels = inspect_saved(monkeypatch, tables, "save_figure")

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from oncoeval.core.records import Response, write_responses
 from oncoeval.judges.correction import DEFAULT_CORRECTION
-from oncoeval.records import Response, write_responses
 from oncoeval.review.__main__ import main
 from oncoeval.review.page import LABEL_FORMAT
-from oncoeval.stats import BootstrapSettings
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.cancer_myth import aggregate, metrics
 from oncoeval.studies.cancer_myth.requests import load_human_scores
 from tests.review.inputs import REPO, VERDICTS, judged_root

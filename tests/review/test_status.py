@@ -12,9 +12,9 @@ from sklearn.metrics import cohen_kappa_score
 
 from oncoeval.export.run import load_config
 from oncoeval.report import catalog
-from oncoeval.report import targets as report_targets
 from oncoeval.review import status
 from oncoeval.review.__main__ import main
+from oncoeval.workflow import report as report_targets
 from tests.review.inputs import judged_root
 from tests.review.test_import import REVIEW, _file, _reviewers
 

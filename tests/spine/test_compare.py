@@ -1,4 +1,4 @@
-"""Paired comparisons, leaderboards and intervals (oncoeval.compare), each checked by hand."""
+"""Paired comparisons, leaderboards and intervals (oncoeval.stats.compare), each checked by hand."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from oncoeval import compare
-from oncoeval.compare import Clustered, CompareSettings, Measure
-from oncoeval.stats import BootstrapSettings
+from oncoeval.stats import compare
+from oncoeval.stats.bootstrap import BootstrapSettings
+from oncoeval.stats.compare import Clustered, CompareSettings, Measure
 from oncoeval.studies.cancer_myth import workflow as cancer_myth
 
 SETTINGS = CompareSettings(bootstrap=BootstrapSettings(n_resamples=2000, seed=0))

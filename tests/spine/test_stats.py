@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from oncoeval.stats import (
+from oncoeval.stats.bootstrap import (
     BootstrapSettings,
     bootstrap_mean_ci,
     bootstrap_mean_cis,

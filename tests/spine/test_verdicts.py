@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from oncoeval import compare
-from oncoeval.compare import Clustered, CompareSettings, Measure
-from oncoeval.stats import BootstrapSettings
+from oncoeval.stats import compare
+from oncoeval.stats.bootstrap import BootstrapSettings
+from oncoeval.stats.compare import Clustered, CompareSettings, Measure
 
 SETTINGS = CompareSettings(bootstrap=BootstrapSettings(n_resamples=500, seed=0))
 Z = stats.norm.ppf(0.975)

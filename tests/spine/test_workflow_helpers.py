@@ -1,5 +1,5 @@
-"""The helpers the rules call while Snakemake builds the DAG (oncoeval.workflow and
-oncoeval.report.targets), on small configs filled as rules/common.smk fills them."""
+"""The helpers the rules call while Snakemake builds the DAG (oncoeval.workflow.dag and
+oncoeval.workflow.report), on small configs filled as rules/common.smk fills them."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import yaml
 from conftest import REPO, STUDIES
 from snakemake.settings.types import ResourceSettings
 
-from oncoeval import config as oc
-from oncoeval import workflow as run_wf
-from oncoeval.errors import ConfigError
+from oncoeval.config import checks as oc
+from oncoeval.core.errors import ConfigError
 from oncoeval.report import catalog
-from oncoeval.report import targets as report_targets
 from oncoeval.studies import contract
+from oncoeval.workflow import dag as run_wf
+from oncoeval.workflow import report as report_targets
 
 FIRST, *OTHERS = STUDIES
 

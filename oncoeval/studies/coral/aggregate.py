@@ -15,7 +15,7 @@ Units of failed calls (``unscored``) have no metric: they are left out of every 
 in ``n_unscored``.
 
 Means are over notes: each note's units are averaged first, and the percentile bootstrap
-(``oncoeval.stats``) resamples notes.
+(``oncoeval.stats.bootstrap``) resamples notes.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
-from ...compare import interval_note, mean_ci
 from ...plotting import label_bars, legend_outside, note_empty
 from ...plotting import save as save_figure
-from ...stats import BootstrapSettings
+from ...stats.bootstrap import BootstrapSettings
+from ...stats.compare import interval_note, mean_ci
 from .tasks import SUBTYPES
 from .workflow import METRICS, figure_name
 

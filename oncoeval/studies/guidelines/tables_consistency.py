@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ...compare import interval_note, mean_ci
-from ...format import column_label
-from ...io import as_written, write_table
+from ...core.format import column_label
+from ...core.io import as_written, write_table
 from ...plotting import label_bars, legend_outside, note_empty, plt
 from ...plotting import save as save_figure
+from ...stats.compare import interval_note, mean_ci
 from . import proxies
 from .consensus import agreement_features, consensus_labels
 from .parse import paths_by_patient

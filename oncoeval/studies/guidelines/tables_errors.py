@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...compare import interval_note
-from ...io import write_table
+from ...core.io import write_table
 from ...plotting import label_bars, legend_outside, note_empty, plt
 from ...plotting import save as save_figure
+from ...stats.compare import interval_note
 from . import divergence
 from .parse import paths_by_patient
 from .score import labelled, path_tuple

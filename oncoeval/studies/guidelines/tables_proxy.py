@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...compare import interval_note
-from ...io import as_written, write_table
+from ...core.io import as_written, write_table
 from ...plotting import plt
 from ...plotting import save as save_figure
+from ...stats.compare import interval_note
 from . import compliance, proxies
 
 

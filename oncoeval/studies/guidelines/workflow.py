@@ -8,9 +8,9 @@ paths or input functions. Param helpers return only what a rule's output depends
 
 from __future__ import annotations
 
-from ... import config as oc
-from ...exposure.source import ExposureSource
+from ...core import blocks as oc
 from ..contract import Answers, Headline, ItemScore, Resampling, ResultPaths, prompts_dir
+from ..exposure_source import ExposureSource
 
 STUDY = "guidelines"
 paths = ResultPaths(STUDY)

@@ -1,5 +1,5 @@
 """Aggregate stage: Tables 1-7 of the paper and two figures. Tables: one row per model, means
-with intervals over profiles (oncoeval.compare.mean_ci: the comparison's own interval; the
+with intervals over profiles (oncoeval.stats.compare.mean_ci: the comparison's own interval; the
 profile is the cluster, its regimes and variants never resampled apart).
 
 - Tables 1, 3, 4: P/R/F1 of the specified profiles under ``ff``, ``grounded``, ``grounded_lsc``;
@@ -22,11 +22,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...compare import interval_note, mean_ci, paired_diff_ci
-from ...io import read_tsv, write_table
+from ...core.io import read_tsv, write_table
 from ...plotting import label_bars, legend_outside, note_empty, plt
 from ...plotting import save as save_figure
-from ...stats import BootstrapSettings
+from ...stats.bootstrap import BootstrapSettings
+from ...stats.compare import interval_note, mean_ci, paired_diff_ci
 from .workflow import paths
 
 PRF = ("precision", "recall", "f1")

@@ -1,13 +1,13 @@
 """toy_aggregate: accuracy per model with the workflow's interval over questions
-(oncoeval.compare.mean_ci: a share of independent questions, Wilson), and its figure."""
+(oncoeval.stats.compare.mean_ci: a share of independent questions, Wilson), and its figure."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from ...compare import mean_ci
 from ...plotting import note_empty, plt, save
-from ...stats import BootstrapSettings
+from ...stats.bootstrap import BootstrapSettings
+from ...stats.compare import mean_ci
 
 ACCURACY_COLUMNS = [
     "model", "n", "n_unscored", "accuracy", "accuracy_ci_low", "accuracy_ci_high"

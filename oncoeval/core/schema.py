@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-CONFIG_SCHEMA = Path(__file__).resolve().parents[1] / "config" / "config.schema.yaml"
+CONFIG_SCHEMA = Path(__file__).resolve().parents[2] / "config" / "config.schema.yaml"
 
 
 def fill_schema_defaults(schema: dict, value):
@@ -32,7 +32,7 @@ def fill_schema_defaults(schema: dict, value):
 @functools.cache
 def raw_config_schema() -> dict:
     """config/config.schema.yaml as written (without the backends' parts; see
-    oncoeval.config.config_schema). Read only."""
+    oncoeval.config.checks.config_schema). Read only."""
     return yaml.safe_load(CONFIG_SCHEMA.read_text(encoding="utf-8"))
 
 

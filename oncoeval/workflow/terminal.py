@@ -4,11 +4,11 @@ Snakemake prints a block per job (rule, input, output, log, resources...) and, f
 its whole log with the traceback. All of that goes, whole and in order, to a log file under
 ``logs/runs/`` whose path is printed when Snakemake starts and ends; the terminal gets one
 progress line per finished job, each failed job's rule, log and last message (the message alone:
-a script's own errors end their log with it, oncoeval.io.report_uncaught), the workflow's own
+a script's own errors end their log with it, oncoeval.core.io.report_uncaught), the workflow's own
 lines (scope, failed calls and their cures, results) and whatever Snakemake says that is not job
 bookkeeping, every line folded to :data:`WIDTH` columns.
 
-    python -m oncoeval.terminal [--log-dir logs/runs] -- snakemake --cores 2 ...
+    python -m oncoeval.workflow.terminal [--log-dir logs/runs] -- snakemake --cores 2 ...
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ class Screen:
 
     def _calls_recorded(self, log: str | None) -> bool:
         """Whether the failed job is a `generate` job that recorded its calls in this run."""
-        from .calls import outcome_path_for
+        from ..models.calls import outcome_path_for
 
         if not log:
             return False

@@ -19,14 +19,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from . import credentials, failures
-from .backends import get_backend
-from .backends.base import CAP_REACHED
-from .cache import RequestClaims, ResponseCache, cache_key
-from .errors import InputError, OncoEvalError
-from .failures import cures
-from .io import text_without_lone_surrogates
-from .records import (
+from ..backends import get_backend
+from ..backends.base import CAP_REACHED
+from ..core import credentials
+from ..core.errors import InputError, OncoEvalError
+from ..core.io import text_without_lone_surrogates
+from ..core.records import (
     Request,
     Response,
     effective_params,
@@ -34,7 +32,10 @@ from .records import (
     spent_usd,
     write_responses,
 )
-from .schema import top_level_default
+from ..core.schema import top_level_default
+from ..models import failures
+from ..models.cache import RequestClaims, ResponseCache, cache_key
+from ..models.failures import cures
 from .waves import Sibling, engine_lock
 
 log = logging.getLogger(__name__)
@@ -92,7 +93,7 @@ class SpendCap:
         self.cap = model_cfg.get("max_cost_usd")
         self.round = backend_cls.spend_round(model_cfg) if self.cap is not None else None
         self.spent = spent
-        # Other jobs of the model paying meanwhile (oncoeval.cache.SpendLedger); None: only
+        # Other jobs of the model paying meanwhile (oncoeval.models.cache.SpendLedger); None: only
         # this job's calls are counted.
         self.ledger = ledger
         self.not_sent = 0  # requests refused by the cap
@@ -184,7 +185,7 @@ class JobRequests:
                     error_kind=failures.OTHER,
                 )
             # The cache keeps a lone surrogate as it came (escaped); the responses file, which
-            # every later stage reads as text, carries U+FFFD in its place (oncoeval.io).
+            # every later stage reads as text, carries U+FFFD in its place (oncoeval.core.io).
             text = None if resp.text is None else text_without_lone_surrogates(resp.text)
             ordered.append(
                 dataclasses.replace(resp, request_id=r.request_id, meta=r.meta, text=text)
@@ -197,7 +198,7 @@ class GenerateSettings:
     """How a `generate` job runs, besides what it answers. ``max_failed_share`` and
     ``claim_stale_s`` default to the config schema's; ``outcome_path`` receives a small JSON record
     of the job (counts and first error) for the end-of-run report; ``siblings`` are the model's
-    other request sets of this run (:func:`oncoeval.waves.siblings`)."""
+    other request sets of this run (:func:`oncoeval.workflow.waves.siblings`)."""
 
     threads: int = 1
     progress: bool = True
@@ -255,7 +256,7 @@ class Generation:
     def run(self, out_path) -> dict:
         self.from_cache()
         started = time.perf_counter()
-        # A local model's engine is loaded by one job at a time (oncoeval.waves): a job that waited
+        # A local model's engine is loaded by one job at a time (oncoeval.workflow.waves): a job that waited
         # for it finds what the holder answered in the cache.
         local = self.backend_cls.shares_engine and self.cache is not None
         lock = engine_lock(self.cache.folder) if self.todo and local else contextlib.nullcontext()
@@ -339,7 +340,7 @@ class Generation:
         :class:`~oncoeval.backends.batch.BatchesInFlight` when batches are still running after
         the model's ``batch_wait_s`` (their answers are collected by a later run), having
         recorded why in the job's outcome record for the end-of-run report."""
-        from .backends.batch import BatchesInFlight, BatchJob
+        from ..backends.batch import BatchesInFlight, BatchJob
 
         backend = self.backend_cls(self.model_cfg)
         try:
@@ -431,7 +432,7 @@ def job_counts(job: JobRequests, ordered, model_cfg: dict, study: str, requestse
         "errors": len(failed),
         "truncated": sum(r.finish_reason == "length" for r in ordered),
         "first_error": failed[0].error if failed else None,
-        # What to do about them, one sentence per kind of failure (oncoeval.failures).
+        # What to do about them, one sentence per kind of failure (oncoeval.models.failures).
         "cures": cures(failed, model_cfg, calls=sum(not r.cached for r in ordered)),
         "seconds": None,
         # What this job's own calls used (cached answers cost nothing now).

@@ -12,7 +12,7 @@ target works as in the repository::
     make -C runs/paper run CONFIG=paper.yaml
     make -C runs/paper report                     # runs/paper/results/report.html
 
-    python -m oncoeval.rundir NAME [CONFIG]       # makes runs/NAME/ and prints its path
+    python -m oncoeval.workflow.rundir NAME [CONFIG]       # makes runs/NAME/ and prints its path
 
 A config given is copied into the directory, its relative data paths (the studies' data keys,
 the ad-hoc request files, the models' local paths) resolved against the config file's own
@@ -28,10 +28,10 @@ from pathlib import Path
 
 import yaml
 
-from . import config as oc
-from .studies import contract
+from ..config import checks as oc
+from ..studies import contract
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 RUNS = "runs"
 # What a run directory links to the repository: the workflow, its data, the package, the
 # Makefile and what `make setup` reads, the environment, and the shared cache.
@@ -125,7 +125,7 @@ def copy_config(config_file, rundir: Path) -> Path:
 
 def main(argv: list[str]) -> int:
     if len(argv) not in (1, 2) or not argv[0]:
-        print("usage: python -m oncoeval.rundir NAME [CONFIG]  (make workdir RUN=NAME CONFIG=path)",
+        print("usage: python -m oncoeval.workflow.rundir NAME [CONFIG]  (make workdir RUN=NAME CONFIG=path)",
               file=sys.stderr)  # fmt: skip
         return 2
     try:

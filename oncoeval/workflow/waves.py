@@ -25,7 +25,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from .io import atomic_write, held_lock
+from ..core.io import atomic_write, held_lock
 
 log = logging.getLogger(__name__)
 
@@ -179,9 +179,9 @@ def group_by_wave(workflow, depths: dict, model_cfg, rule: str = "generate") -> 
     split (:func:`shard_wave`) only when its estimated new tokens at the model's
     ``resources.tokens_per_s`` would not fit its ``runtime``. Local runs (no submission)
     change nothing. Returns the group id per job."""
-    from .backends import get_backend
-    from .config import generate_resources
-    from .report.estimate import RequestSets
+    from ..backends import get_backend
+    from ..config.checks import generate_resources
+    from ..report.estimate import RequestSets
 
     if workflow.local_exec:
         return {}

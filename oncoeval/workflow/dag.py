@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import itertools
 
-from oncoeval import backends, layout
-from oncoeval import config as oc
-from oncoeval.credentials import redact_url
-from oncoeval.errors import ConfigError
+from oncoeval import backends
+from oncoeval.config import checks as oc
+from oncoeval.core import layout
+from oncoeval.core.credentials import redact_url
+from oncoeval.core.errors import ConfigError
+from oncoeval.core.layout import ResultPaths
 from oncoeval.exposure import workflow as exposure_wf
-from oncoeval.layout import ResultPaths
 from oncoeval.studies import contract, study_workflow  # noqa: F401 (re-exported)
 
 # The ad-hoc request sets (the config's `adhoc` key, rules/adhoc.smk): a study in file names and
@@ -29,7 +30,7 @@ ADHOC = "adhoc"
 def settle_config(config: dict) -> list[str]:
     """Check ``config`` and settle it in place as the workflow holds it; every problem found.
 
-    First what the schemas see (shapes, types, unknown keys; ``oncoeval.config.schema_problems``),
+    First what the schemas see (shapes, types, unknown keys; ``oncoeval.config.checks.schema_problems``),
     and only if that is clean: every schema default filled once, study blocks included
     (``fill_workflow_config``), the run narrowed by ``only=`` (``apply_only``), then what the
     schemas cannot see (references between keys, data paths, PHI routes, API key variables;
@@ -59,12 +60,12 @@ def evaluated_models(config: dict, study: str) -> list[str]:
 
 
 def model_cfg(config: dict, model_id: str) -> dict:
-    """The entry of ``models`` with this id (``phi_safe`` filled, oncoeval.config.models_by_id)."""
+    """The entry of ``models`` with this id (``phi_safe`` filled, oncoeval.config.checks.models_by_id)."""
     return oc.models_by_id(config)[model_id]
 
 
 def used_model_cfgs(config: dict) -> dict[str, dict]:
-    """Every model the run calls (evaluated or judge, ``oncoeval.config.used_models``) by id."""
+    """Every model the run calls (evaluated or judge, ``oncoeval.config.checks.used_models``) by id."""
     return {mid: model_cfg(config, mid) for mid in oc.used_models(config)}
 
 
@@ -85,7 +86,7 @@ def model_extra_inputs(config: dict) -> list[str]:
 
 
 def model_signatures(config: dict) -> dict[str, str]:
-    """Each model's signature (``oncoeval.config.model_signature``): what its answers depend on.
+    """Each model's signature (``oncoeval.config.checks.model_signature``): what its answers depend on.
 
     Snakemake's report embeds a report job's params in a ``<script>`` without escaping them, so
     ``<``, ``>`` and ``&`` are written as JSON escapes: the same JSON value, and a ``</script>`` in
@@ -103,7 +104,7 @@ def script_safe_json(text: str) -> str:
 
 def estimate_models(config: dict) -> dict[str, dict]:
     """The model entries `make estimate` prices with, their URLs without credentials (the file
-    lies under results/, oncoeval.credentials)."""
+    lies under results/, oncoeval.core.credentials)."""
     return {
         mid: {k: redact_url(v) if isinstance(v, str) else v for k, v in cfg.items()}
         for mid, cfg in oc.models_by_id(config).items()
@@ -113,13 +114,13 @@ def estimate_models(config: dict) -> dict[str, dict]:
 def routed_model_cfg(config: dict, wildcards, routes: set[tuple[str, str]]) -> dict:
     """The model of a `generate` job, once its (study, model) pair is one of the checked ``routes``.
 
-    ``routes`` are the pairs of ``oncoeval.config.model_routes``, whose PHI routes the config
+    ``routes`` are the pairs of ``oncoeval.config.checks.model_routes``, whose PHI routes the config
     check saw; a job outside them is refused rather than sending data along an unchecked route.
     """
     if (wildcards.study, wildcards.model) not in routes:
         raise ConfigError(
             f"generate: no config key sends study {wildcards.study!r} to model "
-            f"{wildcards.model!r}, so its PHI route was not checked (oncoeval.config.model_routes "
+            f"{wildcards.model!r}, so its PHI route was not checked (oncoeval.config.checks.model_routes "
             "lists every route; a new one must be added there)."
         )
     return model_cfg(config, wildcards.model)

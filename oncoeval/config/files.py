@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from .errors import ConfigError
+from ..core.errors import ConfigError
 
 MAX_BYTES = 1_000_000  # the demo config is ~10 kB; a paper's line-up a few times that
 MAX_NODES = 200_000  # values after alias expansion (the demo config has ~1,000)

@@ -120,7 +120,7 @@ def scrub_answer(text):
 
 
 def scrub_response(response):
-    """A Response (oncoeval.records) with its answer and error scrubbed, in place; returned."""
+    """A Response (oncoeval.core.records) with its answer and error scrubbed, in place; returned."""
     response.text = scrub_answer(response.text)
     response.error = scrub(response.error)
     return response

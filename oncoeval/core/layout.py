@@ -86,7 +86,7 @@ class ResultPaths:
 
     def tables(self, *names: str, folder: str = TABLES) -> dict[str, str]:
         """Each table's two outputs: ``name`` (its TSV) and ``name_md`` (its Markdown copy), the
-        names ``oncoeval.io.write_table`` is handed."""
+        names ``oncoeval.core.io.write_table`` is handed."""
         out = {}
         for name in names:
             out[name] = self(folder, f"{name}.tsv")

@@ -25,9 +25,9 @@ import os
 import time
 from pathlib import Path
 
-from . import credentials
-from .io import json_line
-from .records import Request, Response
+from ..core import credentials
+from ..core.io import json_line
+from ..core.records import Request, Response
 
 log = logging.getLogger(__name__)
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oncoeval import config as oc
-from oncoeval import layout
-from oncoeval import workflow as run_wf
 from oncoeval.backends import get_backend
-from oncoeval.layout import ResultPaths
+from oncoeval.config import checks as oc
+from oncoeval.core import layout
+from oncoeval.core.layout import ResultPaths
 from oncoeval.report import catalog
+from oncoeval.workflow import dag as run_wf
 
 
 def study_result_files(config: dict, rules) -> list[str]:

@@ -9,7 +9,7 @@ Numbers: a mean or score to :data:`DIGITS` decimals with its interval as ``value
 :data:`MISSING` (or the reason a study wrote in its place), never ``nan`` or ``None``; a
 boolean reads yes/no; a column header reads in words (:func:`column_label`).
 
-It sits below the studies and the report (oncoeval.io writes the tables' Markdown with it) and
+It sits below the studies and the report (oncoeval.core.io writes the tables' Markdown with it) and
 imports nothing of the package.
 """
 

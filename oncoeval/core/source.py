@@ -7,7 +7,7 @@ this workflow as a module. So what belongs to the workflow is read from its sour
 the checkout this package is part of; the Snakefile puts its own folder first on ``sys.path``,
 so that is the Snakefile's folder):
 
-- prompt templates (``config/prompts/<study>/``, ``prompt_file``), schemas (oncoeval.schema),
+- prompt templates (``config/prompts/<study>/``, ``prompt_file``), schemas (oncoeval.core.schema),
   and what Snakemake finds next to the rules (scripts, envs, report templates);
 - the demo data and method files a config names under ``resources/`` (the demo config and the
   study schemas' defaults do): a relative ``resources/...`` path that does not exist in the
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-SOURCE = Path(__file__).resolve().parents[1]
+SOURCE = Path(__file__).resolve().parents[2]
 # The source's folder of data files that configs name (demo inputs, method resources).
 OWN_DATA = "resources"
 
@@ -27,7 +27,7 @@ OWN_DATA = "resources"
 def source_file(rel: str, source: Path = SOURCE) -> str:
     """``rel`` (a path inside the source) as the workflow names it: ``rel`` itself where the
     working folder shows the same file (the checkout, or a folder linking its parts, as
-    ``oncoeval.rundir`` makes), else the absolute path in the source."""
+    ``oncoeval.workflow.rundir`` makes), else the absolute path in the source."""
     target = Path(source) / rel
     if Path(rel).resolve() == target.resolve():
         return rel

@@ -1,6 +1,6 @@
 """Response shapes: a request may carry the shape of its answer, and each backend enforces it.
 
-A records-level module (beside oncoeval.records): studies build shaped requests with it and
+A records-level module (beside oncoeval.core.records): studies build shaped requests with it and
 backends enforce the shapes, so neither imports from the judges.
 
 The shape travels in the request's params as ``response_shape`` (so it is part of the cache

@@ -203,7 +203,7 @@ def write_table(
             if title:
                 handle.write(f"# {title}\n\n")
             # As every page shows a table: intervals folded, "–" for a missing value, headers
-            # in words (oncoeval.format).
+            # in words (oncoeval.core.format).
             handle.write(markdown(df))
             handle.write("\n")
             for note in notes or []:
@@ -238,7 +238,7 @@ def setup_script_logging(log_path: str | os.PathLike | None) -> logging.Logger:
     if log_path:
         Path(log_path).parent.mkdir(parents=True, exist_ok=True)
         stream = open(log_path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 (lives with the job)
-        # Keys and URL credentials never reach the log, tracebacks included (oncoeval.credentials).
+        # Keys and URL credentials never reach the log, tracebacks included (oncoeval.core.credentials).
         sys.stderr = stream = ScrubbingStream(stream)
         handler = logging.StreamHandler(stream)
     else:

@@ -48,8 +48,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .schema import top_level_defaults
-from .stats import BootstrapSettings
+from ..core.schema import top_level_defaults
+from .bootstrap import BootstrapSettings
 
 _DEFAULTS = top_level_defaults("comparisons")
 INTERVALS = ("auto", "t", "bca", "percentile")
@@ -1101,7 +1101,7 @@ def write_study_comparison(
     comparison, comparison_md, leaderboard, leaderboard_md). A study with judge-corrected rates
     adds their rows through its ``corrected_comparison(score_paths, inputs, params, settings)``
     -> (comparison rows, leaderboard value rows, notes); those rows are descriptive."""
-    from .io import write_table
+    from ..core.io import write_table
 
     workflow = _workflow(study)
     measures = study_measures(study)

@@ -1,9 +1,9 @@
 """What a failed model call is, and what cures it.
 
-A failed call's row (oncoeval.records.Response) carries ``error``, a sentence for people, and
+A failed call's row (oncoeval.core.records.Response) carries ``error``, a sentence for people, and
 ``error_kind``, one of :data:`KINDS`, set where the call failed: by the backend that made it
 (its transport knows a rejected key from a timeout; oncoeval.backends.api), or by the spend
-cap that refused it (oncoeval.generate). Nothing here reads an error's text.
+cap that refused it (oncoeval.workflow.generate). Nothing here reads an error's text.
 
 Every kind names its cure (:func:`cures`): the end-of-run report and a job that stops on failed
 calls say what to do for the failure at hand, since a plain rerun cures only some. A server that
@@ -13,7 +13,7 @@ transient.
 
 from __future__ import annotations
 
-from .credentials import redact_url
+from ..core.credentials import redact_url
 
 # The kinds of failed calls (``Response.error_kind``).
 CAP = "cap"  # the spend cap (max_cost_usd) refused the call: nothing was sent
@@ -50,7 +50,7 @@ def filtered(response) -> bool:
 
 
 def _backend(model_cfg: dict):
-    from .backends import get_backend
+    from ..backends import get_backend
 
     return get_backend(model_cfg["backend"])
 

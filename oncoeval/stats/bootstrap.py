@@ -1,7 +1,7 @@
 """Percentile bootstrap intervals (seeded), through ``scipy.stats.bootstrap``, and the
 ``bootstrap`` settings block.
 
-The studies' means and paired differences take their intervals from ``oncoeval.compare``
+The studies' means and paired differences take their intervals from ``oncoeval.stats.compare``
 (``mean_ci``, ``paired_diff_ci``: whole clusters, by the measure's declared kind and range;
 docs/comparisons.md). What stays here: statistics of a
 whole set (``bootstrap_stat_ci``: an AUROC (``auroc_rows``), a rank correlation), the settings, and the matrix
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .schema import top_level_defaults
+from ..core.schema import top_level_defaults
 
 # The schema's `bootstrap` defaults: the settings' own defaults, so they are written once.
 _DEFAULTS = top_level_defaults("bootstrap")

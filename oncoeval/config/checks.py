@@ -17,14 +17,15 @@ from pathlib import Path
 
 import yaml
 
-from . import layout, names
-from .backends import BACKEND_MODULES, get_backend
-from .cache import canonical_json
-from .configfile import file_problems as config_file_problems  # noqa: F401 (for common.smk)
-from .errors import ConfigError
-from .schema import CONFIG_SCHEMA, fill_schema_defaults, raw_config_schema
-from .source import resolve_own_files
-from .studies import STUDIES, contract
+from ..backends import BACKEND_MODULES, get_backend
+from ..core import layout, names
+from ..core.blocks import study_block, study_evaluated_models
+from ..core.errors import ConfigError
+from ..core.schema import CONFIG_SCHEMA, fill_schema_defaults, raw_config_schema
+from ..core.source import resolve_own_files
+from ..models.cache import canonical_json
+from ..studies import STUDIES, contract
+from .files import file_problems as config_file_problems  # noqa: F401 (for common.smk)
 
 SCHEMAS = CONFIG_SCHEMA.parent / "schemas"
 
@@ -54,12 +55,6 @@ def study_schema(study: str) -> dict:
     return yaml.safe_load((SCHEMAS / f"{study}.schema.yaml").read_text(encoding="utf-8"))
 
 
-def study_block(config: dict, study: str) -> dict:
-    """The study's block of ``config`` (the one way to read it): as written, or, once
-    rules/common.smk filled it, with every schema default; {} when the config has none."""
-    return (config.get("studies") or {}).get(study) or {}
-
-
 def filled_study_block(config: dict, study: str) -> dict:
     """The study's config block with every default of its schema filled in."""
     return fill_schema_defaults(study_schema(study), study_block(config, study))
@@ -70,11 +65,6 @@ def enabled_studies(config: dict) -> list[str]:
     return [s for s in STUDIES if (studies.get(s) or {}).get("enabled", False)]
 
 
-def study_evaluated_models(config: dict, study: str) -> list[str]:
-    """The models evaluated by a study: its own ``evaluate`` list, else the global one."""
-    return list(study_block(config, study).get("evaluate") or config.get("evaluate") or [])
-
-
 def study_judges(config: dict, study: str) -> dict[str, str]:
     """Judge roles of a study (``judges: {role: model_id}``); roles set to null are unused.
 
@@ -82,11 +72,6 @@ def study_judges(config: dict, study: str) -> dict[str, str]:
     """
     judges = study_block(config, study).get("judges") or {}
     return {role: mid for role, mid in judges.items() if mid}
-
-
-def judge_ids(value) -> list[str]:
-    """The model ids behind one judge role: one id, or a jury's list."""
-    return [value] if isinstance(value, str) else list(value or [])
 
 
 def _marked_model_keys(schema: dict, prefix: str = "") -> list[str]:
@@ -484,7 +469,7 @@ def fill_workflow_config(config: dict) -> dict:
     for study in STUDIES:
         config["studies"][study] = filled_study_block(config, study)
     # The demo's and the schemas' resources/ files, read from the workflow's source when the
-    # run's folder is another one (a snakedeploy deployment; oncoeval.source).
+    # run's folder is another one (a snakedeploy deployment; oncoeval.core.source).
     resolve_own_files(config)
     return config
 

@@ -7,8 +7,8 @@ import json
 import os
 from pathlib import Path
 
+from ..core.records import read_responses
 from .failures import filtered
-from .records import read_responses
 
 
 def outcome_path_for(log_path: str | os.PathLike) -> Path:
@@ -112,7 +112,7 @@ def calls_table(responses_root: str | os.PathLike, models, out_tsv, out_md=None)
     """
     import pandas as pd
 
-    from .io import write_table
+    from ..core.io import write_table
 
     rows = []
     for model in sorted(models):

@@ -1,9 +1,9 @@
 """The configuration reference, config/README.md, written from the schemas.
 
 Every key, its type, its default and its meaning come from the workflow's schema as the config
-check assembles it (``oncoeval.config.config_schema``: config/config.schema.yaml, each registered
+check assembles it (``oncoeval.config.checks.config_schema``: config/config.schema.yaml, each registered
 backend's ``CONFIG_SCHEMA``) and from each registered study's schema (config/schemas/), so no
-default is written twice by hand. ``python -m oncoeval.docs_config`` (``make docs``) rewrites the
+default is written twice by hand. ``python -m oncoeval.config.reference`` (``make docs``) rewrites the
 file; ``--check`` exits 1 when the committed file differs (tests/spine/test_docs_config.py).
 """
 
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import yaml
 
-from .config import config_schema, study_schema
-from .schema import CONFIG_SCHEMA
-from .studies import STUDIES
+from ..core.schema import CONFIG_SCHEMA
+from ..studies import STUDIES
+from .checks import config_schema, study_schema
 
 REFERENCE = CONFIG_SCHEMA.parent / "README.md"
 COMMAND = "make docs"
@@ -172,7 +172,7 @@ def reference() -> str:
     out = [
         "# Configuration reference",
         "",
-        f"<!-- Written by `{COMMAND}` (python -m oncoeval.docs_config) from the schemas; "
+        f"<!-- Written by `{COMMAND}` (python -m oncoeval.config.reference) from the schemas; "
         "edit the schemas' descriptions and defaults, not this file. -->",
         "",
         INTRO,

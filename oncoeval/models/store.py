@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .io import sha256_file
-from .schema import top_level_default
+from ..core.io import sha256_file
+from ..core.schema import top_level_default
 
 
 def model_store() -> Path:

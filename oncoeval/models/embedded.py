@@ -13,7 +13,7 @@ import importlib.metadata
 import importlib.util
 from pathlib import Path
 
-from .errors import ConfigError
+from ..core.errors import ConfigError
 
 EMBEDDED = {
     # name: (distribution, module, file inside the module folder or None for the folder itself)
