@@ -11,7 +11,7 @@ from snakemake.utils import min_version
 sys.path.insert(0, workflow.current_basedir.get_path_or_uri(secret_free=True))
 
 from oncoeval.workflow import waves
-from oncoeval.models.calls import print_failed_calls
+from oncoeval.workflow.calls import print_failed_calls
 
 min_version("9.19")
 

@@ -2,7 +2,7 @@
 
 from oncoeval.config.checks import models_by_id
 from oncoeval.core.io import setup_script_logging
-from oncoeval.models.calls import outcome_path_for
+from oncoeval.workflow.calls import outcome_path_for
 from oncoeval.workflow.generate import failed_share_allowed, run_generate
 from oncoeval.workflow.gpuslots import local_gpu_slot
 from oncoeval.workflow.waves import siblings

@@ -23,7 +23,7 @@ every fact about its models:
 - ``__init__(cfg, threads)``: load the model or client once per job.
 - ``generate(requests) -> Iterator[Response]``: answer requests, yielding each response as it
   finishes (any order). A request that fails for good yields a Response with ``error`` set
-  and its ``error_kind`` (oncoeval.models.failures.KINDS), which picks the cure the user is told.
+  and its ``error_kind`` (oncoeval.backends.failures.KINDS), which picks the cure the user is told.
 
 Backends are looked up by name; their modules import no model library at import time, so that
 building the DAG never imports torch. Adding a backend means one module and one line in

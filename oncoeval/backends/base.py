@@ -11,7 +11,7 @@ from ..core import layout
 from ..core.io import text_sha256
 from ..core.records import Request, Response
 from ..core.schema import fill_schema_defaults
-from ..models import failures
+from . import failures
 
 # Words of failed calls' errors that more than one backend writes.
 CONTENT_FILTERED = "content filtered by the provider"
@@ -92,7 +92,7 @@ class BaseBackend:
     shares_engine = False
 
     #: The key of a model entry that holds its server's URL (an API's ``base_url``), named by the
-    #: cures of failed calls (oncoeval.models.failures); None for a backend without one.
+    #: cures of failed calls (oncoeval.backends.failures); None for a backend without one.
     url_key: str | None = None
 
     #: model-config keys that never change a response (operational settings: what is allowed,

@@ -45,7 +45,7 @@ from pathlib import Path
 
 from ..core.io import atomic_write, held_lock, json_line
 from ..core.records import Request, Response, spent_usd
-from ..models import failures
+from . import failures
 from .api import Answer, BadReply, Failure, cost_usd, message_text
 from .base import CAP_REACHED
 

@@ -34,8 +34,9 @@ from ..core.errors import ConfigError
 from ..core.io import encodable_messages, sha256_file, text_sha256
 from ..core.records import Request, Response
 from ..core.schema import fill_schema_defaults
-from ..models import embedded, failures
+from ..models import embedded
 from ..models.store import model_store, remembered_sha256
+from . import failures
 from .base import BaseBackend, LocalModelBackend, chat_template_hash, local_model_schema
 
 log = logging.getLogger(__name__)

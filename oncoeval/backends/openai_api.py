@@ -19,7 +19,7 @@ Retry-After waits, rejected keys, price and spend cap, PHI default and resources
 - A body that is not a chat completion (an HTML page with status 200) is a failure; a body cut
   off in transit is named as such (``CutBody``), and an unreachable ``base_url`` is named.
 - A refusal (``message.refusal``) is kept as the answer's text, with ``refused`` set; null
-  content without one is a failed call (the base, oncoeval.models.failures). Content given as a list
+  content without one is a failed call (the base, oncoeval.backends.failures). Content given as a list
   of text parts is joined; content of any other type is a failed call (``BadReply``).
 - A POST is never redirected (a 302 would turn it into a GET, a 307 send the prompt elsewhere):
   a redirect is a failed call naming its target (``Redirected``). A POST's answer is read with
@@ -44,8 +44,7 @@ from ..core import credentials
 from ..core.io import encodable_messages
 from ..core.records import Request
 from ..core.shapes import SHAPE_PARAM
-from ..models import failures
-from . import batch
+from . import batch, failures
 from .api import (
     Answer,
     ApiBackend,

@@ -19,8 +19,8 @@ from pathlib import Path
 from ..core.errors import ConfigError, InputError
 from ..core.io import files_sha256, iter_jsonl_lines, sha256_file
 from ..core.records import Request, Response
-from ..models import failures
 from ..models.cache import canonical_json
+from . import failures
 from .base import BaseBackend, no_text_failure
 
 

@@ -33,7 +33,7 @@ from ..core.errors import ConfigError
 from ..core.io import encodable_messages
 from ..core.records import REQUEST_MAX_NEW_TOKENS_UNSET, REQUEST_SEED_UNSET, Request, Response
 from ..core.shapes import shape_of
-from ..models import failures
+from . import failures
 from .base import BaseBackend, LocalModelBackend, chat_template_hash, local_model_schema
 
 log = logging.getLogger(__name__)

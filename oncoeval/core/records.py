@@ -6,7 +6,7 @@ Request sets are JSONL files, one request per line::
      "params": {"temperature": 0, "max_new_tokens": 256, "seed": 0}, "meta": {...}}
 
 Responses follow the output contract of DESIGN.md; ``meta`` is copied through from the request.
-A failed call's row adds ``error_kind`` (oncoeval.models.failures.KINDS), set where it failed, and
+A failed call's row adds ``error_kind`` (oncoeval.backends.failures.KINDS), set where it failed, and
 ``error_status``, the HTTP status a server failed it with; an answer's row has neither.
 """
 
@@ -82,7 +82,7 @@ class Response:
     # The model the server says answered, and whether it is not the one asked for (backends.api).
     served_model: str | None = None
     other_model: bool = False
-    # What failed (oncoeval.models.failures.KINDS), set by the backend or the spend cap where it failed,
+    # What failed (oncoeval.backends.failures.KINDS), set by the backend or the spend cap where it failed,
     # and the HTTP status a server failed the call with. Written only on a failed call's row.
     error_kind: str | None = None
     error_status: int | None = None

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..core import layout
-from .workflow import source
+from ..studies.exposure_source import source
 
 
 def cutoffs(models: list[dict], ids) -> tuple[list[str], bool]:

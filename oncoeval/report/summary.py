@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..backends.failures import filtered
 from ..core import layout
 from ..core.io import iter_jsonl
 from ..core.layout import IN_STUDY, ResultPaths
 from ..core.records import Response
 from ..exposure.facts import warning as exposure_warning
-from ..models.failures import filtered
 from ..stats.compare import BEHIND, DESCRIPTIVE, LEADER
 from ..studies import STUDIES
 from ..studies.contract import Answers, Headline

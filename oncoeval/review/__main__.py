@@ -4,8 +4,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..config.load import load_config
 from ..core.errors import InputError
-from ..export.run import load_config
 from ..stats.bootstrap import BootstrapSettings
 from . import build, importer, plan, studies
 

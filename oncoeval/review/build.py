@@ -20,7 +20,7 @@ import pandas as pd
 from ..config import checks as oc
 from ..core.io import read_jsonl, write_jsonl
 from ..core.layout import ResultPaths
-from ..workflow.report import shows_phi_text
+from ..report.phi import shows_phi_text
 from . import page, plan, studies
 
 log = logging.getLogger(__name__)

@@ -48,24 +48,6 @@ def targets(config: dict, root: Path = Path(".")) -> list[str]:
     ]
 
 
-def inputs(config: dict, study: str, root: Path = Path(".")) -> dict:
-    """The rule's inputs: the plan, the last import's tables where there are any, and the
-    study's tables the status reads (``table_0``, ...) that the run writes (the chooser's
-    validation only with its labels set)."""
-    from ..workflow import dag as run_wf
-
-    where = ResultPaths(study).review()
-    out = {"plan": f"{where}/plan.tsv"}
-    for name in ("status", "agreement"):
-        if (root / where / f"{name}.tsv").exists():
-            out[name] = f"{where}/{name}.tsv"
-    written = set(run_wf.study_targets(config, study))
-    for k, table in enumerate(review_study(study).status_tables):
-        if ResultPaths(study)(table) in written:
-            out[f"table_{k}"] = ResultPaths(study)(table)
-    return out
-
-
 def status_table(study: str, files: dict) -> pd.DataFrame:
     """The rows (module docstring) from ``files``: the keys of :func:`inputs`."""
     spec = review_study(study)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import study_workflow
+
 
 @dataclass(frozen=True)
 class ExposureSource:
@@ -14,3 +16,8 @@ class ExposureSource:
     kind: str  # what one item is, as the prompt names it
     # When the published dataset became public (YYYY-MM, with its source); None: not documented.
     released: str | None = None
+
+
+def source(study: str) -> ExposureSource | None:
+    """The study's declared ``EXPOSURE``, or None (a study that cannot be audited)."""
+    return getattr(study_workflow(study), "EXPOSURE", None)

@@ -19,8 +19,8 @@ from oncoeval.core import layout
 from oncoeval.core.credentials import redact_url
 from oncoeval.core.errors import ConfigError
 from oncoeval.core.layout import ResultPaths
-from oncoeval.exposure import workflow as exposure_wf
 from oncoeval.studies import contract, study_workflow  # noqa: F401 (re-exported)
+from oncoeval.workflow import exposure as exposure_wf
 
 # The ad-hoc request sets (the config's `adhoc` key, rules/adhoc.smk): a study in file names and
 # wildcards, without a study package.

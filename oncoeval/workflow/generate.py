@@ -19,8 +19,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..backends import get_backend
+from ..backends import failures, get_backend
 from ..backends.base import CAP_REACHED
+from ..backends.failures import cures
 from ..core import credentials
 from ..core.errors import InputError, OncoEvalError
 from ..core.io import text_without_lone_surrogates
@@ -33,9 +34,7 @@ from ..core.records import (
     write_responses,
 )
 from ..core.schema import top_level_default
-from ..models import failures
 from ..models.cache import RequestClaims, ResponseCache, cache_key
-from ..models.failures import cures
 from .waves import Sibling, engine_lock
 
 log = logging.getLogger(__name__)
@@ -432,7 +431,7 @@ def job_counts(job: JobRequests, ordered, model_cfg: dict, study: str, requestse
         "errors": len(failed),
         "truncated": sum(r.finish_reason == "length" for r in ordered),
         "first_error": failed[0].error if failed else None,
-        # What to do about them, one sentence per kind of failure (oncoeval.models.failures).
+        # What to do about them, one sentence per kind of failure (oncoeval.backends.failures).
         "cures": cures(failed, model_cfg, calls=sum(not r.cached for r in ordered)),
         "seconds": None,
         # What this job's own calls used (cached answers cost nothing now).

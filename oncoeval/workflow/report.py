@@ -15,6 +15,7 @@ from oncoeval.config import checks as oc
 from oncoeval.core import layout
 from oncoeval.core.layout import ResultPaths
 from oncoeval.report import catalog
+from oncoeval.review import studies as review_studies
 from oncoeval.workflow import dag as run_wf
 
 
@@ -129,10 +130,17 @@ def entry_caption(config: dict, wildcards, ext: str, scope: str) -> str:
     return entry.caption(replayed, scope)
 
 
-def shows_phi_text(config: dict, study: str) -> bool:
-    """Whether the report's pages of ``study`` may show free text from its inputs and answers:
-    not for a study marked contains_phi, unless report.include_phi_text (oncoeval.report.phi).
-    """
-    return bool(
-        config["report"]["include_phi_text"] or not oc.study_block(config, study)["contains_phi"]
-    )
+def review_status_inputs(config: dict, study: str, root: Path = Path(".")) -> dict:
+    """The ``review_status`` rule's inputs (oncoeval.review.status): the plan, the last
+    import's tables where there are any, and the study's tables the status reads (``table_0``,
+    ...) that the run writes (the chooser's validation only with its labels set)."""
+    where = ResultPaths(study).review()
+    out = {"plan": f"{where}/plan.tsv"}
+    for name in ("status", "agreement"):
+        if (root / where / f"{name}.tsv").exists():
+            out[name] = f"{where}/{name}.tsv"
+    written = set(run_wf.study_targets(config, study))
+    for k, table in enumerate(review_studies.review_study(study).status_tables):
+        if ResultPaths(study)(table) in written:
+            out[f"table_{k}"] = ResultPaths(study)(table)
+    return out

@@ -195,7 +195,7 @@ class Screen:
 
     def _calls_recorded(self, log: str | None) -> bool:
         """Whether the failed job is a `generate` job that recorded its calls in this run."""
-        from ..models.calls import outcome_path_for
+        from .calls import outcome_path_for
 
         if not log:
             return False

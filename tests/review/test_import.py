@@ -194,8 +194,8 @@ def test_imported_labels_weight_the_corrected_rate_by_hand(planned, tmp_path):
 
 
 def test_the_checklist_reports_the_reviewers_and_their_agreement(planned, tmp_path):
+    from oncoeval.config.load import load_config
     from oncoeval.export import checklist
-    from oncoeval.export.run import load_config
 
     root, plan = planned
     _, a, b = _reviewers(plan)

@@ -13,7 +13,7 @@ from fake_openai_server import answer_text
 from helpers import openai_entry, write_request_set
 
 from oncoeval.backends.batch import BatchesInFlight, batch_price
-from oncoeval.models.calls import failed_calls_report
+from oncoeval.workflow.calls import failed_calls_report
 from oncoeval.workflow.generate import run_generate
 
 # The shared `key` fixture (tests/conftest.py) sets this variable.

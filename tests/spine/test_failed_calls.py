@@ -15,7 +15,7 @@ from helpers import openai_entry, write_request_set
 
 from oncoeval.backends import api, openai_api
 from oncoeval.core.records import read_responses
-from oncoeval.models.calls import failed_calls_report, outcome_path_for
+from oncoeval.workflow.calls import failed_calls_report, outcome_path_for
 from oncoeval.workflow.generate import GenerationFailed, failed_share_allowed, run_generate
 
 KEY_ENV = "ONCOEVAL_TEST_FAILED_KEY"

@@ -9,7 +9,7 @@ import pytest
 
 from oncoeval.backends.base import no_text_failure
 from oncoeval.core.records import Response, write_responses
-from oncoeval.models.calls import calls_table
+from oncoeval.workflow.calls import calls_table
 from tests.cancer_myth.test_workflow import (
     _evaluation_config,
     _evaluation_inputs,

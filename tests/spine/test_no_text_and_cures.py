@@ -15,7 +15,7 @@ from fake_openai_server import REFUSAL, answer_text
 from helpers import openai_entry, write_request_set
 
 from oncoeval.core.records import read_responses
-from oncoeval.models.calls import calls_table, failed_calls_report
+from oncoeval.workflow.calls import calls_table, failed_calls_report
 from oncoeval.workflow.generate import GenerationFailed, run_generate
 
 KEY_ENV = "ONCOEVAL_TEST_CURES_KEY"

@@ -16,11 +16,11 @@ import pytest
 from fake_openai_server import FakeOpenAIServer
 from helpers import openai_entry, write_request_set
 
+from oncoeval.backends.failures import cure
 from oncoeval.backends.openai_api import Backend
 from oncoeval.core import credentials
 from oncoeval.core.io import setup_script_logging
 from oncoeval.core.records import read_responses
-from oncoeval.models.failures import cure
 from oncoeval.report.provenance import model_record
 from oncoeval.workflow.generate import run_generate
 

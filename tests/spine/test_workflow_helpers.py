@@ -14,6 +14,7 @@ from snakemake.settings.types import ResourceSettings
 from oncoeval.config import checks as oc
 from oncoeval.core.errors import ConfigError
 from oncoeval.report import catalog
+from oncoeval.report import phi as report_phi
 from oncoeval.studies import contract
 from oncoeval.workflow import dag as run_wf
 from oncoeval.workflow import report as report_targets
@@ -142,11 +143,11 @@ def test_a_models_drilldown_waits_for_its_own_files_only():
 
 
 def test_phi_text_is_shown_unless_the_study_holds_phi():
-    assert report_targets.shows_phi_text(filled(), FIRST)
+    assert report_phi.shows_phi_text(filled(), FIRST)
     phi = filled(first={"contains_phi": True})
-    assert not report_targets.shows_phi_text(phi, FIRST)
+    assert not report_phi.shows_phi_text(phi, FIRST)
     phi["report"]["include_phi_text"] = True
-    assert report_targets.shows_phi_text(phi, FIRST)
+    assert report_phi.shows_phi_text(phi, FIRST)
 
 
 def test_the_models_a_run_calls_with_their_studies_signatures_and_extra_inputs():

@@ -50,7 +50,7 @@ def filtered(response) -> bool:
 
 
 def _backend(model_cfg: dict):
-    from ..backends import get_backend
+    from . import get_backend
 
     return get_backend(model_cfg["backend"])
 

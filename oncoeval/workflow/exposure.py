@@ -1,4 +1,4 @@
-"""The rules' side of rules/exposure.smk: which studies can be audited, what a probe request set
+"""The rules' side of rules/exposure.smk (the exposure audit: oncoeval.exposure): which studies can be audited, what a probe request set
 depends on, and the audit's targets.
 
 A study that can be audited declares ``EXPOSURE`` (an ``ExposureSource``) in its workflow
@@ -10,17 +10,12 @@ from __future__ import annotations
 
 from ..backends import get_backend
 from ..config import checks as oc
-from ..studies import STUDIES, study_workflow
+from ..studies import STUDIES
 from ..studies.contract import ResultPaths, prompts_dir
-from ..studies.exposure_source import ExposureSource
+from ..studies.exposure_source import source
 
 PROMPTS = prompts_dir("exposure")
 REQUESTSET = "exposure_{probe}"
-
-
-def source(study: str) -> ExposureSource | None:
-    """The study's declared ``EXPOSURE``, or None (a study that cannot be audited)."""
-    return getattr(study_workflow(study), "EXPOSURE", None)
 
 
 def auditable_studies() -> list[str]:

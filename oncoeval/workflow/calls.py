@@ -7,8 +7,8 @@ import json
 import os
 from pathlib import Path
 
+from ..backends.failures import filtered
 from ..core.records import read_responses
-from .failures import filtered
 
 
 def outcome_path_for(log_path: str | os.PathLike) -> Path:
