@@ -110,6 +110,7 @@ lint: setup
 	$(BIN)/snakefmt --check Snakefile rules
 	$(BIN)/yamllint --strict config profiles envs .snakemake-workflow-catalog.yml
 	$(BIN)/python -m oncoeval.config.reference --check
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/snakemake --lint
 
 # The configuration reference (config/README.md), written from the schemas' descriptions and
