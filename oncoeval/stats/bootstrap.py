@@ -3,9 +3,9 @@
 
 The studies' means and paired differences take their intervals from ``oncoeval.stats.compare``
 (``mean_ci``, ``paired_diff_ci``: whole clusters, by the measure's declared kind and range;
-docs/comparisons.md). What stays here: statistics of a
-whole set (``bootstrap_stat_ci``: an AUROC (``auroc_rows``), a rank correlation), the settings, and the matrix
-bootstrap the benchmarks compare against scipy.
+docs/comparisons.md). What stays here: statistics of a whole set (``bootstrap_stat_ci``: an
+AUROC (``auroc_rows``), a rank correlation), resampled by unit or by whole cluster, and the
+settings. The bench (bench/bench_bootstrap.py) times these same functions.
 """
 
 from __future__ import annotations
@@ -38,37 +38,6 @@ class BootstrapSettings:
             ci=float(block["ci"]),
             seed=int(block["seed"]),
         )
-
-
-def _mean(x, axis=-1):
-    return np.mean(x, axis=axis)
-
-
-def bootstrap_mean_ci(values, settings: BootstrapSettings = BootstrapSettings()):
-    """(mean, ci_low, ci_high) of the mean of ``values`` over resampled units.
-
-    NaNs are dropped first (a unit without a value is not a zero). With fewer than two values the
-    interval is undefined and returned as NaN; a constant sample gets a zero-width interval.
-    """
-    x = np.asarray(values, dtype=float)
-    x = x[~np.isnan(x)]
-    if x.size == 0:
-        return float("nan"), float("nan"), float("nan")
-    mean = float(x.mean())
-    if x.size < 2:
-        return mean, float("nan"), float("nan")
-    if np.all(x == x[0]):
-        return mean, mean, mean
-    res = stats.bootstrap(
-        (x,),
-        _mean,
-        n_resamples=settings.n_resamples,
-        confidence_level=settings.ci,
-        method="percentile",
-        vectorized=True,
-        rng=np.random.default_rng(settings.seed),
-    )
-    return mean, float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
 def bootstrap_stat_ci(
@@ -145,67 +114,3 @@ def _draws(statistic, n: int, settings: BootstrapSettings, vectorized: bool) -> 
             rng=np.random.default_rng(settings.seed),
         )
     return np.asarray(res.bootstrap_distribution, dtype=float)
-
-
-def _mean_diff(a, b, axis=-1):
-    return np.mean(a, axis=axis) - np.mean(b, axis=axis)
-
-
-def paired_bootstrap_diff(a, b, settings: BootstrapSettings = BootstrapSettings()):
-    """(mean(a - b), ci_low, ci_high), resampling units once and differencing within a resample.
-
-    ``a`` and ``b`` are aligned per unit; units where either is NaN are dropped.
-    """
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
-    keep = ~(np.isnan(a) | np.isnan(b))
-    a, b = a[keep], b[keep]
-    if a.size == 0:
-        return float("nan"), float("nan"), float("nan")
-    diff = float(np.mean(a - b))
-    if a.size < 2:
-        return diff, float("nan"), float("nan")
-    if np.all(a - b == (a - b)[0]):
-        return diff, diff, diff
-    res = stats.bootstrap(
-        (a, b),
-        _mean_diff,
-        paired=True,
-        n_resamples=settings.n_resamples,
-        confidence_level=settings.ci,
-        method="percentile",
-        vectorized=True,
-        rng=np.random.default_rng(settings.seed),
-    )
-    return diff, float(res.confidence_interval.low), float(res.confidence_interval.high)
-
-
-def bootstrap_mean_cis(matrix, settings: BootstrapSettings = BootstrapSettings()):
-    """Means and percentile CIs for many rows at once (rows: models or metrics; columns: units).
-
-    Every row is resampled with the *same* resampled units, as a paired analysis needs, and the
-    work is one matrix product: each resample is a vector of multinomial counts over the units,
-    so a resampled mean is ``counts @ values / counts @ present``. NaN cells (a unit without a
-    value in that row) are left out of that row's means. Returns three arrays: mean, low, high.
-    Agrees with ``scipy.stats.bootstrap(method="percentile")`` up to resampling noise
-    (tests/spine/test_stats.py checks this).
-    """
-    x = np.atleast_2d(np.asarray(matrix, dtype=float))
-    present = ~np.isnan(x)
-    filled = np.where(present, x, 0.0)
-    n_units = x.shape[1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = filled.sum(axis=1) / present.sum(axis=1)
-    if n_units < 2:
-        nan = np.full(x.shape[0], np.nan)
-        return mean, nan, nan
-    rng = np.random.default_rng(settings.seed)
-    counts = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=settings.n_resamples)
-    counts = counts.astype(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        resampled = (counts @ filled.T) / (counts @ present.T)
-    alpha = (1 - settings.ci) / 2
-    low, high = np.nanpercentile(resampled, [100 * alpha, 100 * (1 - alpha)], axis=0)
-    too_few = present.sum(axis=1) < 2
-    low[too_few], high[too_few] = np.nan, np.nan
-    return mean, low, high
