@@ -78,9 +78,9 @@ DESCRIPTIONS = {
     },
 }
 # How the 95% CIs of a table are computed: as the note of its Markdown twin states it (the
-# study writes it with oncoeval.stats.compare.interval_note: method, unit, cluster, n; read by
+# study writes it with oncoeval.compare.interval_note: method, unit, cluster, n; read by
 # INTERVAL_NOTE); else the comparison's interval, which the study tables share; the comparison
-# tables name each row's method in their `interval` column (oncoeval.stats.compare).
+# tables name each row's method in their `interval` column (oncoeval.compare).
 INTERVAL_METHOD = (
     "the comparison's interval, by the measure's declared kind and range (Wilson score for a "
     "share of independent units, else a Wilson-type score interval with the effective n of the "

@@ -10,14 +10,14 @@ A study ``s`` is:
   ``s_aggregate`` (judge steps: ``s_<judge>_requests``, then ``s_<judge>_parse`` where the
   verdicts are read in a step of their own), each running ``scripts/s/<stage>.py``. A rule file
   imports the study's workflow module as ``s_wf`` and reads the study block once, as ``S``
-  (``oncoeval.config.checks.study_block``).
+  (``oncoeval.config.study_block``).
 - ``config/schemas/s.schema.yaml``: every setting and its default. The workflow fills the
-  defaults once (``oncoeval.config.checks.filled_study_block``); the package reads the filled block and
+  defaults once (``oncoeval.config.filled_study_block``); the package reads the filled block and
   repeats no default.
 - ``config/prompts/s/`` (templates read by file name, never named by a config key) and
   ``tests/s/``.
 
-What ``workflow.py`` declares (read by name, generically, by ``oncoeval.config.checks`` and
+What ``workflow.py`` declares (read by name, generically, by ``oncoeval.config`` and
 ``oncoeval.report``, which name no study):
 
 - ``OUTPUTS``: every file the study publishes (its final targets), by name. ``{model}`` stands
@@ -25,7 +25,7 @@ What ``workflow.py`` declares (read by name, generically, by ``oncoeval.config.c
   ``unused_outputs(block)`` names the outputs a run's settings leave out. Intermediate files
   (prepared items, request sets, parsed answers) are declared beside it, not in it.
 - ``REPORT_TITLE``, ``RESAMPLING`` and ``HEADLINES`` (required), ``unit_scores`` and
-  ``comparison_inputs`` (the model comparison's, oncoeval.stats.compare), and where a study adds
+  ``comparison_inputs`` (the model comparison's, oncoeval.compare), and where a study adds
   comparison rows of its own ``corrected_comparison(score_paths, inputs, params, settings)``
   (those rows, value rows and notes: Cancer-Myth's corrected PCS and PCR) with
   ``comparison_params(config)`` (what they depend on beside their inputs); ``ANSWERS``
@@ -47,7 +47,7 @@ What ``workflow.py`` declares (read by name, generically, by ``oncoeval.config.c
   the new tokens each request of a set still to be built asks for (``make estimate`` bounds a
   judge's answers by it; without it, by the block's largest ``*max_new_tokens`` setting). Each
   is optional (a study without judges declares none). ``EXPOSURE``
-  (``oncoeval.studies.exposure_source.ExposureSource``: the prepared items the exposure audit probes,
+  (``oncoeval.exposure.source.ExposureSource``: the prepared items the exposure audit probes,
   their id and text keys, the dataset's name and release date; its schema then has the
   ``exposure`` block).
 - One study's own names that one reader outside it uses: Cancer-Myth's ``OUTPUTS_PARSE`` (the
@@ -73,7 +73,7 @@ MODULES = ("workflow", *STAGES)
 
 def prompts_dir(study: str) -> str:
     """The folder of a study's prompt templates (its stages read them by name), in the
-    workflow's source wherever the run is (oncoeval.core.source)."""
+    workflow's source wherever the run is (oncoeval.source)."""
     return source_file(f"config/prompts/{study}")
 
 
@@ -82,7 +82,7 @@ class Headline:
     """One headline measure of a study, as the summary (results/summary.tsv) shows it per model.
 
     A study declares its own as ``HEADLINES`` in its ``workflow.py``. Each is also compared
-    between models (oncoeval.stats.compare: results/{study}/tables/model_comparison.tsv and
+    between models (oncoeval.compare: results/{study}/tables/model_comparison.tsv and
     leaderboard.tsv) from the per-unit values the study's ``unit_scores`` gives, unless
     ``per_unit`` is False (a statistic of the whole set, such as an AUROC). Higher is better:
     the leaderboard ranks the highest value first. ``kind`` and ``scale`` choose its intervals

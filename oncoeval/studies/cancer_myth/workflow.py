@@ -2,7 +2,7 @@
 checks and the report know of the study, and the input/param helpers (the verifier or jury, the
 construction chain).
 
-Every function takes the study block as common.smk filled it (``oncoeval.config.checks.study_block``).
+Every function takes the study block as common.smk filled it (``oncoeval.config.study_block``).
 """
 
 from __future__ import annotations
@@ -200,7 +200,7 @@ def comparison_params(config: dict) -> dict:
 
 
 def corrected_comparison(score_paths: dict, inputs: dict, params: dict, settings):
-    """Rows of the corrected PCS and PCR (oncoeval.stats.compare's hook): aggregate.corrected_rows."""
+    """Rows of the corrected PCS and PCR (oncoeval.compare's hook): aggregate.corrected_rows."""
     from .aggregate import corrected_rows
 
     measures = {h.column: h.measure for h in HEADLINES if not h.per_unit}

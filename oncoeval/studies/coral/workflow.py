@@ -14,7 +14,7 @@ paths = ResultPaths("coral")
 
 
 def settings_problems(block: dict) -> list[str]:
-    """Settings of the filled block the schema cannot check (oncoeval.config.checks calls this): every
+    """Settings of the filled block the schema cannot check (oncoeval.config calls this): every
     heading pattern compiles, so that a bad one is named here, not by a traceback in prepare."""
     sections = block.get("sections") or {}
     patterns = {f"sections.headings.{k}": v for k, v in (sections.get("headings") or {}).items()}
@@ -60,7 +60,7 @@ ANSWERS = Answers(
 # The published view scores every unit, so a field whose gold is "unknown" is credited to an
 # answer that says "unknown" (or nothing); the informative view keeps the units with a known gold
 # value, so it shows what the model extracted. The summary shows both, named so; the models are
-# compared (oncoeval.stats.compare, unit_scores) on the published view.
+# compared (oncoeval.compare, unit_scores) on the published view.
 PUBLISHED = "published view, credits 'unknown'"
 INFORMATIVE = "informative view, known values only"
 # Figure captions for the report (oncoeval.report.catalog): what each shows and how it is drawn.

@@ -2,7 +2,7 @@
 config checks and the report know of the study, and the per-rule inputs and params.
 
 Helpers take the study block that rules/common.smk validated and filled
-(``oncoeval.config.checks.study_block``); per-model helpers take only that block's settings, the model id
+(``oncoeval.config.study_block``); per-model helpers take only that block's settings, the model id
 and the judge: never the list of models, so adding a model reruns nothing old.
 """
 
@@ -149,7 +149,7 @@ def required_roles(block: dict) -> list[tuple[str, str]]:
 
 
 def settings_problems(block: dict) -> list[str]:
-    """Settings of the filled block the schema cannot check (oncoeval.config.checks calls this)."""
+    """Settings of the filled block the schema cannot check (oncoeval.config calls this)."""
     low, high = block["list_size"]
     if low > high:
         return [
@@ -212,7 +212,7 @@ HEADLINE_REGIMES = dict(
 
 
 def comparison_inputs(config: dict) -> dict:
-    """Inputs of the model comparison beside the scores (oncoeval.stats.compare): none."""
+    """Inputs of the model comparison beside the scores (oncoeval.compare): none."""
     return {}
 
 
