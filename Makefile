@@ -61,22 +61,22 @@ $(TOOLS)/.installed: requirements-tools/eee.lock requirements-tools/crate.lock o
 # The run, its report (quiet), then its results and the report's path as the last lines, also
 # when nothing was left to do (Snakemake's onsuccess hook does not run then). The terminal shows
 # progress, failures with their cures and the results; Snakemake's whole output (every job's
-# block, failed jobs' logs) goes to logs/runs/<time>.log, whose path is printed (oncoeval.terminal).
+# block, failed jobs' logs) goes to logs/runs/<time>.log, whose path is printed (oncoeval.workflow.terminal).
 run: setup
 	@mkdir -p results && echo "$(CONFIG)" > results/.config
 	@printf '%s\n' '$(subst ','\'',$(ARGS))' > results/.args
-	@ONCOEVAL_SUMMARY_AT_END=1 $(BIN)/python -m oncoeval.terminal -- \
+	@ONCOEVAL_SUMMARY_AT_END=1 $(BIN)/python -m oncoeval.workflow.terminal -- \
 		$(BIN)/snakemake --cores $(CORES) $(CONFIG_ARGS) $(ARGS) || { \
 		echo "make run: the run failed; the report ($(REPORT)) was not updated." >&2; exit 1; }
 	@$(BIN)/python -m oncoeval.report.build --report $(REPORT) $(CONFIG_ARGS) $(ARGS)
 	@$(BIN)/python -m oncoeval.report.summary_terminal --report $(REPORT)
 
-# A directory per config, so that runs do not overwrite each other (oncoeval.rundir):
+# A directory per config, so that runs do not overwrite each other (oncoeval.workflow.rundir):
 # `make workdir RUN=name CONFIG=path` makes runs/name/ (its own results/, logs/ and report, the
 # cache shared) with a copy of the config whose relative data paths are resolved against the
 # config file's folder; then `make -C runs/name run CONFIG=<its name>` and `make -C runs/name report`.
 workdir:
-	@$(BIN)/python -m oncoeval.rundir "$(RUN)" $(if $(CONFIG),"$(CONFIG)")
+	@$(BIN)/python -m oncoeval.workflow.rundir "$(RUN)" $(if $(CONFIG),"$(CONFIG)")
 
 # The report of the last run's config and arguments; refuses (naming the files) when a result is
 # missing or was made by another config, older inputs, code or params.
@@ -109,13 +109,14 @@ lint: setup
 	$(BIN)/ruff format --check oncoeval scripts tests bench
 	$(BIN)/snakefmt --check Snakefile rules
 	$(BIN)/yamllint --strict config profiles envs .snakemake-workflow-catalog.yml
-	$(BIN)/python -m oncoeval.docs_config --check
+	$(BIN)/python -m oncoeval.config.reference --check
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/snakemake --lint
 
 # The configuration reference (config/README.md), written from the schemas' descriptions and
 # defaults; `make lint` and tests/spine/test_docs_config.py fail when it is stale.
 docs: setup
-	$(BIN)/python -m oncoeval.docs_config
+	$(BIN)/python -m oncoeval.config.reference
 
 # Per-item inspect logs and Every Eval Ever records of the last run, and the reporting
 # checklist (results/export/, results/reporting_checklist.{md,html}); calls no model.

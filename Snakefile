@@ -10,8 +10,8 @@ from snakemake.utils import min_version
 # Snakemake 9's `include` does the same for local Snakefiles, undocumented; this says it here.
 sys.path.insert(0, workflow.current_basedir.get_path_or_uri(secret_free=True))
 
-from oncoeval import waves
-from oncoeval.calls import print_failed_calls
+from oncoeval.workflow import waves
+from oncoeval.workflow.calls import print_failed_calls
 
 min_version("9.19")
 
@@ -57,7 +57,7 @@ rule all:
 # Once the DAG is built: the run's `generate` jobs per model and their waves, which a job that
 # loads a local model's engine reads to answer the model's other ready request sets; jobs are
 # ordered by wave, so that a wave's requests are all built when its first job loads the engine
-# and answers them (oncoeval.waves).
+# and answers them (oncoeval.workflow.waves).
 onstart:
     if RUN_SCOPE:
         print(f"OncoEval: {RUN_SCOPE}")

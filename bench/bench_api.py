@@ -61,8 +61,8 @@ def ideal_wall(rejections: list[int], latency: float, retry_after: float, slots:
 
 def _measure(url: str, concurrency: int, threads_per_slot: int = 2) -> dict:
     from oncoeval.backends.openai_api import Backend
-    from oncoeval.generate import effective_params
-    from oncoeval.records import Request
+    from oncoeval.core.records import Request
+    from oncoeval.workflow.generate import effective_params
 
     os.environ.setdefault("ONCOEVAL_BENCH_KEY", "sk-bench-not-a-secret")
     cfg = {

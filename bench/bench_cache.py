@@ -24,8 +24,8 @@ from pathlib import Path
 import yaml
 
 from bench._fake_api import REPO, ServerProcess, make_workdir, write_requests
-from oncoeval import layout
-from oncoeval.config import STUDIES
+from oncoeval.config.checks import STUDIES
+from oncoeval.core import layout
 
 KEY_ENV = "ONCOEVAL_BENCH_KEY"
 N_MODELS = 10

@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 
 from bench._fake_api import REPO, make_workdir
-from oncoeval import config as oc
+from oncoeval.config import checks as oc
 
 SIZES = (1, 10, 50)
 REPEATS = 2

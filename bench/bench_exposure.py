@@ -30,10 +30,10 @@ from pathlib import Path
 from scipy import optimize, stats
 from sklearn.metrics import roc_auc_score
 
+from oncoeval.core.records import Response
+from oncoeval.core.source import source_file
 from oncoeval.exposure import audit
 from oncoeval.exposure.probes import ProbeSettings, build_probes, read_template, word_pool
-from oncoeval.records import Response
-from oncoeval.source import source_file
 
 SEEDS = range(50)
 LIKELIHOOD_SEEDS = range(10)

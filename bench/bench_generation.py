@@ -11,7 +11,7 @@ new tokens, with the default config's model entry (fp32, repetition_penalty 1.2)
   cache) at the default batch size, the library anchor. It does not support the repetition
   penalty, so the backend would send these requests to ``static``; this row runs them without
   the penalty (the same cost per token);
-- ``rule``: ``oncoeval.generate.run_generate`` (the body of the `generate` rule: model load,
+- ``rule``: ``oncoeval.workflow.generate.run_generate`` (the body of the `generate` rule: model load,
   cache, response file) at the default config's batch size;
 - ``hf_generate_mixed`` / ``backend_mixed``: the same requests with caps of 16, 32, 64 and 128
   new tokens in turn (a study's answers differ in length: a JSON label, a list, a narrative),
@@ -79,7 +79,7 @@ def model_entry() -> dict:
 
 def build_requests(n: int):
     """Deterministic oncology questions of ~120-180 prompt tokens (chat template included)."""
-    from oncoeval.records import Request
+    from oncoeval.core.records import Request
 
     requests = []
     for i in range(n):
@@ -188,8 +188,8 @@ def run(out_dir: Path) -> dict:
     import torch
 
     from oncoeval.backends.hf import Backend, resolve_weights
-    from oncoeval.generate import run_generate
-    from oncoeval.records import write_requests
+    from oncoeval.core.records import write_requests
+    from oncoeval.workflow.generate import run_generate
 
     torch.set_num_threads(THREADS)
     cfg = model_entry()

@@ -363,8 +363,8 @@ def word_tokenizer(folder: Path) -> None:
 def run_rule(folder: Path, notes: list[str]) -> list[dict]:
     """The generate rule's code end to end (load, cache, files), bf16, batch 64, engine auto."""
     try:
-        from oncoeval.generate import run_generate
-        from oncoeval.records import Request, write_requests
+        from oncoeval.core.records import Request, write_requests
+        from oncoeval.workflow.generate import run_generate
     except ImportError as exc:  # the package's own dependencies may be missing there
         notes.append(f"rule skipped: {exc}")
         return []
@@ -428,7 +428,7 @@ def run_vllm(folder: Path) -> list[dict]:
     out = [row("vllm_engine", 0, n, timed(engine))]
     try:
         from oncoeval.backends.vllm_offline import Backend
-        from oncoeval.records import Request
+        from oncoeval.core.records import Request
     except ImportError as exc:  # the package's own dependencies (pandas) may be missing there
         print(json.dumps({"vllm_backend": f"skipped: {exc}"}))
         return out

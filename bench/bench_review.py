@@ -25,7 +25,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from oncoeval.judges.correction import corrected_rate
 from oncoeval.review import plan
-from oncoeval.stats import BootstrapSettings
+from oncoeval.stats.bootstrap import BootstrapSettings
 
 N = 10_000
 TRUTH = np.array([0.35, 0.25, 0.40])

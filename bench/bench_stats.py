@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from oncoeval.config import filled_study_block
-from oncoeval.stats import BootstrapSettings
+from oncoeval.config.checks import filled_study_block
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.guidelines import metaclf
 from oncoeval.studies.guidelines.tables_meta import settings_from
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from oncoeval import compare
+from oncoeval.stats import compare
 
 
 @dataclass

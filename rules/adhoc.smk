@@ -1,5 +1,5 @@
 # Ad-hoc request sets from the config's `adhoc` key, answered by every evaluated model (their
-# targets: oncoeval.workflow.study_targets).
+# targets: oncoeval.workflow.dag.study_targets).
 
 
 rule adhoc_requests:

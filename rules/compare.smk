@@ -1,4 +1,4 @@
-# Paired model comparisons and the leaderboard of every enabled study (oncoeval.compare): one
+# Paired model comparisons and the leaderboard of every enabled study (oncoeval.stats.compare): one
 # generic rule; each study's workflow.py says how to read its per-unit values (unit_scores) and
 # which other files that needs (comparison_inputs).
 

@@ -3,7 +3,7 @@
 # (cached, priced, PHI-routed like every request set), scored per item against perturbed
 # controls, and summed up per model and probe. Logic: oncoeval/exposure/.
 
-from oncoeval.exposure import workflow as exposure_wf
+from oncoeval.workflow import exposure as exposure_wf
 
 EXPOSURE_STUDIES = "|".join(exposure_wf.auditable_studies()) or "NO_STUDIES"
 

@@ -9,7 +9,7 @@ import re
 from oncoeval import backends
 from oncoeval.backends import weights
 
-# One scheduler resource of a `generate` job (oncoeval.workflow.generate_resource) for this run.
+# One scheduler resource of a `generate` job (oncoeval.workflow.dag.generate_resource) for this run.
 generate_resource = functools.partial(run_wf.generate_resource, config, workflow)
 
 

@@ -1,11 +1,12 @@
 # The report: every study table as an HTML page, every figure, the summary page (the report's
 # landing content), per-item pages per study and model, and provenance. Entries, categories
 # and captions come from oncoeval.report.catalog, the report's targets and each page's params from
-# oncoeval.report.targets; `make report` builds the report of the run.
+# oncoeval.workflow.report; `make report` builds the report of the run.
 
 
 from oncoeval.report import catalog as report_catalog
-from oncoeval.report import targets as report_targets
+from oncoeval.report import phi as report_phi
+from oncoeval.workflow import report as report_targets
 from oncoeval.report.summary_terminal import print_run_end
 from oncoeval.review import status as review_status
 
@@ -52,7 +53,7 @@ rule report_table:
         "../envs/cpu.yaml"
     params:
         caption=lambda wc: report_targets.entry_caption(config, wc, "tsv", RUN_SCOPE),
-        include_text=lambda wc: report_targets.shows_phi_text(config, wc.study),
+        include_text=lambda wc: report_phi.shows_phi_text(config, wc.study),
     script:
         "../scripts/report_table.py"
 
@@ -84,7 +85,7 @@ rule report_figure:
 
 rule review_status:
     input:
-        unpack(lambda wc: review_status.inputs(config, wc.study)),
+        unpack(lambda wc: report_targets.review_status_inputs(config, wc.study)),
     output:
         tsv=review_status.STATUS,
         md=review_status.STATUS_MD,
@@ -143,7 +144,7 @@ rule report_items:
     conda:
         "../envs/cpu.yaml"
     params:
-        include_text=lambda wc: report_targets.shows_phi_text(config, wc.study),
+        include_text=lambda wc: report_phi.shows_phi_text(config, wc.study),
         max_chars=config["report"]["item_max_chars"],
         compare=lambda wc: report_targets.compare_link(config, wc.study),
         scope=RUN_SCOPE,
@@ -170,7 +171,7 @@ rule report_compare:
         "../envs/cpu.yaml"
     params:
         models=lambda wc: run_wf.evaluated_models(config, wc.study),
-        include_text=lambda wc: report_targets.shows_phi_text(config, wc.study),
+        include_text=lambda wc: report_phi.shows_phi_text(config, wc.study),
         max_chars=config["report"]["item_max_chars"],
         scope=RUN_SCOPE,
         n=lambda wc: report_catalog.count_compared(

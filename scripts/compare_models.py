@@ -1,7 +1,8 @@
-"""Entry point of the `compare_models` rule (logic: oncoeval.compare.write_study_comparison)."""
+"""Entry point of the `compare_models` rule (logic: oncoeval.workflow.comparison.write_study_comparison)."""
 
-from oncoeval.compare import CompareSettings, write_study_comparison
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
+from oncoeval.stats.compare import CompareSettings
+from oncoeval.workflow.comparison import write_study_comparison
 
 setup_script_logging(snakemake.log[0])
 inputs = {k: v for k, v in snakemake.input.items() if k != "scores"}

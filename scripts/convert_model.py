@@ -4,7 +4,7 @@ oncoeval.backends.convert, which hands it to the backend that converts such file
 import torch
 
 from oncoeval.backends import convert
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 
 setup_script_logging(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)

@@ -3,7 +3,7 @@ estimate reads (it calls no model)."""
 
 import json
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 
 setup_script_logging(snakemake.log[0])
 params = snakemake.params

@@ -1,11 +1,11 @@
-"""Entry point of the `generate` rule (logic: oncoeval.generate)."""
+"""Entry point of the `generate` rule (logic: oncoeval.workflow.generate)."""
 
-from oncoeval.calls import outcome_path_for
-from oncoeval.config import models_by_id
-from oncoeval.generate import failed_share_allowed, run_generate
-from oncoeval.gpuslots import local_gpu_slot
-from oncoeval.io import setup_script_logging
-from oncoeval.waves import siblings
+from oncoeval.config.checks import models_by_id
+from oncoeval.core.io import setup_script_logging
+from oncoeval.workflow.calls import outcome_path_for
+from oncoeval.workflow.generate import failed_share_allowed, run_generate
+from oncoeval.workflow.gpuslots import local_gpu_slot
+from oncoeval.workflow.waves import siblings
 
 setup_script_logging(snakemake.log[0])
 model = models_by_id(snakemake.config)[snakemake.wildcards.model]

@@ -1,8 +1,8 @@
-"""Entry point of the `model_calls_table` rule (logic: oncoeval.calls.calls_table)."""
+"""Entry point of the `model_calls_table` rule (logic: oncoeval.workflow.calls.calls_table)."""
 
-from oncoeval.calls import calls_table
-from oncoeval.io import setup_script_logging
-from oncoeval.layout import ResultPaths
+from oncoeval.core.io import setup_script_logging
+from oncoeval.core.layout import ResultPaths
+from oncoeval.workflow.calls import calls_table
 
 setup_script_logging(snakemake.log[0])
 calls_table(

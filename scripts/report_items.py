@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.report.drilldown import items_page
 
 setup_script_logging(snakemake.log[0])

@@ -1,7 +1,7 @@
 """Entry point of `report_provenance` (logic: oncoeval.report.provenance)."""
 
-from oncoeval.config import models_by_id, used_models
-from oncoeval.io import setup_script_logging
+from oncoeval.config.checks import models_by_id, used_models
+from oncoeval.core.io import setup_script_logging
 from oncoeval.report.provenance import write
 
 setup_script_logging(snakemake.log[0])

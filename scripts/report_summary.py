@@ -1,6 +1,6 @@
 """Entry point of `report_summary` (logic: oncoeval.report.summary_html)."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.report.summary_html import write_summary
 
 setup_script_logging(snakemake.log[0])

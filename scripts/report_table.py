@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.report.tables import tsv_page
-from oncoeval.report.targets import entry_of
+from oncoeval.workflow.report import entry_of
 
 setup_script_logging(snakemake.log[0])
 title = entry_of(snakemake.wildcards, "tsv").page_title()

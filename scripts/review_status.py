@@ -1,6 +1,6 @@
 """Entry point of `review_status` (logic: oncoeval.review.status)."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.review.status import write_status
 
 setup_script_logging(snakemake.log[0])

@@ -4,7 +4,7 @@ on the submitting host (logic: oncoeval.backends.weights)."""
 import json
 
 from oncoeval.backends.weights import stage
-from oncoeval.io import atomic_write, setup_script_logging
+from oncoeval.core.io import atomic_write, setup_script_logging
 
 log = setup_script_logging(snakemake.log[0])
 record = stage(dict(snakemake.params.model))

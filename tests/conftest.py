@@ -226,7 +226,7 @@ def without_report(jobs: dict[str, int]) -> dict[str, int]:
 def generate_rows(tmp_path: Path, requests: Path, cfg: dict, requestset: str, **kw) -> list[dict]:
     """``run_generate`` of ad-hoc request set ``requestset`` into ``tmp_path``'s shared cache,
     as a `generate` job would; the rows of its responses file."""
-    from oncoeval.generate import run_generate
+    from oncoeval.workflow.generate import run_generate
 
     out = tmp_path / f"responses-{requestset}.jsonl"
     run_generate(requests, out, cfg, tmp_path / "cache", "adhoc", requestset, progress=False, **kw)

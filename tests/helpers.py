@@ -15,7 +15,7 @@ from pathlib import Path
 
 from conftest import REPO, layered, other_studies_off, workflow_env
 
-from oncoeval.records import write_requests
+from oncoeval.core.records import write_requests
 
 
 def openai_entry(url: str, key_env: str, settings: dict | None = None, **overrides) -> dict:

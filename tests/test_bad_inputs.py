@@ -22,11 +22,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from oncoeval import config as oc
-from oncoeval.errors import InputError
-from oncoeval.generate import run_generate
-from oncoeval.records import read_requests, read_responses
+from oncoeval.config import checks as oc
+from oncoeval.core.errors import InputError
+from oncoeval.core.records import read_requests, read_responses
 from oncoeval.studies import STUDIES
+from oncoeval.workflow.generate import run_generate
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "resources" / "demo"
@@ -129,7 +129,7 @@ def edit_jsonl(path: Path, line: int, change) -> Path:
 # ------------------------------------------------------------------------ the steps
 def se_prepare_settings() -> dict:
     """prepare's settings from a default study block, filled as rules/common.smk fills it."""
-    from oncoeval import config as oc
+    from oncoeval.config import checks as oc
 
     block = oc.filled_study_block({}, "side_effects")
     return {
@@ -714,8 +714,8 @@ def test_a_template_survives_copies_into_requests(inputs):
     import copy
     import pickle
 
-    from oncoeval.inputs import read_template
-    from oncoeval.records import Request, write_requests
+    from oncoeval.core.inputs import read_template
+    from oncoeval.core.records import Request, write_requests
 
     system = read_template(inputs / "prompts" / "coral" / "system.txt", strip=True)
     for clone in (copy.deepcopy(system), pickle.loads(pickle.dumps(system))):
@@ -725,7 +725,7 @@ def test_a_template_survives_copies_into_requests(inputs):
 
 
 def test_a_cache_line_that_is_not_utf8_is_asked_again_not_served_garbled(tmp_path):
-    from oncoeval.cache import ResponseCache
+    from oncoeval.models.cache import ResponseCache
 
     cache = ResponseCache(tmp_path, "m", "job")
     good = {"key": "k1", "response": {"request_id": "a", "text": "fine"}}
@@ -854,7 +854,7 @@ CONFIG_FILE_CASES = {
 
 @pytest.mark.parametrize("case", sorted(CONFIG_FILE_CASES))
 def test_a_bad_config_file_is_refused_before_validation(tmp_path, case):
-    """What rules/common.smk runs on every config file first (oncoeval.configfile): the file, the
+    """What rules/common.smk runs on every config file first (oncoeval.config.files): the file, the
     key and the lines are named, quickly, and nothing of it is used."""
     import time
 
@@ -874,7 +874,7 @@ def test_the_demo_config_files_read_strictly():
 
 
 def test_home_and_variables_in_paths_are_expanded_and_an_unset_one_refused(monkeypatch):
-    from oncoeval import workflow as run_wf
+    from oncoeval.workflow import dag as run_wf
 
     monkeypatch.setenv("ONCOEVAL_TEST_SCRATCH", "/tmp/oncoeval-scratch")
     monkeypatch.delenv("ONCOEVAL_TEST_UNSET", raising=False)
@@ -963,7 +963,7 @@ def test_prepare_is_quick_on_a_profile_at_the_cell_limit(inputs: Inputs):
     """A profile of 20,000 characters (the cell limit) prepares in seconds, not minutes."""
     import time
 
-    from oncoeval.inputs import FIELD_LIMITS
+    from oncoeval.core.inputs import FIELD_LIMITS
 
     filler = "Long history. " * (FIELD_LIMITS["cell"] // 15)
     row = f'demo99,"{filler}radiation therapy","{filler}radiation (APBI) therapy"\n'
@@ -981,8 +981,8 @@ def _script_log(tmp_path, error: str) -> tuple[int, str]:
 
     log = tmp_path / "job.log"
     script = (
-        "from oncoeval.io import setup_script_logging\n"
-        "from oncoeval.errors import InputError\n"
+        "from oncoeval.core.io import setup_script_logging\n"
+        "from oncoeval.core.errors import InputError\n"
         f"setup_script_logging({str(log)!r})\n"
         f"raise {error}\n"
     )

@@ -23,9 +23,9 @@ from helpers import openai_entry, write_request_set
 
 from oncoeval.backends.api import MAX_CHARS_PER_TOKEN
 from oncoeval.backends.openai_api import MAX_BODY_BYTES, Backend
-from oncoeval.cache import ResponseCache
-from oncoeval.generate import JobRequests
+from oncoeval.models.cache import ResponseCache
 from oncoeval.report import summary, tables
+from oncoeval.workflow.generate import JobRequests
 
 KEY_ENV = "ONCOEVAL_TEST_HOSTILE_KEY"
 
@@ -338,7 +338,7 @@ def test_an_unreadable_claim_goes_stale_after_claim_stale_s(server, tmp_path, co
     ids=["redirect", "number", "long", "trickle"],
 )
 def test_a_job_stopped_by_a_hostile_reply_names_the_cure(server, tmp_path, step, cure):
-    from oncoeval.generate import GenerationFailed
+    from oncoeval.workflow.generate import GenerationFailed
 
     server.script("alpha", [step])
     with pytest.raises(GenerationFailed) as info:

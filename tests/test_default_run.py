@@ -133,8 +133,8 @@ LEADERBOARD_COLUMNS = [
 @pytest.mark.timeout(3600)
 @pytest.mark.parametrize("study", STUDIES)
 def test_each_study_compares_its_models_in_its_tables_report_and_summary(default_run, study):
-    from oncoeval.compare import study_measures
     from oncoeval.report import catalog
+    from oncoeval.workflow.comparison import study_measures
 
     tables = default_run / "results" / study / "tables"
     comparison = _tsv(tables / "model_comparison.tsv")
@@ -225,7 +225,7 @@ def test_the_demo_audits_smollm2_for_exposure_and_finds_no_evidence(default_run)
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 def test_the_embedded_model_loads_once_per_wave(default_run):
-    # The run's plan of generate jobs (oncoeval.waves), kept after the run as the last plan
+    # The run's plan of generate jobs (oncoeval.workflow.waves), kept after the run as the last plan
     # (read before `make export`'s run, whose plan has no generate job).
     plan = json.loads((default_run / ".snakemake" / "oncoeval-generate-plan.last.json").read_text())
     smollm2 = plan["models"]["smollm2"]

@@ -2,7 +2,7 @@
 
 Every parser of model output turns any string into a value or a recorded failure: fuzzed with
 hypothesis (random text and random mixtures of the tokens each parser reacts to), fed the inputs
-that once crashed or stalled them, and timed at the length cap (oncoeval.parsing.MAX_ANSWER_CHARS)
+that once crashed or stalled them, and timed at the length cap (oncoeval.core.parsing.MAX_ANSWER_CHARS)
 on the patterns that make a naive parser quadratic or recursive. Longer texts are a ``too_long``
 failure, not read.
 """
@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oncoeval.parsing import MAX_ANSWER_CHARS, MAX_JSON_DEPTH, TOO_LONG, bracket_spans
-from oncoeval.shapes import text_problem
+from oncoeval.core.parsing import MAX_ANSWER_CHARS, MAX_JSON_DEPTH, TOO_LONG, bracket_spans
+from oncoeval.core.shapes import text_problem
 from oncoeval.studies.cancer_myth.parse import parse_category, parse_generated, parse_verifier
 from oncoeval.studies.coral.parse import _tuple_like, allowed_tuples, parse_response
 from oncoeval.studies.guidelines.parse import parse_answer, parse_label, strip_reasoning
@@ -47,7 +47,7 @@ PARSERS = {
         lambda t: LLMMatcher.parse(t, 5, 5),
         lambda r: r.reason if r.status != "ok" else "",
     ),
-    # a structured judge's reply checked against its shape (oncoeval.shapes)
+    # a structured judge's reply checked against its shape (oncoeval.core.shapes)
     "shapes": (
         lambda t: text_problem({"json_schema": {"type": "object"}}, t),
         lambda r: r,

@@ -4,7 +4,7 @@ A backend is a module with a class ``Backend`` (a subclass of ``base.BaseBackend
 every fact about its models:
 
 - ``CONFIG_SCHEMA``: its keys of a model entry (JSON Schema); the workflow's schema applies it to
-  entries with ``backend: <name>`` (oncoeval.config.config_schema), so validation, defaults and
+  entries with ``backend: <name>`` (oncoeval.config.checks.config_schema), so validation, defaults and
   the error messages come from it.
 - ``phi_safe_default``: whether an entry that leaves ``phi_safe`` unset may receive PHI.
 - ``job_resources(cfg, machine)`` and ``job_threads(cfg)`` (classmethods): what the model's
@@ -23,7 +23,7 @@ every fact about its models:
 - ``__init__(cfg, threads)``: load the model or client once per job.
 - ``generate(requests) -> Iterator[Response]``: answer requests, yielding each response as it
   finishes (any order). A request that fails for good yields a Response with ``error`` set
-  and its ``error_kind`` (oncoeval.failures.KINDS), which picks the cure the user is told.
+  and its ``error_kind`` (oncoeval.backends.failures.KINDS), which picks the cure the user is told.
 
 Backends are looked up by name; their modules import no model library at import time, so that
 building the DAG never imports torch. Adding a backend means one module and one line in
@@ -35,7 +35,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 
 BACKEND_MODULES = {
     "hf": "oncoeval.backends.hf",

@@ -9,7 +9,7 @@ adds the shared ones), and its ``Backend`` class implements:
   the server's ``Retry-After``, a timeout or a lost connection), None for anything else.
 
 A failed call's row gets its kind here, where it failed (``Response.error_kind``;
-oncoeval.failures): from the ``Failure`` the transport names (401/403: ``key``, another status:
+oncoeval.backends.failures): from the ``Failure`` the transport names (401/403: ``key``, another status:
 ``server``, else the transport's ``timeout``/``connection``/...), or from the ``CallFailed``
 raised (``BadReply``, ``CutBody``, a key already rejected, a wait too long); anything else is
 ``other``.
@@ -28,7 +28,7 @@ raised (``BadReply``, ``CutBody``, a key already rejected, a wait too long); any
 - a rejected key (401/403) fails every request still queued at once, without sending it;
 - a status-200 body whose JSON ends early (a proxy cut it) is asked again like a transient
   failure, then fails as ``CutBody``; a reply with no text (the provider's content filter, null
-  content) is a failed call, a refusal an answer with ``refused`` set (oncoeval.failures);
+  content) is a failed call, a refusal an answer with ``refused`` set (oncoeval.backends.failures);
 - ``price`` -> ``cost_usd`` of each call, the estimate's cost bounds, and the spend cap's round
   (``concurrency`` calls between two checks); a priced call whose reply carries no usable usage
   (missing, negative, non-finite, beyond ``MAX_REPORTED_TOKENS``, or zero for a non-empty prompt or
@@ -56,9 +56,10 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
-from .. import credentials, failures
-from ..errors import ConfigError
-from ..records import Request, Response
+from ..core import credentials
+from ..core.errors import ConfigError
+from ..core.records import Request, Response
+from . import failures
 from .base import BaseBackend, no_text_failure
 
 log = logging.getLogger(__name__)
@@ -91,7 +92,7 @@ class Answer:
 
 
 class CallFailed(RuntimeError):
-    """A call that failed in a way the backend names: ``kind`` (oncoeval.failures.KINDS) and
+    """A call that failed in a way the backend names: ``kind`` (oncoeval.backends.failures.KINDS) and
     the HTTP ``status`` the server gave, if any, go into the failed call's row."""
 
     kind = failures.OTHER
@@ -150,7 +151,7 @@ class CutBody(CallFailed):
 class Failure:
     """What a transport's exception means: ``status`` None for a timeout or lost connection.
 
-    ``kind`` (oncoeval.failures.KINDS) is the transport's to name where the status does not
+    ``kind`` (oncoeval.backends.failures.KINDS) is the transport's to name where the status does not
     say it (``timeout``, ``cut_body``, ``filter``...); left None, it follows from the status:
     401/403 (or ``rejected_key``) is ``key``, any other status ``server``, none ``connection``.
     """
@@ -480,7 +481,7 @@ class ApiBackend(BaseBackend):
     @classmethod
     def identity(cls, cfg: dict) -> dict:
         # A URL's credentials (userinfo, ?api_key=) never enter the identity, provenance or
-        # exports (oncoeval.credentials); a URL without them is kept as written.
+        # exports (oncoeval.core.credentials); a URL without them is kept as written.
         return {
             k: credentials.redact_url(v) if isinstance(v, str) else v
             for k, v in super().identity(cfg).items()
@@ -621,7 +622,7 @@ class ApiBackend(BaseBackend):
         return min(8.0, 0.5 * 2**retries) * random.uniform(0.75, 1.0)  # noqa: S311 (jitter)
 
     def failure_kind(self, exc: Exception) -> tuple[str, int | None]:
-        """(kind, HTTP status) of the exception a call failed with (oncoeval.failures)."""
+        """(kind, HTTP status) of the exception a call failed with (oncoeval.backends.failures)."""
         if isinstance(exc, CallFailed):
             return exc.kind, exc.status
         failure = self.failure(exc)

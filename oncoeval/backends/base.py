@@ -7,10 +7,11 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from .. import failures, layout
-from ..io import text_sha256
-from ..records import Request, Response
-from ..schema import fill_schema_defaults
+from ..core import layout
+from ..core.io import text_sha256
+from ..core.records import Request, Response
+from ..core.schema import fill_schema_defaults
+from . import failures
 
 # Words of failed calls' errors that more than one backend writes.
 CONTENT_FILTERED = "content filtered by the provider"
@@ -63,7 +64,7 @@ class BaseBackend:
     name = "base"
 
     #: This backend's keys of a model entry (JSON Schema ``properties`` and ``required``). The
-    #: workflow's schema (oncoeval.config.config_schema) applies it to every entry whose
+    #: workflow's schema (oncoeval.config.checks.config_schema) applies it to every entry whose
     #: ``backend`` is this one; ``$ref: "#/$defs/..."`` points into config/config.schema.yaml.
     CONFIG_SCHEMA: dict = {"properties": {}}
 
@@ -87,11 +88,11 @@ class BaseBackend:
     replays = False
 
     #: Whether its engine is loaded by one job at a time, and answers the model's other request
-    #: sets while loaded (a local model; oncoeval.waves).
+    #: sets while loaded (a local model; oncoeval.workflow.waves).
     shares_engine = False
 
     #: The key of a model entry that holds its server's URL (an API's ``base_url``), named by the
-    #: cures of failed calls (oncoeval.failures); None for a backend without one.
+    #: cures of failed calls (oncoeval.backends.failures); None for a backend without one.
     url_key: str | None = None
 
     #: model-config keys that never change a response (operational settings: what is allowed,
@@ -118,7 +119,7 @@ class BaseBackend:
     input_keys: tuple[str, ...] = ()
 
     #: keys of a model entry that hold a path, in which `~` and `$VAR` are expanded
-    #: (oncoeval.config.expand_paths).
+    #: (oncoeval.config.checks.expand_paths).
     path_keys: tuple[str, ...] = ()
 
     @classmethod
@@ -212,7 +213,7 @@ class BaseBackend:
     @classmethod
     def text_logprobs_problem(cls, cfg: dict) -> str | None:
         """Why this model cannot answer a ``text_logprobs`` request (the per-token
-        log-probabilities of a given text, oncoeval.records); None when it can."""
+        log-probabilities of a given text, oncoeval.core.records); None when it can."""
         return f"log-probabilities of a given text not available from the {cls.name} backend"
 
     def __init__(self, cfg: dict, threads: int = 1, context: dict | None = None):

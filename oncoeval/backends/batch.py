@@ -43,9 +43,9 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from .. import failures
-from ..io import atomic_write, held_lock, json_line
-from ..records import Request, Response, spent_usd
+from ..core.io import atomic_write, held_lock, json_line
+from ..core.records import Request, Response, spent_usd
+from . import failures
 from .api import Answer, BadReply, Failure, cost_usd, message_text
 from .base import CAP_REACHED
 
@@ -205,7 +205,7 @@ class BatchJob:
     """The batch route of one `generate` job (see the module docstring).
 
     ``backend`` is the job's ``openai`` backend (its client, settings and key scrubbing),
-    ``cache`` its :class:`~oncoeval.cache.ResponseCache`, ``spent`` what the model's cache records
+    ``cache`` its :class:`~oncoeval.models.cache.ResponseCache`, ``spent`` what the model's cache records
     as paid (against ``max_cost_usd``).
     """
 

@@ -1,4 +1,4 @@
-"""Response shapes (oncoeval.shapes) enforced in the `hf` backend's decode loop.
+"""Response shapes (oncoeval.core.shapes) enforced in the `hf` backend's decode loop.
 
 llguidance constrains the hf backend's own decode loop (oncoeval.backends.decoding) token by
 token: each row has its own matcher, whose mask is applied to that row's logits before its
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 
-from ..shapes import shape_of
+from ..core.shapes import shape_of
 
 
 def llguidance_grammar(shape: dict) -> str:

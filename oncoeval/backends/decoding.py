@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import torch
 from transformers.cache_utils import Cache, DynamicCache, DynamicLayer
 
-from ..records import REQUEST_MAX_NEW_TOKENS_UNSET, REQUEST_SEED_UNSET
+from ..core.records import REQUEST_MAX_NEW_TOKENS_UNSET, REQUEST_SEED_UNSET
 
 log = logging.getLogger(__name__)
 

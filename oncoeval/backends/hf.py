@@ -1,6 +1,6 @@
 """`hf` backend: a transformers causal LM, loaded once per job.
 
-- ``path``: a local folder, a hub id (offline here), or ``embedded:NAME`` (see oncoeval.embedded).
+- ``path``: a local folder, a hub id (offline here), or ``embedded:NAME`` (see oncoeval.models.embedded).
 - ``gguf_file``: load GGUF weights. A GGUF load is slow (the reader parses the vocabulary twice),
   so the model is converted once to a regular fp32 checkpoint in the model store, keyed by the
   GGUF's hash and the transformers version (the workflow's `convert_model` rule does it before
@@ -29,12 +29,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .. import embedded, failures, layout
-from ..errors import ConfigError
-from ..io import encodable_messages, sha256_file, text_sha256
-from ..records import Request, Response
-from ..schema import fill_schema_defaults
-from ..store import model_store, remembered_sha256
+from ..core import layout
+from ..core.errors import ConfigError
+from ..core.io import encodable_messages, sha256_file, text_sha256
+from ..core.records import Request, Response
+from ..core.schema import fill_schema_defaults
+from ..models import embedded
+from ..models.store import model_store, remembered_sha256
+from . import failures
 from .base import BaseBackend, LocalModelBackend, chat_template_hash, local_model_schema
 
 log = logging.getLogger(__name__)
@@ -457,7 +459,7 @@ class Backend(LocalModelBackend):
 
     def _constraint(self, request: Request):
         """The llguidance matcher of a shaped request (None otherwise); needs the own loop."""
-        from ..shapes import shape_of
+        from ..core.shapes import shape_of
         from .constraints import ConstraintFactory
 
         if shape_of(request.params) is None:

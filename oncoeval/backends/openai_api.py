@@ -19,7 +19,7 @@ Retry-After waits, rejected keys, price and spend cap, PHI default and resources
 - A body that is not a chat completion (an HTML page with status 200) is a failure; a body cut
   off in transit is named as such (``CutBody``), and an unreachable ``base_url`` is named.
 - A refusal (``message.refusal``) is kept as the answer's text, with ``refused`` set; null
-  content without one is a failed call (the base, oncoeval.failures). Content given as a list
+  content without one is a failed call (the base, oncoeval.backends.failures). Content given as a list
   of text parts is joined; content of any other type is a failed call (``BadReply``).
 - A POST is never redirected (a 302 would turn it into a GET, a 307 send the prompt elsewhere):
   a redirect is a failed call naming its target (``Redirected``). A POST's answer is read with
@@ -40,11 +40,11 @@ import time
 import urllib.parse
 import zlib
 
-from .. import credentials, failures
-from ..io import encodable_messages
-from ..records import Request
-from ..shapes import SHAPE_PARAM
-from . import batch
+from ..core import credentials
+from ..core.io import encodable_messages
+from ..core.records import Request
+from ..core.shapes import SHAPE_PARAM
+from . import batch, failures
 from .api import (
     Answer,
     ApiBackend,
@@ -146,7 +146,7 @@ def read_bounded(response, deadline: float, limit: int = MAX_BODY_BYTES) -> byte
 
 def shape_fields(shape: dict) -> tuple[dict, dict]:
     """(keyword arguments, extra body fields) of ``chat.completions.create`` for a response
-    shape (oncoeval.shapes): a JSON schema as ``response_format`` ``{"type": "json_schema",
+    shape (oncoeval.core.shapes): a JSON schema as ``response_format`` ``{"type": "json_schema",
     ...}`` (Structured Outputs); a choice as ``structured_outputs: {"choice": [...]}`` in the
     body, which vLLM's OpenAI-compatible server reads (OpenAI itself has no choice form and
     refuses it)."""
@@ -167,7 +167,7 @@ def shape_fields(shape: dict) -> tuple[dict, dict]:
 def request_kwargs(request: Request, cfg: dict) -> dict:
     """Keyword arguments of ``chat.completions.create`` for one request.
 
-    ``request.params`` are the effective parameters (see oncoeval.records.effective_params): the
+    ``request.params`` are the effective parameters (see oncoeval.core.records.effective_params): the
     request's own plus the model's ``generation`` block. Parameters the Chat Completions API has
     no field for (``top_k``, a server's own sampling knobs) travel in ``extra_body``, which
     OpenAI-compatible servers such as vLLM read.

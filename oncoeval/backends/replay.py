@@ -16,11 +16,11 @@ import functools
 from collections.abc import Iterator
 from pathlib import Path
 
-from .. import failures
-from ..cache import canonical_json
-from ..errors import ConfigError, InputError
-from ..io import files_sha256, iter_jsonl_lines, sha256_file
-from ..records import Request, Response
+from ..core.errors import ConfigError, InputError
+from ..core.io import files_sha256, iter_jsonl_lines, sha256_file
+from ..core.records import Request, Response
+from ..models.cache import canonical_json
+from . import failures
 from .base import BaseBackend, no_text_failure
 
 

@@ -29,11 +29,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .. import failures
-from ..errors import ConfigError
-from ..io import encodable_messages
-from ..records import REQUEST_MAX_NEW_TOKENS_UNSET, REQUEST_SEED_UNSET, Request, Response
-from ..shapes import shape_of
+from ..core.errors import ConfigError
+from ..core.io import encodable_messages
+from ..core.records import REQUEST_MAX_NEW_TOKENS_UNSET, REQUEST_SEED_UNSET, Request, Response
+from ..core.shapes import shape_of
+from . import failures
 from .base import BaseBackend, LocalModelBackend, chat_template_hash, local_model_schema
 
 log = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ def sampling_kwargs(params: dict) -> dict:
 
 def shape_kwargs(shape: dict) -> dict:
     """Keyword arguments of vLLM's ``StructuredOutputsParams`` for a response shape
-    (oncoeval.shapes): ``json=`` a schema or ``choice=`` the strings (the form since vLLM 0.12,
+    (oncoeval.core.shapes): ``json=`` a schema or ``choice=`` the strings (the form since vLLM 0.12,
     which removed ``guided_decoding``)."""
     if "choice" in shape:
         return {"choice": list(shape["choice"])}

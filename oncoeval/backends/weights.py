@@ -28,8 +28,8 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import ConfigError
-from ..store import remembered_sha256
+from ..core.errors import ConfigError
+from ..models.store import remembered_sha256
 from .base import weights_record_path
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
@@ -69,7 +69,7 @@ def staging_keys(cfg: dict) -> dict:
 def locate(cfg: dict) -> tuple[Path, list[str] | None, str | None]:
     """(folder, the weights files the backend loads or None for all of the folder's, the hub
     snapshot's commit or None). Reads no file and imports no engine."""
-    from .. import embedded
+    from ..models import embedded
 
     path, mid = cfg.get("path") or "", cfg["id"]
     gguf = cfg.get("gguf_file")

@@ -22,10 +22,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import layout
-from ..config import enabled_studies, judge_ids, study_evaluated_models, study_judges
+from ..config.checks import enabled_studies, study_evaluated_models, study_judges
+from ..core import layout
+from ..core.blocks import judge_ids
+from ..core.layout import ResultPaths
 from ..exposure import facts as exposure_facts
-from ..layout import ResultPaths
 from ..report import tables
 from .items import resampling_unit
 

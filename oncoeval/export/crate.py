@@ -23,9 +23,9 @@ from pathlib import Path
 from rocrate.model.contextentity import ContextEntity
 from rocrate.rocrate import ROCrate
 
-from .. import config as oc
-from .. import layout
-from ..config import enabled_studies, study_evaluated_models
+from ..config import checks as oc
+from ..config.checks import enabled_studies, study_evaluated_models
+from ..core import layout
 from . import atomic
 from .phi import redactor_for
 

@@ -23,15 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..backends import get_backend
-from ..errors import ConfigError
-from ..names import slug
+from ..core.errors import ConfigError
+from ..core.names import slug
 from .items import Item
 
 SCHEMA_VERSION = "0.3.0"
 BENCHMARK_PREFIX = "oncoeval-"
 
 
-# The studies' intervals (oncoeval.compare.mean_ci): no bootstrap resamples to count.
+# The studies' intervals (oncoeval.stats.compare.mean_ci): no bootstrap resamples to count.
 INTERVAL_METHOD = (
     "by the measure's declared kind and range: Wilson score interval for a share of "
     "independent units, else a Wilson-type score interval with the effective n of the "
@@ -39,7 +39,7 @@ INTERVAL_METHOD = (
 )
 
 
-_slug = slug  # a config's ids that fold to one slug are refused (oncoeval.names)
+_slug = slug  # a config's ids that fold to one slug are refused (oncoeval.core.names)
 
 
 def record_uuid(*parts: str) -> str:

@@ -32,7 +32,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.scorer import Score
 
-from ..format import finite
+from ..core.format import finite
 from .items import Item
 
 MESSAGE_TYPES = {"system": ChatMessageSystem, "assistant": ChatMessageAssistant}

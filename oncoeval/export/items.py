@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import layout
-from ..io import iter_jsonl
-from ..layout import IN_STUDY, ResultPaths
+from ..core import layout
+from ..core.io import iter_jsonl
+from ..core.layout import IN_STUDY, ResultPaths
 from ..report.drilldown import per_model_tables
 from ..studies import contract
 from .phi import Redactor

@@ -23,55 +23,13 @@ import shutil
 import sys
 from pathlib import Path
 
-import yaml
-
-from .. import config as oc
-from .. import configfile, layout
-from ..errors import ConfigError
-from ..layout import ResultPaths
+from ..config import checks as oc
+from ..config.load import DEMO_CONFIG, load_config
+from ..core import layout
+from ..core.layout import ResultPaths
 from . import atomic, checklist, crate, eee, inspect_log
 from .items import headlines, place_in_units, resampling_unit, study_items, unit_clusters
 from .phi import redactor_for
-
-# The workflow's config when no --configfile is given (the Snakefile's `configfile:`).
-DEMO_CONFIG = "config/config.yaml"
-
-
-def layered(base: dict, over: dict) -> dict:
-    out = dict(base)
-    for key, value in (over or {}).items():
-        out[key] = layered(out[key], value) if isinstance(value, dict) and isinstance(
-            out.get(key), dict) else value  # fmt: skip
-    return out
-
-
-def load_config(root: Path, configfiles: list[str], overrides: list[str] = ()) -> dict:
-    """The run's config as the workflow reads it: the config files layered in order (the demo's
-    config/config.yaml only when none is given: a user's config starts from the schema's
-    defaults), each read strictly (oncoeval.configfile), then Snakemake's ``--config KEY=VALUE``
-    overrides (e.g. ``only=cancer_myth``), defaults filled, ``only`` applied."""
-    config: dict = {}
-    try:
-        for path in configfiles or [DEMO_CONFIG]:
-            path = Path(path) if Path(path).is_absolute() else root / path
-            if not path.is_file():
-                raise SystemExit(f"{path}: config file not found")
-            config = layered(config, configfile.read(path))
-    except ConfigError as exc:
-        raise SystemExit(f"config: {exc}") from exc
-    for item in overrides:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--config {item}: expected KEY=VALUE")
-        config[key] = yaml.safe_load(value)
-    problems = oc.schema_problems(config)
-    if problems:
-        raise SystemExit(f"config: {oc.format_problems(problems)}")
-    oc.fill_workflow_config(config)
-    problems = oc.expand_paths(config) + oc.apply_only(config)
-    if problems:
-        raise SystemExit(f"config: {oc.format_problems(problems)}")
-    return config
 
 
 def _provenance(root: Path) -> dict:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
-from ..records import Request, Response
+from ..core.records import Request, Response
 from . import scoring
 
 PERCENTILE = 95.0

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import layout
-from .workflow import source
+from ..core import layout
+from ..studies import contract
 
 
 def cutoffs(models: list[dict], ids) -> tuple[list[str], bool]:
@@ -22,14 +22,18 @@ def cutoffs(models: list[dict], ids) -> tuple[list[str], bool]:
 def released(studies) -> dict[str, str | None]:
     """Study -> its dataset's release date (None: not documented), for studies with items to
     probe."""
-    return {s: source(s).released for s in studies if source(s) is not None}
+    return {
+        s: contract.study(s).exposure.released
+        for s in studies
+        if contract.study(s).exposure is not None
+    }
 
 
 def releases(studies) -> list[str]:
     return [
-        f"{s}: {source(s).released or 'release date not documented'}"
+        f"{s}: {contract.study(s).exposure.released or 'release date not documented'}"
         for s in studies
-        if source(s) is not None
+        if contract.study(s).exposure is not None
     ]
 
 

@@ -3,14 +3,10 @@ controls' 95th percentile that an item must beat to be flagged."""
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ..report.figures import save  # noqa: E402
+from ..plotting import plt, save
 
 
 def exposure_figure(per_model: dict[str, pd.DataFrame], table: pd.DataFrame, path) -> None:

@@ -5,7 +5,7 @@
 - *slot* (slot guessing, Deng et al. 2023): one content word of the item is masked; the model
   is asked for it.
 - *likelihood* (Min-K% Prob, Shi et al. 2023): the item's text itself, as a ``text_logprobs``
-  request (oncoeval.records): the backend returns each token's log-probability, nothing is
+  request (oncoeval.core.records): the backend returns each token's log-probability, nothing is
   generated.
 
 Each item's control is a perturbed copy of it (every other content word swapped for a content
@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..records import Request
+from ..core.records import Request
 
 PROBES = ("completion", "slot", "likelihood")
 CONTROL_SUFFIX = "~control"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import iter_jsonl, write_table
-from ..records import read_requests, read_responses, write_requests
+from ..core.io import iter_jsonl, write_table
+from ..core.records import read_requests, read_responses, write_requests
 from . import audit
 from .figure import exposure_figure
 from .probes import ProbeSettings, build_probes

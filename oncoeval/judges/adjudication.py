@@ -15,7 +15,7 @@ import random
 
 import pandas as pd
 
-from ..errors import InputError
+from ..core.errors import InputError
 
 SHEET_COLUMNS = ["item", "question", "information", "answer"]
 KEY_COLUMNS = ["item", "model", "question_id", "why"]
@@ -60,7 +60,7 @@ def select(judged_by_model: dict[str, list[dict]], max_items: int, seed: int) ->
 
 
 def write_sheet(chosen: list[dict], label_column: str, sheet_path, key_path) -> None:
-    from ..io import write_table
+    from ..core.io import write_table
 
     sheet, key = [], []
     for row in chosen:

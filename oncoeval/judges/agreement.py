@@ -4,7 +4,7 @@ Generic over the label set, so every judge with a validation set uses it (the Ca
 verifier on ``human_scores``, the side-effect matcher on its validation set, a chooser). Pairs
 whose judge verdict could not be read are passed as ``None`` / NaN: they are counted per human
 class and left out of every figure. Shares (agreement, per-class rates) get the comparison's
-interval (oncoeval.compare.mean_ci: Wilson over independent validation items; per-class rates
+interval (oncoeval.stats.compare.mean_ci: Wilson over independent validation items; per-class rates
 over the items of that human class); κ a percentile bootstrap over all pairs.
 
 Validation items a review plan drew (oncoeval.review.plan: strata sampled at different rates)
@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-from ..compare import interval_note, mean_ci
-from ..stats import BootstrapSettings
+from ..stats.bootstrap import BootstrapSettings
+from ..stats.compare import interval_note, mean_ci
 
 
 def _readable_weighted(truth, judged, weights):
@@ -239,7 +239,7 @@ def write_judges_tables(
     ``judges`` maps a judge id to its (human labels, judge verdicts); each table gets a ``judge``
     column and one block of rows per judge, in the given order.
     """
-    from ..io import write_table
+    from ..core.io import write_table
 
     n_labels = {len(list(truth)) for truth, _ in judges.values()}
     note = (

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import nnls
 
-from ..schema import top_level_defaults
-from ..stats import BootstrapSettings
+from ..core.schema import top_level_defaults
+from ..stats.bootstrap import BootstrapSettings
 
 # The schema's `judge_correction` defaults, written once there.
 _DEFAULTS = top_level_defaults("judge_correction")

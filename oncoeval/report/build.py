@@ -16,7 +16,7 @@ import re
 import subprocess
 import sys
 
-from .. import layout
+from ..core import layout
 from . import fresh
 
 # Snakemake's per-file and per-rule progress lines of `--report`.

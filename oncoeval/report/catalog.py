@@ -16,9 +16,9 @@ from pathlib import PurePosixPath
 
 import pandas as pd
 
-from .. import layout
+from ..core import layout
+from ..core.layout import ResultPaths
 from ..exposure import FIGURE_CAPTION as EXPOSURE_FIGURE_CAPTION
-from ..layout import ResultPaths
 from ..studies import STUDIES, contract
 from . import tables
 
@@ -59,9 +59,9 @@ DESCRIPTIONS = {
     "to it within the margin, or not separable from it at this n.",
 }
 # How the 95% CIs of a table are computed: as the note of its Markdown twin states it (the
-# study writes it with oncoeval.compare.interval_note: method, unit, cluster, n; read by
+# study writes it with oncoeval.stats.compare.interval_note: method, unit, cluster, n; read by
 # INTERVAL_NOTE); else the comparison's interval, which the study tables share; the comparison
-# tables name each row's method in their `interval` column (oncoeval.compare).
+# tables name each row's method in their `interval` column (oncoeval.stats.compare).
 INTERVAL_METHOD = (
     "the comparison's interval, by the measure's declared kind and range (Wilson score for a "
     "share of independent units, else a Wilson-type score interval with the effective n of the "

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import layout
-from ..io import iter_jsonl
-from ..layout import IN_STUDY, ResultPaths
+from ..core import layout
+from ..core.io import iter_jsonl
+from ..core.layout import IN_STUDY, ResultPaths
 from . import catalog, tables
 from .phi import LEFT_OUT as PHI_LEFT_OUT
 from .phi import leave_out_text

@@ -2,7 +2,7 @@
 
 It runs only the workflow's stages that call no model (``--omit-from generate convert_model``),
 which write the first request sets of every study, then reads Snakemake's dry run for the
-``generate`` jobs the run would start. No API key is needed (``oncoeval.config.NO_MODEL_CALLS_ENV``).
+``generate`` jobs the run would start. No API key is needed (``oncoeval.config.checks.NO_MODEL_CALLS_ENV``).
 Per model and study it gives a range, minimum to maximum, of the calls, their prompt tokens, the
 new tokens they may ask for and the cost from each model's ``price`` (beside the same at the batch
 price, ``batch: true``), then a total per model and overall:
@@ -43,12 +43,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import layout
 from ..backends import get_backend
-from ..cache import cache_key
-from ..config import NO_MODEL_CALLS_ENV
-from ..layout import ResultPaths
-from ..records import Request, effective_params, read_requests
+from ..config.checks import NO_MODEL_CALLS_ENV
+from ..core import layout
+from ..core.layout import ResultPaths
+from ..core.records import Request, effective_params, read_requests
+from ..models.cache import cache_key
 from ..studies import contract
 
 MODELS_JSON = layout.ESTIMATE_MODELS
@@ -191,7 +191,7 @@ class RequestSets:
     def _read(self, model: str, path: str) -> SetCount:
         cfg = self.models[model]
         backend = get_backend(cfg["backend"])
-        # The requests as the model sees them, one per cache key (as oncoeval.generate asks).
+        # The requests as the model sees them, one per cache key (as oncoeval.workflow.generate asks).
         prepared = [
             Request(r.request_id, r.messages, effective_params(r, cfg), r.meta)
             for r in read_requests(self.root / path)

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import layout
-from ..layout import ResultPaths
+from ..core import layout
+from ..core.layout import ResultPaths
 from ..studies import STUDIES
 from . import catalog, tables
 
@@ -92,7 +92,7 @@ def standings(rows: pd.DataFrame, leaderboard: pd.DataFrame | None, measure: str
     """model -> its standing for one measure's rows: "leader", "behind the leader",
     "equivalent to the leader within ±delta" or "not separable from the leader at this n".
 
-    From the study's leaderboard (oncoeval.compare: its ``standing`` column, the verdict of
+    From the study's leaderboard (oncoeval.stats.compare: its ``standing`` column, the verdict of
     each model's comparison with the leader) when it ranks this measure, else the highest
     value is marked :data:`UNTESTED_BEST` (nothing tested).
     """

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..core.blocks import study_block
 from ..studies import STUDIES, contract
 
 LEFT_OUT = "(left out: the study's inputs are marked contains_phi)"
@@ -96,3 +97,12 @@ def leave_out_text(df: pd.DataFrame, study: str | None = None) -> pd.DataFrame:
         filled = shown[col].notna() & (shown[col].astype(str).str.strip() != "")
         shown[col] = shown[col].astype(object).where(~filled, LEFT_OUT)
     return shown
+
+
+def shows_phi_text(config: dict, study: str) -> bool:
+    """Whether the report's pages of ``study`` may show free text from its inputs and answers:
+    not for a study marked contains_phi, unless report.include_phi_text (this module).
+    """
+    return bool(
+        config["report"]["include_phi_text"] or not study_block(config, study)["contains_phi"]
+    )

@@ -20,12 +20,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import __version__, layout
-from .. import config as oc
+from .. import __version__
 from ..backends import backends, get_backend
-from ..config import STUDY_MODEL_KEYS
+from ..config import checks as oc
+from ..config.checks import STUDY_MODEL_KEYS
+from ..core import layout
+from ..core.io import files_sha256
 from ..exposure import facts as exposure_facts
-from ..io import files_sha256
 from ..studies import contract
 from . import tables
 

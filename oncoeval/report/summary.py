@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import layout
-from ..compare import BEHIND, DESCRIPTIVE, LEADER
+from ..backends.failures import filtered
+from ..core import layout
+from ..core.io import iter_jsonl
+from ..core.layout import IN_STUDY, ResultPaths
+from ..core.records import Response
 from ..exposure.facts import warning as exposure_warning
-from ..failures import filtered
-from ..io import iter_jsonl
-from ..layout import IN_STUDY, ResultPaths
-from ..records import Response
+from ..stats.compare import BEHIND, DESCRIPTIVE, LEADER
 from ..studies import STUDIES
 from ..studies.contract import Answers, Headline
 from . import catalog, tables
@@ -126,7 +126,7 @@ def _unscored(row, declared: str, columns: list[str]):
 
 def _ranked_counts(study_root: Path, measure: str) -> dict[str, dict]:
     """model -> n, n_unscored, n_clusters and the unit of one measure, from the study's
-    leaderboard (oncoeval.compare); {} where it does not rank the measure."""
+    leaderboard (oncoeval.stats.compare); {} where it does not rank the measure."""
     path = study_root / IN_STUDY.table(layout.LEADERBOARD)
     if not path.exists():
         return {}
@@ -241,7 +241,7 @@ def leader_rows(results: Path, studies) -> list[dict]:
     """Per study and compared headline measure: the leader, the models equivalent to it or not
     separable from it at this n (first, before any rank), the models significantly behind with
     their rank, and the minimum detectable difference of the study at its n (results/{study}/
-    tables/leaderboard.tsv and model_comparison.tsv, oncoeval.compare). A descriptive measure
+    tables/leaderboard.tsv and model_comparison.tsv, oncoeval.stats.compare). A descriptive measure
     (not the study's primary one) says so beside its name."""
     rows = []
     for study in (s for s in STUDIES if s in studies):
@@ -320,7 +320,7 @@ def _cost(values) -> float | None:
 def usage_rows(root: Path, models=None) -> list[dict]:
     """Per model: requests, failed calls, cached answers, tokens, cost and generate wall time.
 
-    ``models`` (model id -> the studies it is used in, as ``oncoeval.config.used_models``
+    ``models`` (model id -> the studies it is used in, as ``oncoeval.config.checks.used_models``
     gives it) keeps the count to this config's models and studies: responses an earlier config
     left under ``results/`` for another study or model are not counted. A list of ids keeps the
     models only. Cost is split into what this run's calls spent and the recorded cost of the

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import layout
-from ..layout import ResultPaths
+from ..core import layout
+from ..core.layout import ResultPaths
 from . import catalog, landing, tables
 from .summary import (
     SCOPE_COLUMN,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import tabulate
 
-from .. import layout
+from ..core import layout
 from . import catalog, tables
 from .summary import (
     SCOPE_COLUMN,

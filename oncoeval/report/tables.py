@@ -8,7 +8,7 @@ header in words) showing
 
 Numbers, missing values, booleans and headers are written alike on the landing page, the
 summary (page, Markdown, terminal), the study tables, the item and compare pages and the run
-page, by oncoeval.format (re-exported here).
+page, by oncoeval.core.format (re-exported here).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import html
 
 import pandas as pd
 
-# The one formatter of every surface (oncoeval.format); its names stay importable from here.
-from ..format import (  # noqa: F401
+# The one formatter of every surface (oncoeval.core.format); its names stay importable from here.
+from ..core.format import (  # noqa: F401
     CI_SUFFIXES,
     COUNT_COLUMNS,
     DIGITS,
@@ -34,7 +34,7 @@ from ..format import (  # noqa: F401
     is_count_column,
     n_text,
 )
-from ..format import display_frame as with_cis
+from ..core.format import display_frame as with_cis
 
 
 def table_html(df: pd.DataFrame, table_id: str = "table", max_rows: int = 2000) -> str:

@@ -4,9 +4,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import InputError
-from ..export.run import load_config
-from ..stats import BootstrapSettings
+from ..config.load import load_config
+from ..core.errors import InputError
+from ..stats.bootstrap import BootstrapSettings
 from . import build, importer, plan, studies
 
 

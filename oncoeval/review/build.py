@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import config as oc
-from ..io import read_jsonl, write_jsonl
-from ..layout import ResultPaths
-from ..report.targets import shows_phi_text
+from ..config import checks as oc
+from ..core.io import read_jsonl, write_jsonl
+from ..core.layout import ResultPaths
+from ..report.phi import shows_phi_text
 from . import page, plan, studies
 
 log = logging.getLogger(__name__)

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import config as oc
-from ..io import read_jsonl
-from ..layout import IN_STUDY, ResultPaths
+from ..config import checks as oc
+from ..core.io import read_jsonl
+from ..core.layout import IN_STUDY, ResultPaths
 from .plan import answer_hash
 from .spec import ReviewStudy, ScaleOption, configured_labels
 from .status_rows import estimate_rows

@@ -5,7 +5,7 @@ a label names an item not in the plan, carries a value off the scale, or was giv
 answer than the plan's (its answer hash differs). Agreement is over the items two or more
 reviewers labelled: Cohen's kappa (scikit-learn) for two reviewers, Krippendorff's alpha
 (``krippendorff``, nominal) for more, each with a percentile bootstrap interval over items
-(oncoeval.stats.bootstrap_stat_ci). Items whose labels differ are listed in
+(oncoeval.stats.bootstrap.bootstrap_stat_ci). Items whose labels differ are listed in
 ``disagreements.tsv`` and left out of the human labels until an adjudication file (the
 adjudicate page's download) settles them.
 
@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
-from ..errors import InputError
-from ..io import write_table
-from ..stats import BootstrapSettings, bootstrap_stat_ci
+from ..core.errors import InputError
+from ..core.io import write_table
+from ..stats.bootstrap import BootstrapSettings, bootstrap_stat_ci
 from . import studies
 from .build import build as build_page
 from .build import read_plan, review_dir

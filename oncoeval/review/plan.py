@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from ..stats import BootstrapSettings
+from ..stats.bootstrap import BootstrapSettings
 
 PRIOR_STRENGTH = 5.0
 PRIOR_POSITIVE = 0.8

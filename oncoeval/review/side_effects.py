@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import config as oc
-from ..io import read_jsonl
-from ..layout import IN_STUDY, ResultPaths
+from ..config import checks as oc
+from ..core.io import read_jsonl
+from ..core.layout import IN_STUDY, ResultPaths
 from ..studies.side_effects.aliases import norm_key
 from ..studies.side_effects.validation import read_validation
 from .plan import answer_hash

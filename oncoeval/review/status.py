@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import config as oc
-from ..io import write_table
-from ..layout import ResultPaths
+from ..config import checks as oc
+from ..core.io import write_table
+from ..core.layout import ResultPaths
 from .studies import review_study
 
 STATUS = ResultPaths("{study}").review("review_status.tsv")
@@ -46,24 +46,6 @@ def targets(config: dict, root: Path = Path(".")) -> list[str]:
         for s in oc.enabled_studies(config)
         if reviewed(s) and (root / ResultPaths(s).review("plan.tsv")).exists()
     ]
-
-
-def inputs(config: dict, study: str, root: Path = Path(".")) -> dict:
-    """The rule's inputs: the plan, the last import's tables where there are any, and the
-    study's tables the status reads (``table_0``, ...) that the run writes (the chooser's
-    validation only with its labels set)."""
-    from .. import workflow as run_wf
-
-    where = ResultPaths(study).review()
-    out = {"plan": f"{where}/plan.tsv"}
-    for name in ("status", "agreement"):
-        if (root / where / f"{name}.tsv").exists():
-            out[name] = f"{where}/{name}.tsv"
-    written = set(run_wf.study_targets(config, study))
-    for k, table in enumerate(review_study(study).status_tables):
-        if ResultPaths(study)(table) in written:
-            out[f"table_{k}"] = ResultPaths(study)(table)
-    return out
 
 
 def status_table(study: str, files: dict) -> pd.DataFrame:

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import config as oc
-from ..io import read_jsonl
+from ..config import checks as oc
+from ..core.io import read_jsonl
+from ..core.layout import IN_STUDY
 from ..judges.adjudication import blind_id
-from ..layout import IN_STUDY
 from ..studies.contract import prompts_dir, study
 from .plan import answer_hash
 from .spec import ReviewStudy, ScaleOption

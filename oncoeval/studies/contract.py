@@ -18,7 +18,7 @@ A study ``s`` is:
   ``tests/s/``.
 
 What ``workflow.py`` declares, for ``oncoeval.config``, ``oncoeval.report``,
-``oncoeval.compare``, the exports, the exposure audit and the review (which name no study): one
+``oncoeval.workflow.comparison``, the exports, the exposure audit and the review (which name no study): one
 value, ``STUDY = Study(...)``, its last statement, loaded by :func:`study` (the one place a
 study's module is loaded). A misspelt field is a TypeError when the module is imported. The
 fields of ``Study``:
@@ -26,7 +26,7 @@ fields of ``Study``:
 - ``name``: the study's id, as registered in ``oncoeval.studies.STUDIES``.
 - ``title``: the report's category title, e.g. "CORAL (oncology note extraction)"; the part
   before " (" names the study on pages and tables.
-- ``paths``: its ``ResultPaths`` (oncoeval.layout).
+- ``paths``: its ``ResultPaths`` (oncoeval.core.layout).
 - ``outputs``: every file the study publishes (its final targets), by name, each an ``Output``
   (built by :func:`outputs` from the rules' name -> path mapping). ``{model}`` stands for each
   evaluated model; any other wildcard is filled by the ``target_wildcards`` hook, and
@@ -56,7 +56,7 @@ fields of ``Study``:
   their subcategory.
 - ``text_columns`` / ``label_columns``: column names the report takes for free text, or for
   labels, when the inputs are marked ``contains_phi`` (oncoeval.report.phi).
-- ``exposure``: ``oncoeval.exposure.source.ExposureSource``, the prepared items the exposure
+- ``exposure``: ``oncoeval.studies.exposure_source.ExposureSource``, the prepared items the exposure
   audit probes, their id and text keys, the dataset's name and release date (its schema then
   has the ``exposure`` block); None for a study that cannot be audited.
 - Hooks, each a function or None (a study without judges declares none of those):
@@ -71,7 +71,7 @@ fields of ``Study``:
   ``target_wildcards(block, models)`` and ``unused_outputs(block)`` (the final targets, above);
   ``unit_scores(score_path, inputs)`` (one row per headline measure and unit:
   ``UNIT_SCORE_COLUMNS``) and ``comparison_inputs(config)`` (the files it reads beside the
-  scores), required, for the model comparison (oncoeval.compare); where a study adds comparison
+  scores), required, for the model comparison (oncoeval.workflow.comparison); where a study adds comparison
   rows of its own ``corrected_comparison(score_paths, inputs, params, settings)`` (those rows,
   value rows and notes: Cancer-Myth's corrected PCS and PCR) with ``comparison_params(config)``
   (what they depend on beside their inputs).
@@ -90,11 +90,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..layout import ResultPaths
-from ..source import source_file
+from ..core.layout import ResultPaths
+from ..core.source import source_file
 
 if TYPE_CHECKING:
-    from ..exposure.source import ExposureSource
+    from .exposure_source import ExposureSource
 
 STAGES = ("prepare", "requests", "parse", "score", "aggregate")
 # The package modules every study has: the rules' side, then one per stage.
@@ -112,7 +112,7 @@ class Headline:
     """One headline measure of a study, as the summary (results/summary.tsv) shows it per model.
 
     A study declares its own in its ``Study.headlines``. Each is also compared
-    between models (oncoeval.compare: results/{study}/tables/model_comparison.tsv and
+    between models (oncoeval.workflow.comparison: results/{study}/tables/model_comparison.tsv and
     leaderboard.tsv) from the per-unit values the study's ``unit_scores`` gives, unless
     ``per_unit`` is False (a statistic of the whole set, such as an AUROC). Higher is better:
     the leaderboard ranks the highest value first. ``kind`` and ``scale`` choose its intervals

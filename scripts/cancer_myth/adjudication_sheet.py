@@ -1,6 +1,6 @@
 """Judged answers of every evaluated model -> the blinded adjudication sheet and its key."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.cancer_myth import aggregate
 
 setup_script_logging(snakemake.log[0])

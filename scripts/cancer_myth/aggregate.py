@@ -1,8 +1,8 @@
 """Scores of every evaluated model -> PCS/PCR tables and figures."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.judges.correction import CorrectionSettings
-from oncoeval.stats import BootstrapSettings
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.cancer_myth import aggregate
 
 setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """Candidates -> the classifier's request set (Figure 14 style, JSON output)."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.cancer_myth import construct_steps
 
 setup_script_logging(snakemake.log[0])

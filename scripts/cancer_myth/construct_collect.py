@@ -1,6 +1,6 @@
 """Every step of every generator -> raw generations and the hard (score -1) candidates."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.cancer_myth import construct_steps
 
 setup_script_logging(snakemake.log[0])

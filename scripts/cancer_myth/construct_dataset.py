@@ -1,6 +1,6 @@
 """Classifier replies -> categories, Algorithm 1 balancing, dataset in the published format."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.cancer_myth import construct_steps
 
 setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """Pools after myth i-1 + myth i -> the generator's request (Figure 12)."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.cancer_myth import construct_steps
 
 setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """Initial valid / invalid examples -> one generator's pools before the first myth."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.cancer_myth import construct_steps
 
 setup_script_logging(snakemake.log[0])

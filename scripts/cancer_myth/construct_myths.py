@@ -1,6 +1,6 @@
 """Myth file (JSONL or concatenated JSON objects) -> canonical myths of the construction run."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.cancer_myth import construct_steps
 
 setup_script_logging(snakemake.log[0])

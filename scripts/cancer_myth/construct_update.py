@@ -1,6 +1,6 @@
 """Pools after myth i-1 + verdicts (and retries) of myth i -> pools after myth i and its records."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.cancer_myth import construct_steps
 
 setup_script_logging(snakemake.log[0])

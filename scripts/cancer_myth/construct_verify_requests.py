@@ -1,6 +1,6 @@
 """Responder answers of myth i -> the verifier's request set."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.cancer_myth import construct_steps
 from oncoeval.studies.cancer_myth.requests import VerifierPrompt
 

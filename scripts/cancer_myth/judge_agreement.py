@@ -1,7 +1,7 @@
 """Verifier replies on human-scored answers -> agreement, confusion, per-class rates, pairs."""
 
-from oncoeval.io import setup_script_logging
-from oncoeval.stats import BootstrapSettings
+from oncoeval.core.io import setup_script_logging
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.cancer_myth import aggregate
 
 setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """One model's answers + verifier replies (first and retry, per juror) -> judged records."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.cancer_myth import parse
 
 setup_script_logging(snakemake.log[0])

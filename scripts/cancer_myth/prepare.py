@@ -1,6 +1,6 @@
 """Questions in the published form -> canonical items (bad records stop the run here)."""
 
-from oncoeval.io import cap_jsonl, setup_script_logging
+from oncoeval.core.io import cap_jsonl, setup_script_logging
 from oncoeval.studies.cancer_myth import prepare
 
 setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """Items -> the responders' request set (zero-shot, question as the only user message)."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.cancer_myth import requests
 
 setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """Unreadable verifier replies -> a second request set with a format reminder."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.cancer_myth import requests
 
 setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """One model's judged records -> its per-question scores."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.cancer_myth import score
 
 setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """Human-scored answers -> the verifier's request set for judge validation."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.cancer_myth import requests
 
 setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """One model's answers -> the verifier's request set (Figure 13)."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.cancer_myth import requests
 
 setup_script_logging(snakemake.log[0])

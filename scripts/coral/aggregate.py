@@ -2,8 +2,8 @@
 
 import pandas as pd
 
-from oncoeval.io import read_jsonl, setup_script_logging, write_table
-from oncoeval.stats import BootstrapSettings
+from oncoeval.core.io import read_jsonl, setup_script_logging, write_table
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.coral.aggregate import build_tables, metadata_from_items, write_figures
 
 log = setup_script_logging(snakemake.log[0])

@@ -2,8 +2,8 @@
 
 import pandas as pd
 
-from oncoeval.io import setup_script_logging, write_table
-from oncoeval.records import read_responses
+from oncoeval.core.io import setup_script_logging, write_table
+from oncoeval.core.records import read_responses
 from oncoeval.studies.coral.parse import PARSED_COLUMNS, parsed_rows
 
 log = setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """Entry point of coral_prepare: BRAT notes -> items, section report, gold (oncoeval.studies.coral)."""
 
-from oncoeval.io import setup_script_logging, write_jsonl, write_table
+from oncoeval.core.io import setup_script_logging, write_jsonl, write_table
 from oncoeval.studies.coral.prepare import first_notes, prepare
 
 log = setup_script_logging(snakemake.log[0])

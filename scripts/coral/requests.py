@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from oncoeval.io import read_jsonl, setup_script_logging
-from oncoeval.records import write_requests
+from oncoeval.core.io import read_jsonl, setup_script_logging
+from oncoeval.core.records import write_requests
 from oncoeval.studies.coral.requests import build_requests
 
 log = setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """Entry point of coral_review_parse: the experts' filled review sheet -> Table 2."""
 
-from oncoeval.io import setup_script_logging, write_table
+from oncoeval.core.io import setup_script_logging, write_table
 from oncoeval.studies.coral.review import read_sheet, table2
 
 log = setup_script_logging(snakemake.log[0])

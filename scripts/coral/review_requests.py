@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.coral.review import review_sheet, write_sheet
 
 log = setup_script_logging(snakemake.log[0])

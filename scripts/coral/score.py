@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from oncoeval.io import read_jsonl, setup_script_logging, write_table
+from oncoeval.core.io import read_jsonl, setup_script_logging, write_table
 from oncoeval.studies.coral.score import clusters_from_items, score_model
 
 log = setup_script_logging(snakemake.log[0])

@@ -1,7 +1,7 @@
 """A study's prepared items -> one exposure probe's request set (items and their controls)."""
 
+from oncoeval.core.io import setup_script_logging
 from oncoeval.exposure import stages
-from oncoeval.io import setup_script_logging
 
 setup_script_logging(snakemake.log[0])
 stages.probe_requests(

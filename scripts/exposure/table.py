@@ -1,7 +1,7 @@
 """Every evaluated model's exposure item table -> the study's exposure table."""
 
+from oncoeval.core.io import setup_script_logging
 from oncoeval.exposure import stages
-from oncoeval.io import setup_script_logging
 
 setup_script_logging(snakemake.log[0])
 stages.exposure_table(

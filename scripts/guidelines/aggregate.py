@@ -1,8 +1,8 @@
 """Every table and figure of the study: cross-model labels, Tables 1-3, Figures 2-4 and 6, the
 meta-classifier, clustering and error analysis (logic: aggregate.aggregate)."""
 
-from oncoeval.io import setup_script_logging
-from oncoeval.stats import BootstrapSettings
+from oncoeval.core.io import setup_script_logging
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.guidelines.aggregate import aggregate
 
 setup_script_logging(snakemake.log[0])

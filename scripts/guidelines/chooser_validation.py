@@ -1,7 +1,7 @@
 """The synthetic chooser against human labels of its cases (logic: chooser_validation)."""
 
-from oncoeval.io import setup_script_logging
-from oncoeval.stats import BootstrapSettings
+from oncoeval.core.io import setup_script_logging
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.guidelines.chooser_validation import write_chooser_validation
 
 setup_script_logging(snakemake.log[0])

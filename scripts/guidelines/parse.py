@@ -1,6 +1,6 @@
 """One model's rollouts: parse, trim and validate every path (logic: parse.parse_rollouts)."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.guidelines.parse import parse_rollouts
 
 setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """Validate the guideline tree and the notes; write the canonical inputs (logic: prepare.prepare)."""
 
-from oncoeval.io import cap_jsonl, setup_script_logging
+from oncoeval.core.io import cap_jsonl, setup_script_logging
 from oncoeval.studies.guidelines.prepare import prepare
 
 setup_script_logging(snakemake.log[0])

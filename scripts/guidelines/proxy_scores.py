@@ -1,7 +1,7 @@
 """One model's self-consistency and synthetic proxy scores (logic: score.proxy_scores_model)."""
 
-from oncoeval.io import setup_script_logging
-from oncoeval.stats import BootstrapSettings
+from oncoeval.core.io import setup_script_logging
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.guidelines.score import proxy_scores_model
 
 setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """k seeded path-prediction requests per note (logic: requests.rollouts_request_set)."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.guidelines.requests import rollouts_request_set
 
 setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """One model's per-note scores and self-consistency (logic: score.score_model)."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.guidelines.score import score_model
 
 setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """Keep or drop each synthetic note (regenerated, or chosen in both orders) (logic: score.synth_benchmark)."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.guidelines.score import synth_benchmark
 
 setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """Chooser requests (both orders) where the generator missed the target (logic: requests)."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.guidelines.requests import synth_choose
 
 setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """Collect the synthetic notes; write the synth_predict request set (logic: requests)."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.guidelines.requests import synth_collect
 
 setup_script_logging(snakemake.log[0])

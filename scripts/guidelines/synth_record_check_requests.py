@@ -1,6 +1,6 @@
 """The generator traces the path back from each structured record it wrote (logic: requests)."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.guidelines.requests import synth_record_check_requests
 
 setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """Structured synthetic notes: requests from the generator's records (logic: requests)."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.guidelines.requests import synth_structured_notes
 
 setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """Sample target paths; request structured records and unstructured notes (logic: requests)."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.guidelines.requests import synth_targets
 
 setup_script_logging(snakemake.log[0])

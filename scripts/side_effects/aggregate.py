@@ -1,7 +1,7 @@
 """Aggregate stage: Tables 1-7 with bootstrap CIs and the two figures."""
 
-from oncoeval.io import setup_script_logging
-from oncoeval.stats import BootstrapSettings
+from oncoeval.core.io import setup_script_logging
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.side_effects.aggregate import write_tables_and_figures
 
 setup_script_logging(snakemake.log[0])

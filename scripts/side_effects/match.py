@@ -1,7 +1,7 @@
 """Score stage, first half: the configured matcher pairs predictions with reference items
 (and base with specified lists), one-to-one; the embedding model is loaded once per job."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.side_effects.score import match_file
 
 setup_script_logging(snakemake.log[0])

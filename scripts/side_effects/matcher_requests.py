@@ -1,6 +1,6 @@
 """Judge requests of the llm matcher: one per list to match (reference and overlap)."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.side_effects.requests import write_judge_requests
 
 setup_script_logging(snakemake.log[0])

@@ -1,8 +1,8 @@
 """Agreement of each available matcher with the hand-labelled validation pairs, and the
 configured matchers validated as judges (confusion matrix, per-class rates, Cohen's κ)."""
 
-from oncoeval.io import setup_script_logging
-from oncoeval.stats import BootstrapSettings
+from oncoeval.core.io import setup_script_logging
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.side_effects.validation import write_agreement
 
 setup_script_logging(snakemake.log[0])

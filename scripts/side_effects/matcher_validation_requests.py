@@ -1,6 +1,6 @@
 """Judge requests of the llm matcher on the validation pairs: one per labelled pair."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.side_effects.validation import write_validation_requests
 
 setup_script_logging(snakemake.log[0])

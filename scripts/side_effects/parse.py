@@ -1,6 +1,6 @@
 """Parse stage: responses -> normalised side-effect lists with non-list line counts."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.side_effects.parse import parse_file
 
 setup_script_logging(snakemake.log[0])

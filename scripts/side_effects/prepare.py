@@ -1,6 +1,6 @@
 """Prepare stage: profiles (either form) and the reference, validated, in canonical files."""
 
-from oncoeval.io import cap_jsonl, setup_script_logging
+from oncoeval.core.io import cap_jsonl, setup_script_logging
 from oncoeval.studies.side_effects.prepare import prepare
 
 setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """Prompt stage: profiles x variants x regimes -> the `lists` request set."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.side_effects.requests import write_list_requests
 
 setup_script_logging(snakemake.log[0])

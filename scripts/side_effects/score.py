@@ -1,6 +1,6 @@
 """Score stage: per-response P/R/F1, stratified recall, and base/specified overlap."""
 
-from oncoeval.io import setup_script_logging
+from oncoeval.core.io import setup_script_logging
 from oncoeval.studies.side_effects.score import score_files
 
 setup_script_logging(snakemake.log[0])

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from oncoeval.errors import InputError
-from oncoeval.records import Response
+from oncoeval.core.errors import InputError
+from oncoeval.core.records import Response
 from oncoeval.studies.cancer_myth.construct import (
     ConstructSettings,
     StepReplies,

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from oncoeval.errors import InputError
+from oncoeval.core.errors import InputError
 from oncoeval.studies.cancer_myth.data import (
     load_myths,
     load_questions,

@@ -115,7 +115,7 @@ def test_jury_majority_ties_fleiss_kappa_and_corrected_rates(workdir):
 
 
 def test_a_jury_mean_is_rounded_to_a_score_for_agreement(tmp_path):
-    from oncoeval.stats import BootstrapSettings
+    from oncoeval.stats.bootstrap import BootstrapSettings
     from oncoeval.studies.cancer_myth import aggregate
 
     human = [

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from oncoeval.stats import BootstrapSettings
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.cancer_myth import metrics
 
 SETTINGS = BootstrapSettings(n_resamples=2000, ci=0.95, seed=0)

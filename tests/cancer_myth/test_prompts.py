@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from oncoeval.records import Response
+from oncoeval.core.records import Response
 from oncoeval.studies.cancer_myth.prompts import fill, read_template
 from oncoeval.studies.cancer_myth.requests import VerifierPrompt, build_retry_requests
 

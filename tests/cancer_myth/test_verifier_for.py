@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from oncoeval import config as oc
-from oncoeval.stats import BootstrapSettings
+from oncoeval.config import checks as oc
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.cancer_myth import metrics
 from oncoeval.studies.cancer_myth import workflow as cancer_myth_wf
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from oncoeval import config as oc
-from oncoeval.errors import InputError
+from oncoeval.config import checks as oc
+from oncoeval.core.errors import InputError
 from oncoeval.studies.coral.brat import find_documents, read_document, read_schema
 from oncoeval.studies.coral.sections import find_sections
 from tests.conftest import REPO

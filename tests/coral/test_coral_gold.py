@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from oncoeval import config as oc
+from oncoeval.config import checks as oc
 from oncoeval.studies.coral.brat import read_document, read_schema
 from oncoeval.studies.coral.gold import CLEAN, GOLD_VIEWS, derive, gold_rows, scored_fields
 from oncoeval.studies.coral.sections import find_sections
@@ -198,7 +198,7 @@ def test_gold_rows_pair_the_primary_with_every_field_value(subtype):
 
 
 def test_prepare_reports_a_missing_section_and_reads_metadata(tmp_path):
-    from oncoeval.errors import InputError
+    from oncoeval.core.errors import InputError
     from oncoeval.studies.coral.prepare import prepare
     from oncoeval.studies.coral.requests import build_requests
 

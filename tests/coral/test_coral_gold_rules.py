@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from oncoeval import config as oc
+from oncoeval.config import checks as oc
 from oncoeval.studies.coral.brat import read_document, read_schema
 from oncoeval.studies.coral.gold import CLEAN, PUBLISHED, GoldRules, derive, gold_rows
 from oncoeval.studies.coral.sections import find_sections

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oncoeval.records import Response
+from oncoeval.core.records import Response
 from oncoeval.studies.coral.parse import (
     allowed_tuples,
     parse_response,

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from oncoeval.errors import InputError
-from oncoeval.stats import BootstrapSettings
+from oncoeval.core.errors import InputError
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.coral.aggregate import bh_qvalues, kruskal_table, summarise
 from oncoeval.studies.coral.review import read_sheet, review_sheet, table2
 from oncoeval.studies.coral.score import score_model, score_unit
@@ -227,7 +227,7 @@ def test_review_sheet_round_trip_to_table2(tmp_path):
 
 
 def _responses_to_parsed(answers: dict[str, str | None], errors: dict | None = None):
-    from oncoeval.records import Response
+    from oncoeval.core.records import Response
     from oncoeval.studies.coral.parse import PARSED_COLUMNS, parsed_rows
 
     errors = errors or {}

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from oncoeval import config as oc
+from oncoeval.config import checks as oc
 from oncoeval.export import crate, run
 
 SECRET = "sk-planted-" + "9f" * 16

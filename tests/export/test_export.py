@@ -31,10 +31,10 @@ from helpers import replayed
 from inspect_ai.log import read_eval_log
 from live_page import browse
 
+from oncoeval.core.format import finite
 from oncoeval.export import checklist, crate, run
 from oncoeval.export.items import place_in_units, study_items, unit_clusters
 from oncoeval.export.phi import redactor_for
-from oncoeval.format import finite
 from oncoeval.report.provenance import provenance
 
 MARKER = "ZQXPHIMARKER7731"

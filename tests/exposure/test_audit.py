@@ -6,8 +6,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from oncoeval.core.records import Request, Response
 from oncoeval.exposure import audit, scoring
-from oncoeval.records import Request, Response
 
 
 def test_rouge_l_and_longest_run_by_hand():

@@ -51,8 +51,8 @@ def test_cutoffs_and_audit_fill_the_two_items(tmp_path):
 
 
 def test_training_cutoff_is_a_date_and_stays_out_of_the_cache_key():
-    from oncoeval import config as oc
     from oncoeval.backends import get_backend
+    from oncoeval.config import checks as oc
 
     entry = {"id": "r", "backend": "replay", "path": "x"}
     dated = entry | {"training_cutoff": "2023-10"}

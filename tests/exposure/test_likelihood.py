@@ -8,8 +8,9 @@ import os
 import pytest
 
 from oncoeval.backends.hf import Backend as HfBackend
+from oncoeval.core.records import Response, read_requests, write_requests
+from oncoeval.core.source import source_file
 from oncoeval.exposure import audit
-from oncoeval.exposure import workflow as exposure_wf
 from oncoeval.exposure.probes import (
     CONTROL_SUFFIX,
     ProbeSettings,
@@ -18,8 +19,7 @@ from oncoeval.exposure.probes import (
     sentences,
     splice,
 )
-from oncoeval.records import Response, read_requests, write_requests
-from oncoeval.source import source_file
+from oncoeval.workflow import exposure as exposure_wf
 from tests.conftest import SHARED_MODEL_STORE
 
 SETTINGS = ProbeSettings("Cancer-Myth", "question", seed=0, n_items=None, max_new_tokens=64)

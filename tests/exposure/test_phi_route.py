@@ -2,7 +2,7 @@
 
 import pytest
 
-from oncoeval import config as oc
+from oncoeval.config import checks as oc
 from tests.spine.test_config_layers import ENV, phi_config
 
 

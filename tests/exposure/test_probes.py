@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from oncoeval.core.source import source_file
 from oncoeval.exposure.probes import (
     CONTROL_SUFFIX,
     MASK,
@@ -17,7 +18,6 @@ from oncoeval.exposure.probes import (
     select_items,
     split_opening,
 )
-from oncoeval.source import source_file
 
 SETTINGS = ProbeSettings("Cancer-Myth", "question", seed=0, n_items=None, max_new_tokens=64)
 

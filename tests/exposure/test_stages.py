@@ -2,8 +2,8 @@
 
 import json
 
-from oncoeval.exposure import workflow as exposure_wf
 from oncoeval.exposure.stages import read_items
+from oncoeval.workflow import exposure as exposure_wf
 
 
 def test_items_are_read_once_per_id_and_blank_ones_skipped(tmp_path):

@@ -5,7 +5,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from oncoeval.config import filled_study_block
+from oncoeval.config.checks import filled_study_block
 from oncoeval.studies.guidelines import workflow as guidelines_wf
 
 REPO = Path(__file__).resolve().parents[2]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from oncoeval.stats import BootstrapSettings
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.guidelines.divergence import analyse, divergence
 
 A = ("N-1-1", "N-1-2", "N-2-1")

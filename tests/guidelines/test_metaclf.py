@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from oncoeval.config import filled_study_block
-from oncoeval.stats import BootstrapSettings
+from oncoeval.config.checks import filled_study_block
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.guidelines import metaclf
 from oncoeval.studies.guidelines.metaclf import (
     FPR_GRID,

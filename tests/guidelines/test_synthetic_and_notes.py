@@ -6,8 +6,8 @@ from collections import Counter
 import pandas as pd
 import pytest
 
-from oncoeval.errors import InputError
-from oncoeval.records import Response
+from oncoeval.core.errors import InputError
+from oncoeval.core.records import Response
 from oncoeval.studies.guidelines.notes import load_labelled, load_unlabelled
 from oncoeval.studies.guidelines.parse import check_path
 from oncoeval.studies.guidelines.synthetic import (

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from oncoeval.stats import BootstrapSettings
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.guidelines import compliance
 from oncoeval.studies.guidelines.tables_consistency import (
     bin_centres,

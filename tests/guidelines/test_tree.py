@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from oncoeval.errors import InputError
+from oncoeval.core.errors import InputError
 from oncoeval.studies.guidelines.tree import load_tree, serialise_compact, tree_from_dict
 
 from .conftest import DEMO

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from oncoeval.errors import InputError
+from oncoeval.core.errors import InputError
 from oncoeval.judges.adjudication import (
     blind_id,
     read_filled_sheet,

@@ -9,7 +9,7 @@ from oncoeval.judges.agreement import (
     per_class_table,
     validation_summary,
 )
-from oncoeval.stats import BootstrapSettings
+from oncoeval.stats.bootstrap import BootstrapSettings
 
 SETTINGS = BootstrapSettings(n_resamples=300, seed=0)
 # A matcher validation set: does the reply mention the side effect? (None: unreadable verdict)

@@ -11,7 +11,7 @@ from oncoeval.judges.correction import (
     invert_confusion,
     rogan_gladen,
 )
-from oncoeval.stats import BootstrapSettings
+from oncoeval.stats.bootstrap import BootstrapSettings
 
 SCORES = (-1, 0, 1)
 

@@ -1,6 +1,6 @@
 """What a reader sees of a run's text files and pages: their words, titles and table headers,
 for the checks that no page shows ``nan``/``None``, an internal id as its title or a
-snake_case header (oncoeval.format)."""
+snake_case header (oncoeval.core.format)."""
 
 from __future__ import annotations
 

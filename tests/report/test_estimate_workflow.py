@@ -12,7 +12,7 @@ import pytest
 from conftest import link_workflow, run_snakemake, workflow_env, write_config
 from helpers import MAKE, replayed, run_make
 
-from oncoeval.io import read_jsonl
+from oncoeval.core.io import read_jsonl
 
 KEY_ENV = "ONCOEVAL_TEST_ESTIMATE_KEY"
 CONFIG = {

@@ -3,19 +3,16 @@ the data."""
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.container import ErrorbarContainer
+from matplotlib.lines import Line2D
+from matplotlib.text import Annotation
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.container import ErrorbarContainer  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.text import Annotation  # noqa: E402
-
-from oncoeval.report import figures  # noqa: E402
-from oncoeval.studies.cancer_myth import figures as cm_figures  # noqa: E402
+from oncoeval import plotting as figures
+from oncoeval.plotting import plt
+from oncoeval.studies.cancer_myth import figures as cm_figures
 
 
 def capture_saved(monkeypatch, module):
@@ -152,7 +149,7 @@ def side_effect_scores(n_profiles):
 
 
 def test_side_effect_precision_recall_empty_and_identical(monkeypatch, tmp_path):
-    from oncoeval.stats import BootstrapSettings
+    from oncoeval.stats.bootstrap import BootstrapSettings
     from oncoeval.studies.side_effects import aggregate as tables
 
     panels = inspect_saved(monkeypatch, tables, "save_figure")

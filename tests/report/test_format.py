@@ -1,12 +1,12 @@
-"""The one formatter (oncoeval.format): a missing value reads "–", a boolean yes/no, a header
+"""The one formatter (oncoeval.core.format): a missing value reads "–", a boolean yes/no, a header
 in words, on every surface; a model without a rank reads "no value", never "rank nan"."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from oncoeval import format as fmt
-from oncoeval.io import write_table
+from oncoeval.core import format as fmt
+from oncoeval.core.io import write_table
 from oncoeval.report import summary
 
 NAN = float("nan")

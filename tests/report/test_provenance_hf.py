@@ -14,7 +14,7 @@ import pytest
 import yaml
 from conftest import link_workflow
 
-from oncoeval import config as oc
+from oncoeval.config import checks as oc
 from oncoeval.report import provenance
 
 ROOT = Path(__file__).resolve().parents[2]

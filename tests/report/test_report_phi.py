@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from conftest import REPO, link_workflow, other_studies_off, run_snakemake, write_config
 
-from oncoeval.format import column_label
+from oncoeval.core.format import column_label
 from oncoeval.report import phi
 
 MARKER = "Zqxv7731Marker"
@@ -94,7 +94,7 @@ def test_a_contains_phi_study_shows_no_input_or_answer_text_in_any_report_page(t
     # The pages still show the numbers and ids: the per-model page keeps its scores.
     page = workdir / "results" / "report" / "cancer_myth" / "scores" / "myth-answers.html"
     text = page.read_text()
-    question_id = column_label("question_id")  # headers read in words (oncoeval.format)
+    question_id = column_label("question_id")  # headers read in words (oncoeval.core.format)
     assert "(left out: the study" in text and question_id in text and "score" in text
 
     # Asked for, the text is shown: the same run, report.include_phi_text set.

@@ -13,9 +13,9 @@ import pytest
 from conftest import REPO
 
 from oncoeval.backends import get_backend
-from oncoeval.generate import JobRequests
-from oncoeval.io import write_jsonl
+from oncoeval.core.io import write_jsonl
 from oncoeval.report import catalog, drilldown, estimate, fresh, provenance, summary, tables
+from oncoeval.workflow.generate import JobRequests
 
 
 def test_ci_is_folded_into_its_value_column():
@@ -90,7 +90,7 @@ def test_headlines_say_how_many_answers_were_cut_or_unparsed_and_warn(tmp_path):
     """A model that wrote no tuple in 3 of 4 CORAL answers, 2 of them cut at the token cap, one
     call withheld by the provider's filter: its headline rows carry the shares and a warning."""
     from oncoeval.backends.base import no_text_failure
-    from oncoeval.records import Response, write_responses
+    from oncoeval.core.records import Response, write_responses
     from oncoeval.studies.coral.parse import PARSED_COLUMNS, parsed_rows
 
     study = tmp_path / "results" / "coral"
@@ -551,7 +551,7 @@ def test_item_page_leaves_out_phi_text(tmp_path):
 def _judged_study(tmp_path, model, answers, verdicts):
     """A Cancer-Myth study folder of one model: its answers, the verifier's replies read by the
     study's own parser (judged records) and the scores built from them."""
-    from oncoeval.records import Response, write_responses
+    from oncoeval.core.records import Response, write_responses
     from oncoeval.studies.cancer_myth.parse import judge
 
     root = tmp_path / "results" / "cancer_myth"

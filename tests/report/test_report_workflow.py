@@ -67,7 +67,7 @@ def test_summary_has_each_study_and_model_with_cis(run):
     assert set(headline["study"]) == set(STUDIES)
     f1 = headline[headline["measure"] == "F1, free-form (ff)"].iloc[0]
     # The stored reference answers list exactly the reference: F1 1 in every profile, so no
-    # spread over 6 profiles: the effective-n bound (oncoeval.compare.mean_ci).
+    # spread over 6 profiles: the effective-n bound (oncoeval.stats.compare.mean_ci).
     assert (f1["model"], f1["value"], f1["ci_high"]) == ("side-effects-reference-replay", 1.0, 1.0)
     assert f1["ci_low"] == pytest.approx(edge_low(6), rel=1e-5)
     assert (f1["n"], f1["n_unscored"]) == (6, 0)
@@ -247,7 +247,7 @@ def test_numbers_print_alike_on_every_page_and_the_terminal(run):
             continue
         for df in pd.read_html(io.StringIO(page.read_text()), thousands=None):
             for column in (c for c in df.columns if isinstance(c, str)):
-                # Headers are in words: "n units", "unscored", "TP" (oncoeval.format).
+                # Headers are in words: "n units", "unscored", "TP" (oncoeval.core.format).
                 name = column.lower().replace(" ", "_")
                 if tables.is_count_column(name) or name == "unscored":
                     decimals = [v for v in df[column].astype(str) if re.fullmatch(r"\d+\.\d+", v)]
@@ -257,7 +257,7 @@ def test_numbers_print_alike_on_every_page_and_the_terminal(run):
 def test_no_page_table_or_terminal_line_shows_nan_an_id_title_or_a_snake_case_header(run):
     """Every text file and page the run writes (the study tables' Markdown, the report's
     pages, the summary) and the terminal's results read as words: "–" or a reason for a
-    missing value, the study's name in titles, headers in words (oncoeval.format)."""
+    missing value, the study's name in titles, headers in words (oncoeval.core.format)."""
     workdir, _, _ = run
     results = workdir / "results"
     # report.html is Snakemake's own page (its scripts); its entries are the pages read here.
@@ -477,7 +477,7 @@ def assert_ends_on_results(output: str, scope: str = "") -> list[str]:
         blank = lines.index("", start + 1)
         shown = " ".join(line.strip() for line in lines[start + 1 : blank])
         assert shown == f"!! {scope}", lines[start : blank + 1]
-    # The whole terminal, the run's progress too (oncoeval.terminal), fits 100 columns.
+    # The whole terminal, the run's progress too (oncoeval.workflow.terminal), fits 100 columns.
     too_wide = [line for line in lines if len(line) > summary_terminal.TERMINAL_WIDTH]
     assert not too_wide and summary_terminal.TERMINAL_WIDTH == 100, too_wide
     for noise in ("Adding ", "Loading script code", "RuntimeWarning", "never awaited", "license",
@@ -495,7 +495,7 @@ def test_make_run_of_a_capped_subset_says_so_and_ends_on_its_results(tmp_path):
     scope = catalog.run_scope(limit=2, only="side_effects")
     first = run_make(workdir, "run", f"CONFIG={config}", f"ARGS={args}")
     assert first.returncode == 0, first.stdout[-3000:]
-    # The run's header (folded to the terminal's width, oncoeval.terminal).
+    # The run's header (folded to the terminal's width, oncoeval.workflow.terminal).
     assert f"OncoEval: {scope}" in " ".join(first.stdout.split())
     shown = assert_ends_on_results(first.stdout, scope)
     f1 = pd.read_csv(workdir / "results/summary.tsv", sep="\t").iloc[0]

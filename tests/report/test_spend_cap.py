@@ -9,8 +9,8 @@ import pytest
 from fake_openai_server import FakeOpenAIServer
 from helpers import openai_entry, write_request_set
 
-from oncoeval.generate import GenerationFailed, run_generate
-from oncoeval.io import read_jsonl
+from oncoeval.core.io import read_jsonl
+from oncoeval.workflow.generate import GenerationFailed, run_generate
 
 KEY_ENV = "ONCOEVAL_TEST_OPENAI_KEY"
 
@@ -42,7 +42,7 @@ def test_calls_stop_at_the_cap_and_the_rest_fail_with_that_reason(server, tmp_pa
     write_six_requests(requests)
     cfg = priced_model(server, cap=20.0)
     # Calls the cap stopped are failed calls: the job fails unless failures are accepted.
-    with caplog.at_level(logging.INFO, logger="oncoeval.generate"):
+    with caplog.at_level(logging.INFO, logger="oncoeval.workflow.generate"):
         with pytest.raises(GenerationFailed, match=r"3 of 6 requests failed.*max_cost_usd"):
             run_generate(
                 requests, tmp_path / "refused.jsonl", cfg, tmp_path / "cache", "adhoc", "set",

@@ -10,7 +10,7 @@ import pytest
 
 from oncoeval.review.__main__ import main
 from oncoeval.review.page import LABEL_FORMAT
-from oncoeval.stats import BootstrapSettings
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.guidelines.chooser_validation import write_chooser_validation
 from tests.review.inputs import REPO
 
@@ -113,7 +113,7 @@ def test_a_contains_phi_guidelines_study_gets_no_review_page(benchmark, tmp_path
 
 
 def test_a_chooser_label_off_its_scale_is_refused_naming_the_row(tmp_path):
-    from oncoeval.errors import InputError
+    from oncoeval.core.errors import InputError
     from oncoeval.studies.guidelines.chooser_validation import read_labels
 
     path = tmp_path / "cv.tsv"

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from oncoeval.core.records import Response, write_responses
 from oncoeval.judges.correction import DEFAULT_CORRECTION
-from oncoeval.records import Response, write_responses
 from oncoeval.review.__main__ import main
 from oncoeval.review.page import LABEL_FORMAT
-from oncoeval.stats import BootstrapSettings
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.cancer_myth import aggregate, metrics
 from oncoeval.studies.cancer_myth.requests import load_human_scores
 from tests.review.inputs import REPO, VERDICTS, judged_root
@@ -194,8 +194,8 @@ def test_imported_labels_weight_the_corrected_rate_by_hand(planned, tmp_path):
 
 
 def test_the_checklist_reports_the_reviewers_and_their_agreement(planned, tmp_path):
+    from oncoeval.config.load import load_config
     from oncoeval.export import checklist
-    from oncoeval.export.run import load_config
 
     root, plan = planned
     _, a, b = _reviewers(plan)

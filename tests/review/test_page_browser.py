@@ -109,7 +109,7 @@ def test_label_by_keyboard_and_mouse_reload_download_and_import(tmp_path):
     assert sorted(r["human_score"] for r in human) == [-1, 0, 1]
 
 
-# A config file given alone stands alone (oncoeval.export.run.load_config): the demo's first.
+# A config file given alone stands alone (oncoeval.config.load.load_config): the demo's first.
 DEMO = ["--configfile", "config/config.yaml"]
 
 

@@ -10,11 +10,11 @@ import pytest
 from conftest import link_workflow
 from sklearn.metrics import cohen_kappa_score
 
-from oncoeval.export.run import load_config
+from oncoeval.config.load import load_config
 from oncoeval.report import catalog
-from oncoeval.report import targets as report_targets
 from oncoeval.review import status
 from oncoeval.review.__main__ import main
+from oncoeval.workflow import report as report_targets
 from tests.review.inputs import judged_root
 from tests.review.test_import import REVIEW, _file, _reviewers
 
@@ -46,7 +46,7 @@ def imported(tmp_path):
 def test_status_rows_labels_agreement_and_corrected_rates(imported, monkeypatch):
     root, a, b = imported
     monkeypatch.chdir(root)
-    files = status.inputs(load_config(root, []), "cancer_myth")
+    files = report_targets.review_status_inputs(load_config(root, []), "cancer_myth")
     assert set(files) == {"plan", "status", "agreement", "table_0"}
     table = status.status_table("cancer_myth", files)
     labels = table[table["part"] == "labels"]

@@ -1,6 +1,6 @@
 """The study block: schema defaults filled in, and what each per-model rule depends on."""
 
-from oncoeval import config as oc
+from oncoeval.config import checks as oc
 from oncoeval.studies import contract
 from oncoeval.studies.side_effects import workflow as side_effects_wf
 

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from oncoeval.stats import BootstrapSettings
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.side_effects import validation
 from oncoeval.studies.side_effects.matchers import MatchResult
 
@@ -133,7 +133,7 @@ def test_reviewed_rows_weigh_one_over_their_inclusion_probability(tmp_path):
 
 
 def test_an_inclusion_probability_off_its_range_is_refused_naming_the_row(tmp_path):
-    from oncoeval.errors import InputError
+    from oncoeval.core.errors import InputError
 
     lines = TINY.splitlines()
     lines = [lines[0] + "\tinclusion_probability"] + [f"{line}\t" for line in lines[1:]]

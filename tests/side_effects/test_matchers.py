@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import yaml
 
-from oncoeval.errors import InputError
-from oncoeval.records import Response
+from oncoeval.core.errors import InputError
+from oncoeval.core.records import Response
 from oncoeval.studies.side_effects import validation
 from oncoeval.studies.side_effects.aliases import AliasTable
 from oncoeval.studies.side_effects.matchers import (

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from oncoeval.stats import BootstrapSettings
+from oncoeval.stats.bootstrap import BootstrapSettings
 from oncoeval.studies.side_effects import aggregate, score
 from oncoeval.studies.side_effects.metrics import overlap_ratio, prf, score_response
 

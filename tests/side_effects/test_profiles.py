@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from oncoeval.errors import InputError
+from oncoeval.core.errors import InputError
 from oncoeval.studies.side_effects.aliases import AliasTable
 from oncoeval.studies.side_effects.profiles import SiteError, derive_site, load_profiles, specify
 

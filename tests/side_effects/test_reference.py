@@ -5,7 +5,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from oncoeval.errors import InputError
+from oncoeval.core.errors import InputError
 from oncoeval.studies.side_effects.aliases import AliasTable
 from oncoeval.studies.side_effects.prompts import render
 from oncoeval.studies.side_effects.reference import load_reference, parse_label, vocabulary

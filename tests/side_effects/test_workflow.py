@@ -74,7 +74,7 @@ def test_responses_equal_to_the_reference_score_one_everywhere(workdir, tmp_path
     assert table1.loc[0, ["precision", "precision_ci_high", "base_f1"]].tolist() == [1, 1, 1]
     # a perfect score on every one of 6 profiles is not certainty: a bounded score with no
     # spread gets the Wilson-type bound with n = G = 6 and t at 5 df, n / (n + t^2) = 6 / 12.6
-    # (oncoeval.compare.mean_ci), not a zero-width interval
+    # (oncoeval.stats.compare.mean_ci), not a zero-width interval
     t5 = 2.570582
     assert table1.loc[0, "precision_ci_low"] == pytest.approx(6 / (6 + t5**2), abs=1e-5)
     table2 = pd.read_csv(workdir / SE / "tables/table2.tsv", sep="\t")

@@ -9,13 +9,13 @@ import time
 
 import pytest
 
-from oncoeval import gpuslots
+from oncoeval.workflow import gpuslots
 
 # A child process that claims one GPU slot the way the generate script does, reports the card it
 # got and its CUDA_VISIBLE_DEVICES, and holds the slot for a while.
 CHILD = """
 import json, os, sys, time
-from oncoeval.gpuslots import local_gpu_slot
+from oncoeval.workflow.gpuslots import local_gpu_slot
 with local_gpu_slot(int(sys.argv[1])) as mine:
     print(json.dumps({"devices": mine, "cvd": os.environ.get("CUDA_VISIBLE_DEVICES"),
                       "t": time.time()}), flush=True)

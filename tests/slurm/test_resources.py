@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from oncoeval.config import generate_resources
+from oncoeval.config.checks import generate_resources
 from tests.conftest import run_snakemake, write_config
 
 GPU_MODEL = {

@@ -131,7 +131,7 @@ def small_config(tmp_path: Path) -> dict:
     }
 
 
-# The SLURM log folder of the submission that runs one local model's wave (oncoeval.waves).
+# The SLURM log folder of the submission that runs one local model's wave (oncoeval.workflow.waves).
 GROUP = "group_engine-{model}-w{wave}_generate"
 
 

@@ -19,9 +19,9 @@ from fake_openai_server import FakeOpenAIServer, answer_text
 from helpers import write_request_set
 
 from oncoeval import backends
-from oncoeval import config as oc
-from oncoeval.generate import run_generate
-from oncoeval.records import read_responses
+from oncoeval.config import checks as oc
+from oncoeval.core.records import read_responses
+from oncoeval.workflow.generate import run_generate
 
 TINY_DIR = Path(__file__).resolve().parent / "tiny_backend"
 KEY_ENV = "ONCOEVAL_TEST_TINY_API_KEY"

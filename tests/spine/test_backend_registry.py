@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from oncoeval import backends
-from oncoeval import config as oc
 from oncoeval.backends.base import LOCAL_MODEL_KEYS
-from oncoeval.io import write_jsonl
+from oncoeval.config import checks as oc
+from oncoeval.core.io import write_jsonl
+from oncoeval.core.schema import raw_config_schema
 from oncoeval.report import estimate, provenance
-from oncoeval.schema import raw_config_schema
 from tests.conftest import REPO, run_snakemake, write_config
 from tests.spine.test_study_contract import repeated_defaults, schema_defaults
 

@@ -1,5 +1,5 @@
 """Batch mode (``batch: true``, issue #29): the real `openai` client against the files and
-batches endpoints of tests/fake_batch_server.py, through oncoeval.generate.run_generate."""
+batches endpoints of tests/fake_batch_server.py, through oncoeval.workflow.generate.run_generate."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from fake_openai_server import answer_text
 from helpers import openai_entry, write_request_set
 
 from oncoeval.backends.batch import BatchesInFlight, batch_price
-from oncoeval.calls import failed_calls_report
-from oncoeval.generate import run_generate
+from oncoeval.workflow.calls import failed_calls_report
+from oncoeval.workflow.generate import run_generate
 
 # The shared `key` fixture (tests/conftest.py) sets this variable.
 KEY_ENV = "ONCOEVAL_TEST_BATCH_KEY"
@@ -218,7 +218,7 @@ def test_the_spend_cap_counts_what_is_submitted_at_the_batch_price(tmp_path, ser
 def test_a_phi_study_sends_no_batch_to_a_model_that_is_not_phi_safe(study, role):
     from test_config_layers import ENV, phi_config
 
-    from oncoeval import config as oc
+    from oncoeval.config import checks as oc
 
     config = phi_config(study, role)
     at = next(i for i, m in enumerate(config["models"]) if m["id"] == "remote")

@@ -25,8 +25,8 @@ from test_batch_api import (
 )
 
 from oncoeval.backends import batch
-from oncoeval.cache import ResponseCache
-from oncoeval.generate import run_generate
+from oncoeval.models.cache import ResponseCache
+from oncoeval.workflow.generate import run_generate
 
 KILL_POINTS = range(1, 21)
 STEPS = [

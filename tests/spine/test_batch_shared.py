@@ -1,5 +1,5 @@
 """Two batch-mode jobs of one model that share requests submit each shared request once: the
-real `openai` client against tests/fake_batch_server.py, through oncoeval.generate.run_generate.
+real `openai` client against tests/fake_batch_server.py, through oncoeval.workflow.generate.run_generate.
 
 Job ``a`` asks questions 0-7 and job ``b`` questions 4-11 of the same model: questions 4-7 have
 one cache key in both jobs."""

@@ -24,9 +24,9 @@ from fake_openai_server import FakeOpenAIServer, answer_text
 from helpers import openai_entry, write_request_set
 
 from oncoeval.backends.openai_api import Backend
-from oncoeval.cache import RequestClaims, ResponseCache, cache_key
-from oncoeval.generate import effective_params, run_generate
-from oncoeval.records import Request, Response, read_requests, read_responses
+from oncoeval.core.records import Request, Response, read_requests, read_responses
+from oncoeval.models.cache import RequestClaims, ResponseCache, cache_key
+from oncoeval.workflow.generate import effective_params, run_generate
 
 KEY_ENV = "ONCOEVAL_TEST_KEY_" + secrets.token_hex(4).upper()
 N = 12

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from oncoeval.compare import CompareSettings, interval_note, mean_ci, paired_diff_ci
-from oncoeval.stats import BootstrapSettings
+from oncoeval.stats.bootstrap import BootstrapSettings
+from oncoeval.stats.compare import CompareSettings, interval_note, mean_ci, paired_diff_ci
 from oncoeval.studies import STUDIES, contract
 from oncoeval.studies.side_effects.aggregate import error_bar
 

@@ -1,4 +1,4 @@
-"""Paired comparisons, leaderboards and intervals (oncoeval.compare), each checked by hand."""
+"""Paired comparisons, leaderboards and intervals (oncoeval.stats.compare), each checked by hand."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from oncoeval import compare
-from oncoeval.compare import Clustered, CompareSettings, Measure
-from oncoeval.stats import BootstrapSettings
+from oncoeval.stats import compare
+from oncoeval.stats.bootstrap import BootstrapSettings
+from oncoeval.stats.compare import Clustered, CompareSettings, Measure
 from oncoeval.studies.cancer_myth import workflow as cancer_myth
+from oncoeval.workflow import comparison
 
 SETTINGS = CompareSettings(bootstrap=BootstrapSettings(n_resamples=2000, seed=0))
 
@@ -203,8 +204,8 @@ def test_cancer_myth_comparison_gives_the_old_pairwise_numbers_for_the_same_meth
         )
         paths[model] = tmp_path / f"{model}.tsv"
         df.to_csv(paths[model], sep="\t", index=False)
-    scores = compare.study_unit_scores("cancer_myth", paths, {})
-    measures = compare.study_measures("cancer_myth")
+    scores = comparison.study_unit_scores("cancer_myth", paths, {})
+    measures = comparison.study_measures("cancer_myth")
     assert [m.name for m in measures] == ["PCS (raw judge verdicts)", "PCR (raw judge verdicts)"]
     # declared: PCS a score on [-1, 1], the primary measure; PCR a 0/1 outcome
     assert [(m.kind, m.value_range, m.primary) for m in measures] == [

@@ -13,8 +13,8 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from oncoeval import config as oc
-from oncoeval.io import cap_jsonl, read_jsonl, write_jsonl
+from oncoeval.config import checks as oc
+from oncoeval.core.io import cap_jsonl, read_jsonl, write_jsonl
 from tests.conftest import REPO, dry_run_jobs, layered, run_snakemake, write_config
 
 SCHEMA = REPO / "config" / "config.schema.yaml"

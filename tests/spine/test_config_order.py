@@ -1,6 +1,6 @@
 """Config mappings are put in key order, so a reordered YAML file gives the same params."""
 
-from oncoeval.config import sort_mappings_in_place
+from oncoeval.config.checks import sort_mappings_in_place
 
 
 def test_mappings_are_sorted_at_every_level_and_lists_keep_their_order():

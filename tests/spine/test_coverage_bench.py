@@ -103,7 +103,7 @@ def test_the_exact_mcnemar_fixed_point_is_where_the_power_is_80_percent():
     R 2000); the exact fixed point (studies at that true difference print it as their
     middle-fifth mdd) is 0.431, where it is 0.80. Its middle fifth is checked against simulated studies of the cell."""
     from bench.bench_coverage import _mcnemar_fixed_point
-    from oncoeval import compare
+    from oncoeval.stats import compare
 
     kind, eng = coverage_sim.KINDS["binary_50"], coverage_engine.engine()
     t = _mcnemar_fixed_point(eng, kind, 21, 3)

@@ -73,7 +73,7 @@ def test_config_and_backend_modules_import_without_model_libraries(tmp_path):
     code = """
 import json, sys
 import oncoeval.backends as b
-import oncoeval.config as oc
+import oncoeval.config.checks as oc
 
 models, blocked = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 classes = b.backends()

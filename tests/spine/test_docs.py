@@ -89,7 +89,7 @@ def test_the_docs_name_the_stages_the_study_contract_names():
 
 def test_the_departure_settings_named_in_the_docs_exist():
     """Every setting docs/departures.md lists as a departure is a key of that study's schema."""
-    from oncoeval.config import study_schema
+    from oncoeval.config.checks import study_schema
 
     rows = re.findall(
         r"^\| (\w+) \| (`[^|]*`) \|", (REPO / "docs/departures.md").read_text(), flags=re.M
@@ -163,9 +163,9 @@ def test_the_docs_run_a_config_through_make_not_bare_snakemake(page):
 
 
 def test_the_troubleshooting_page_gives_every_failure_kinds_cure():
-    """docs/troubleshooting.md quotes each cure oncoeval.failures prints (up to its first colon,
+    """docs/troubleshooting.md quotes each cure oncoeval.backends.failures prints (up to its first colon,
     the part that names the failure), and the one for a server that fails every call."""
-    from oncoeval import failures
+    from oncoeval.backends import failures
 
     page = " ".join((REPO / "docs/troubleshooting.md").read_text(encoding="utf-8").split())
     cfg = {"id": "gpt", "backend": "openai", "base_url": "http://127.0.0.1:8000/v1"}

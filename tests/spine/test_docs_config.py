@@ -13,8 +13,9 @@ import yaml
 from yamllint import linter
 from yamllint.config import YamlLintConfig
 
-from oncoeval import backends, docs_config
-from oncoeval.config import config_schema, study_schema
+from oncoeval import backends
+from oncoeval.config import reference as docs_config
+from oncoeval.config.checks import config_schema, study_schema
 from oncoeval.studies import STUDIES
 from tests.conftest import REPO
 
@@ -35,7 +36,7 @@ def test_the_committed_reference_is_the_generated_one():
     committed = docs_config.REFERENCE.read_text(encoding="utf-8")
     assert committed == docs_config.reference(), "config/README.md is stale: run `make docs`"
     done = subprocess.run(
-        [sys.executable, "-m", "oncoeval.docs_config", "--check"],
+        [sys.executable, "-m", "oncoeval.config.reference", "--check"],
         cwd=REPO, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

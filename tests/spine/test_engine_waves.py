@@ -1,4 +1,4 @@
-"""One engine load per local model per wave (oncoeval.waves), counted on whole runs."""
+"""One engine load per local model per wave (oncoeval.workflow.waves), counted on whole runs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import yaml
 from conftest import REPO, STUDIES, VLLM_STANDIN, run_snakemake, write_config
 
-from oncoeval import waves
+from oncoeval.workflow import waves
 
 LAST_PLAN = Path(".snakemake") / "oncoeval-generate-plan.last.json"
 
@@ -75,7 +75,7 @@ VLLM = {"id": "standin", "backend": "vllm", "path": "/models/standin-8b"}
 
 
 def request_set(path: Path, texts: list[str], tokens: int = 4) -> Path:
-    from oncoeval.records import Request, write_requests
+    from oncoeval.core.records import Request, write_requests
 
     path.parent.mkdir(parents=True, exist_ok=True)
     write_requests(
@@ -89,8 +89,8 @@ def request_set(path: Path, texts: list[str], tokens: int = 4) -> Path:
 
 
 def generate(tmp_path, name: str, cache: str, siblings=(), **kwargs) -> list:
-    from oncoeval.generate import run_generate
-    from oncoeval.records import read_responses
+    from oncoeval.core.records import read_responses
+    from oncoeval.workflow.generate import run_generate
 
     out = tmp_path / "out" / cache / f"{name}.jsonl"
     run_generate(
@@ -108,7 +108,7 @@ def generate(tmp_path, name: str, cache: str, siblings=(), **kwargs) -> list:
 
 
 def sibling(tmp_path, name: str, rebuilt: bool = False, created: float = 0.0):
-    from oncoeval.waves import Sibling
+    from oncoeval.workflow.waves import Sibling
 
     return Sibling("study", name, tmp_path / f"{name}.jsonl", rebuilt, created)
 
@@ -143,7 +143,7 @@ def test_a_job_waits_for_the_engine_lock_and_then_reads_the_answers_from_the_cac
     import shutil
     import threading
 
-    from oncoeval.waves import engine_lock
+    from oncoeval.workflow.waves import engine_lock
 
     request_set(tmp_path / "b.jsonl", ["third", "fourth"])
     alone = generate(tmp_path, "b", "alone")

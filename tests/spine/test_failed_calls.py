@@ -14,9 +14,9 @@ from fake_openai_server import answer_text
 from helpers import openai_entry, write_request_set
 
 from oncoeval.backends import api, openai_api
-from oncoeval.calls import failed_calls_report, outcome_path_for
-from oncoeval.generate import GenerationFailed, failed_share_allowed, run_generate
-from oncoeval.records import read_responses
+from oncoeval.core.records import read_responses
+from oncoeval.workflow.calls import failed_calls_report, outcome_path_for
+from oncoeval.workflow.generate import GenerationFailed, failed_share_allowed, run_generate
 
 KEY_ENV = "ONCOEVAL_TEST_FAILED_KEY"
 SERVER_LATENCY = 0.02  # the shared `server` fixture's seconds per answer

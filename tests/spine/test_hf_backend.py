@@ -19,9 +19,9 @@ from transformers import LlamaConfig, LlamaForCausalLM
 from oncoeval.backends import engines
 from oncoeval.backends.decoding import DecodeLoop, DecodeParams, Job
 from oncoeval.backends.hf import Backend, checkpoint_path, conversion_source, quantization_problem
-from oncoeval.config import schema_problems
-from oncoeval.errors import ConfigError
-from oncoeval.records import Request, read_responses
+from oncoeval.config.checks import schema_problems
+from oncoeval.core.errors import ConfigError
+from oncoeval.core.records import Request, read_responses
 from tests.conftest import SHARED_MODEL_STORE, run_snakemake, write_config
 
 EOS = 2

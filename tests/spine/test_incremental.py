@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from oncoeval import config as oc
+from oncoeval.config import checks as oc
 from tests.conftest import REPO, WORKFLOW_PARTS, run_snakemake, write_config
 
 pytestmark = pytest.mark.slow

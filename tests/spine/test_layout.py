@@ -1,4 +1,4 @@
-"""Every results path is built by oncoeval.layout: no other file of the workflow writes one by
+"""Every results path is built by oncoeval.core.layout: no other file of the workflow writes one by
 hand, so that renaming a results folder edits layout.py alone.
 
 The guard reads the package, the scripts and the rules (docstrings and comments aside, which
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from conftest import REPO, run_snakemake
 
-from oncoeval import layout
+from oncoeval.core import layout
 
 # The folders a study's results lie in, and results/ itself.
 STUDY_FOLDERS = {
@@ -31,7 +31,7 @@ RESULTS_PATH = re.compile(rf"(^|[^\w.-])results/|(^|/|\*)({SEGMENT})/|\{{\}}/({S
 # Paths that merely share a folder's name: logs and benchmarks mirror the outputs' wildcards,
 # rules name their scripts and envs relative to rules/.
 NOT_RESULTS = ("logs/", "benchmarks/", "../")
-LAYOUT = REPO / "oncoeval" / "layout.py"
+LAYOUT = REPO / "oncoeval" / "core" / "layout.py"
 # Not scanned: the Makefile (the run's bookkeeping, results/.config and results/.args, and the
 # report's path, which make hands to Snakemake; it names no study folder), bench/ (its own
 # bench/results/) and .ci/ (placeholders of a run's files, named by `snakemake --summary`).
@@ -158,7 +158,8 @@ def test_the_guard_sees_a_hand_built_path():
 def test_results_paths_are_built_by_the_layout_alone():
     found = [hit for path in workflow_files() for hit in hand_built(path)]
     assert not found, (
-        "results paths built by hand (take them from oncoeval.layout):\n  " + "\n  ".join(found)
+        "results paths built by hand (take them from oncoeval.core.layout):\n  "
+        + "\n  ".join(found)
     )
 
 
@@ -187,7 +188,7 @@ def test_renaming_a_folder_edits_the_layout_alone(tmp_path):
             for old, new in renames.items():
                 text, n = re.subn(rf'^(\w+) = "{old}"$', rf'\1 = "{new}"', text, flags=re.M)
                 assert n == 1, old
-            (copy / "oncoeval" / "layout.py").write_text(text, encoding="utf-8")
+            (copy / "oncoeval" / "core" / "layout.py").write_text(text, encoding="utf-8")
         runs[name] = dry_run_outputs(copy)
 
     def moved(path: str) -> str:

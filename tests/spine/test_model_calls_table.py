@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from oncoeval.backends.base import no_text_failure
-from oncoeval.calls import calls_table
-from oncoeval.records import Response, write_responses
+from oncoeval.core.records import Response, write_responses
+from oncoeval.workflow.calls import calls_table
 from tests.cancer_myth.test_workflow import (
     _evaluation_config,
     _evaluation_inputs,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from snakemake import logging as smk_logging
 
-from oncoeval import workflow as run_wf
 from oncoeval.export import run
 from oncoeval.report.provenance import input_files
+from oncoeval.workflow import dag as run_wf
 
 REPO = Path(__file__).resolve().parents[2]
 

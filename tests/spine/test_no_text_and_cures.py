@@ -14,9 +14,9 @@ import pytest
 from fake_openai_server import REFUSAL, answer_text
 from helpers import openai_entry, write_request_set
 
-from oncoeval.calls import calls_table, failed_calls_report
-from oncoeval.generate import GenerationFailed, run_generate
-from oncoeval.records import read_responses
+from oncoeval.core.records import read_responses
+from oncoeval.workflow.calls import calls_table, failed_calls_report
+from oncoeval.workflow.generate import GenerationFailed, run_generate
 
 KEY_ENV = "ONCOEVAL_TEST_CURES_KEY"
 SERVER_LATENCY = 0.01  # the shared `server` fixture's seconds per answer

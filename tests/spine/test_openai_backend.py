@@ -12,9 +12,9 @@ from helpers import openai_entry
 
 from oncoeval.backends.api import Slots, cost_usd
 from oncoeval.backends.openai_api import Backend, request_kwargs
-from oncoeval.errors import ConfigError
-from oncoeval.generate import effective_params
-from oncoeval.records import Request
+from oncoeval.core.errors import ConfigError
+from oncoeval.core.records import Request
+from oncoeval.workflow.generate import effective_params
 
 KEY_ENV = "ONCOEVAL_TEST_OPENAI_KEY"
 SERVER_LATENCY = 0.05  # the shared `server` fixture's seconds per answer

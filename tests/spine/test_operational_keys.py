@@ -16,7 +16,7 @@ from fake_openai_server import FakeOpenAIServer
 from helpers import openai_entry, write_request_set
 
 from oncoeval.backends import backends
-from oncoeval.config import model_signature
+from oncoeval.config.checks import model_signature
 
 KEY_ENV = "ONCOEVAL_TEST_OPKEYS_" + secrets.token_hex(4).upper()
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from oncoeval.cache import ResponseCache, cache_key
-from oncoeval.errors import InputError
-from oncoeval.generate import effective_params, run_generate
-from oncoeval.records import Request, Response, read_requests, read_responses, write_requests
+from oncoeval.core.errors import InputError
+from oncoeval.core.records import Request, Response, read_requests, read_responses, write_requests
+from oncoeval.models.cache import ResponseCache, cache_key
+from oncoeval.workflow.generate import effective_params, run_generate
 
 
 def _write_lines(path, rows):

@@ -10,7 +10,7 @@ import json
 import pytest
 from conftest import dry_run_jobs, run_snakemake, without_report, write_config
 
-from oncoeval.config import model_signature
+from oncoeval.config.checks import model_signature
 
 SETS = ("first", "second")
 

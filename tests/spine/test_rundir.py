@@ -1,4 +1,4 @@
-"""Runs do not overwrite each other: each config in its own run directory (oncoeval.rundir),
+"""Runs do not overwrite each other: each config in its own run directory (oncoeval.workflow.rundir),
 with its own results and report, the response cache shared (issue #27, item 6)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import yaml
 from conftest import REPO, dry_run_jobs, link_workflow, run_snakemake, workflow_env, write_config
 from helpers import MAKE, replayed, run_make
 
-from oncoeval.rundir import PARTS, copy_config, make_rundir
+from oncoeval.workflow.rundir import PARTS, copy_config, make_rundir
 
 SIDE_EFFECTS = replayed("side_effects")
 GUIDELINES = replayed("guidelines", guidelines={"evaluate": ["demo-oracle-replay"]})
@@ -28,7 +28,7 @@ def test_a_run_directory_links_the_workflow_and_refuses_a_bad_name(tmp_path):
     assert set(PARTS) >= {"Snakefile", "cache", "Makefile"}
     assert make_rundir("paper", REPO, runs=tmp_path / "runs") == path  # made once, kept
     proc = subprocess.run(
-        [sys.executable, "-m", "oncoeval.rundir", "../elsewhere"],
+        [sys.executable, "-m", "oncoeval.workflow.rundir", "../elsewhere"],
         capture_output=True, text=True, env=workflow_env(),
     )  # fmt: skip
     assert proc.returncode == 2 and "run name '../elsewhere'" in proc.stderr

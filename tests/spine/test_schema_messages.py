@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oncoeval.config import schema_problems
+from oncoeval.config.checks import schema_problems
 
 
 def test_a_bad_value_in_a_model_entry_is_one_message_without_an_unevaluated_line():

@@ -16,13 +16,13 @@ import pytest
 from fake_openai_server import FakeOpenAIServer
 from helpers import openai_entry, write_request_set
 
-from oncoeval import credentials
+from oncoeval.backends.failures import cure
 from oncoeval.backends.openai_api import Backend
-from oncoeval.failures import cure
-from oncoeval.generate import run_generate
-from oncoeval.io import setup_script_logging
-from oncoeval.records import read_responses
+from oncoeval.core import credentials
+from oncoeval.core.io import setup_script_logging
+from oncoeval.core.records import read_responses
 from oncoeval.report.provenance import model_record
+from oncoeval.workflow.generate import run_generate
 
 KEY_ENV = "ONCOEVAL_TEST_SECRETS_KEY"
 

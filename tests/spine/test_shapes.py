@@ -15,15 +15,10 @@ from fake_openai_server import FakeOpenAIServer, answer_text
 
 from oncoeval.backends import get_backend
 from oncoeval.backends.openai_api import request_kwargs
-from oncoeval.cache import cache_key
-from oncoeval.errors import InputError
-from oncoeval.records import Request, read_requests
-from oncoeval.shapes import (
-    choice_shape,
-    json_schema_shape,
-    shape_problem,
-    text_problem,
-)
+from oncoeval.core.errors import InputError
+from oncoeval.core.records import Request, read_requests
+from oncoeval.core.shapes import choice_shape, json_schema_shape, shape_problem, text_problem
+from oncoeval.models.cache import cache_key
 from tests.conftest import SHARED_MODEL_STORE
 
 VERDICT = {

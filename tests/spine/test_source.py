@@ -1,5 +1,5 @@
 """The workflow's own files are read from its source wherever the run is; a user's relative
-paths from the run's folder (oncoeval.source, issue #40)."""
+paths from the run's folder (oncoeval.core.source, issue #40)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from oncoeval import config as oc
-from oncoeval import source
+from oncoeval.config import checks as oc
+from oncoeval.core import source
 from oncoeval.studies import STUDIES, contract
 from tests.conftest import REPO, link_workflow
 

@@ -1,7 +1,7 @@
 """Two jobs of one priced model running at once share its spend cap: each checks ``max_cost_usd``
 against what both have paid, so together they overshoot it by at most a call in flight, not by
 a whole second job's worth. The real `openai` client against tests/fake_openai_server.py,
-through oncoeval.generate.run_generate, one job per thread (as two `generate` jobs in two API
+through oncoeval.workflow.generate.run_generate, one job per thread (as two `generate` jobs in two API
 slots)."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from conftest import REPO
 
-from oncoeval import config as oc
+from oncoeval.config import checks as oc
 from oncoeval.studies import STUDIES, contract
 from oncoeval.studies.contract import (
     MODULES,
@@ -74,7 +74,7 @@ def test_every_study_declares_paths_outputs_and_targets_once(study):
     assert declared.title and isinstance(declared.resampling, Resampling)
     assert declared.resampling.unit and declared.resampling.cluster
     assert declared.headlines and all(h.study == study for h in declared.headlines)
-    # The model comparison (oncoeval.compare) reads the study's per-unit values of its headlines.
+    # The model comparison (oncoeval.stats.compare) reads the study's per-unit values of its headlines.
     assert all(h.kind in ("mean", "binary") for h in declared.headlines)
     assert any(h.per_unit for h in declared.headlines)
     assert callable(declared.unit_scores) and callable(declared.comparison_inputs)
@@ -121,7 +121,7 @@ def test_every_study_declares_its_data_judges_and_captions_by_real_names(study):
 
 
 # The generic layers: what they know of a study, they read from the study's declarations.
-GENERIC = ("oncoeval/config.py", "oncoeval/report")
+GENERIC = ("oncoeval/config/checks.py", "oncoeval/report")
 
 
 def test_the_config_checks_and_the_report_name_no_study():

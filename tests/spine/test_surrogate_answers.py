@@ -12,10 +12,10 @@ import json
 import pandas as pd
 from fake_openai_server import answer_text
 
-from oncoeval.cache import ResponseCache, cache_key
-from oncoeval.generate import run_generate
-from oncoeval.io import encodable_messages, write_table
-from oncoeval.records import Request, read_responses, write_requests
+from oncoeval.core.io import encodable_messages, write_table
+from oncoeval.core.records import Request, read_responses, write_requests
+from oncoeval.models.cache import ResponseCache, cache_key
+from oncoeval.workflow.generate import run_generate
 
 KEY_ENV = "ONCOEVAL_TEST_SURROGATE_KEY"
 LONE = "\ud800"
@@ -82,7 +82,7 @@ def test_a_table_of_answers_with_a_surrogate_is_written(tmp_path):
 
 
 def test_json_escapes_only_when_needed(tmp_path):
-    from oncoeval.io import json_line
+    from oncoeval.core.io import json_line
 
     assert json_line({"t": "é"}) == '{"t": "é"}'
     assert json.loads(json_line({"t": f"é{LONE}"})) == {"t": f"é{LONE}"}

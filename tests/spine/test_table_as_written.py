@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 from pandas.testing import assert_frame_equal
 
-from oncoeval.io import as_written, write_table
+from oncoeval.core.io import as_written, write_table
 
 
 def test_a_table_as_written_is_the_table_read_back_from_its_file(tmp_path):

@@ -14,7 +14,7 @@ from conftest import REPO, link_workflow, write_config
 from fake_openai_server import FakeOpenAIServer
 from helpers import MAKE, openai_entry, run_make
 
-from oncoeval.terminal import WIDTH, fold
+from oncoeval.workflow.terminal import WIDTH, fold
 
 KEY_ENV = "ONCOEVAL_TEST_TERMINAL_KEY_" + secrets.token_hex(4).upper()
 
@@ -97,7 +97,7 @@ def test_make_run_against_failing_servers_prints_cures_not_tracebacks(tmp_path):
 def test_on_a_terminal_the_progress_line_is_rewritten_in_place():
     import io
 
-    from oncoeval.terminal import Terminal
+    from oncoeval.workflow.terminal import Terminal
 
     class Tty(io.StringIO):
         def isatty(self):

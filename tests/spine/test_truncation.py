@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from oncoeval.records import Response, verdict_problem
+from oncoeval.core.records import Response, verdict_problem
 from oncoeval.studies.cancer_myth.parse import judge
 from oncoeval.studies.side_effects.matchers import LLMMatcher, MatchTask
 

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from oncoeval import compare
-from oncoeval.compare import Clustered, CompareSettings, Measure
-from oncoeval.stats import BootstrapSettings
+from oncoeval.stats import compare
+from oncoeval.stats.bootstrap import BootstrapSettings
+from oncoeval.stats.compare import Clustered, CompareSettings, Measure
 
 SETTINGS = CompareSettings(bootstrap=BootstrapSettings(n_resamples=500, seed=0))
 Z = stats.norm.ppf(0.975)
@@ -293,11 +293,12 @@ def test_the_config_declares_margins_and_a_single_adjustment():
 
 def test_every_study_declares_one_primary_measure_with_its_kind_and_range():
     from oncoeval.studies import STUDIES
+    from oncoeval.workflow import comparison
 
     for study in STUDIES:
-        measures = compare.study_measures(study)
+        measures = comparison.study_measures(study)
         assert sum(m.primary for m in measures) == 1, study
         for m in measures:
             assert m.kind in compare.KINDS and m.value_range[0] < m.value_range[1], (study, m)
-    pcs = compare.study_measures("cancer_myth")[0]
+    pcs = comparison.study_measures("cancer_myth")[0]
     assert (pcs.name, pcs.value_range, pcs.primary) == ("PCS (raw judge verdicts)", (-1, 1), True)

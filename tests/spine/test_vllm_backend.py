@@ -14,8 +14,8 @@ from conftest import VLLM_STANDIN
 
 from oncoeval.backends import get_backend
 from oncoeval.backends.vllm_offline import sampling_kwargs
-from oncoeval.errors import ConfigError
-from oncoeval.records import Request
+from oncoeval.core.errors import ConfigError
+from oncoeval.core.records import Request
 
 CFG = {
     "id": "llama8b",

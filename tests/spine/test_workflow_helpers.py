@@ -1,5 +1,5 @@
-"""The helpers the rules call while Snakemake builds the DAG (oncoeval.workflow and
-oncoeval.report.targets), on small configs filled as rules/common.smk fills them."""
+"""The helpers the rules call while Snakemake builds the DAG (oncoeval.workflow.dag and
+oncoeval.workflow.report), on small configs filled as rules/common.smk fills them."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ import yaml
 from conftest import REPO, STUDIES
 from snakemake.settings.types import ResourceSettings
 
-from oncoeval import config as oc
-from oncoeval import workflow as run_wf
-from oncoeval.errors import ConfigError
+from oncoeval.config import checks as oc
+from oncoeval.core.errors import ConfigError
 from oncoeval.report import catalog
-from oncoeval.report import targets as report_targets
+from oncoeval.report import phi as report_phi
 from oncoeval.studies import contract
+from oncoeval.workflow import dag as run_wf
+from oncoeval.workflow import report as report_targets
 
 FIRST, *OTHERS = STUDIES
 
@@ -142,11 +143,11 @@ def test_a_models_drilldown_waits_for_its_own_files_only():
 
 
 def test_phi_text_is_shown_unless_the_study_holds_phi():
-    assert report_targets.shows_phi_text(filled(), FIRST)
+    assert report_phi.shows_phi_text(filled(), FIRST)
     phi = filled(first={"contains_phi": True})
-    assert not report_targets.shows_phi_text(phi, FIRST)
+    assert not report_phi.shows_phi_text(phi, FIRST)
     phi["report"]["include_phi_text"] = True
-    assert report_targets.shows_phi_text(phi, FIRST)
+    assert report_phi.shows_phi_text(phi, FIRST)
 
 
 def test_the_models_a_run_calls_with_their_studies_signatures_and_extra_inputs():

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...compare import METHOD_NAMES, as_compare_settings, interval_note
-from ...io import read_jsonl, write_table
+from ...core.io import read_jsonl, write_table
+from ...core.records import Response
 from ...judges import adjudication, agreement
 from ...judges.adjudication import blind_id, read_filled_sheet
 from ...judges.correction import DEFAULT_CORRECTION, CorrectionSettings, Validation
-from ...records import Response
+from ...stats.compare import METHOD_NAMES, as_compare_settings, interval_note
 from . import figures, metrics
 from .jury import jury_agreement_table
 from .parse import VALID_SCORES, judge, jury_reading, responses_by_id
@@ -37,7 +37,7 @@ def aggregate(
     own_verifier: dict | None = None,
 ) -> None:
     """pcs_pcr, pcs_by_category, pcs_by_generator (TSV + MD) and the three figures (the paired
-    comparisons between models: oncoeval.compare, rules/compare.smk).
+    comparisons between models: oncoeval.stats.compare, rules/compare.smk).
 
     With ``validation_path`` (the verifier's readable verdicts on human-scored answers), the
     PCS/PCR tables show the corrected rates next to the raw ones, except for the models judged

@@ -13,8 +13,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from ...errors import InputError
-from ...records import Request, Response
+from ...core.errors import InputError
+from ...core.records import Request, Response
 from .data import load_myths, normalize_category, read_records
 from .parse import judge, parse_generated
 from .prompts import render_generator

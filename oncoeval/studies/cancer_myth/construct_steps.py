@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...io import atomic_write, read_jsonl, write_jsonl, write_table
-from ...records import Request, read_responses, verdict_problem, write_requests
+from ...core.io import atomic_write, read_jsonl, write_jsonl, write_table
+from ...core.records import Request, read_responses, verdict_problem, write_requests
 from .balance import balance_by_model
 from .construct import (
     ConstructSettings,

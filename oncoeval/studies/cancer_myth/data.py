@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import re
 
-from ...errors import InputError
-from ...inputs import check_length, compare_key, decode_records, is_blank, read_text
-from ...io import read_jsonl, write_jsonl
+from ...core.errors import InputError
+from ...core.inputs import check_length, compare_key, decode_records, is_blank, read_text
+from ...core.io import read_jsonl, write_jsonl
 
 # The seven categories, in the paper's order (Figure 4), as the published files write them.
 CATEGORIES = (

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ...report.figures import label_bars, legend_outside, note_empty, save  # noqa: E402
+from ...plotting import label_bars, legend_outside, note_empty, plt, save
 
 
 def _errors(df: pd.DataFrame, metric: str) -> np.ndarray:

@@ -1,9 +1,9 @@
 """PCS / PCR (§4.2), their breakdowns and judge agreement (Appendix C); paired comparisons between
-models are oncoeval.compare's.
+models are oncoeval.stats.compare's.
 
 PCS is the mean verifier score, PCR the share of score 1, both over the questions a model was
 scored on; questions with a ``parse_error`` are counted in ``n_unscored`` and nowhere else.
-Confidence intervals are percentile bootstraps over questions (oncoeval.stats).
+Confidence intervals are percentile bootstraps over questions (oncoeval.stats.bootstrap).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-from ...compare import Clustered, mean_ci
 from ...judges.correction import (
     DEFAULT_CORRECTION,
     Corrected,
@@ -21,7 +20,8 @@ from ...judges.correction import (
     corrected_distribution,
     corrected_rate,
 )
-from ...stats import BootstrapSettings
+from ...stats.bootstrap import BootstrapSettings
+from ...stats.compare import Clustered, mean_ci
 from .data import CATEGORIES
 
 SCORES = (-1, 0, 1)
@@ -39,7 +39,7 @@ def pcs_pcr(
 ) -> dict:
     """n, n_unscored, PCS and PCR with intervals for one set of per-question scores, whole
     clusters (``clusters``: the source record of each question, aligned; None: each question
-    its own) resampled together (oncoeval.compare.mean_ci).
+    its own) resampled together (oncoeval.stats.compare.mean_ci).
 
     Next to them, PCS and PCR corrected for the verifier's errors measured on ``validation``
     (human scores, verifier scores on the readable validation items); oncoeval.judges.correction.

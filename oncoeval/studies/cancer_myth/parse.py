@@ -12,10 +12,10 @@ import json
 import re
 from dataclasses import dataclass
 
-from ...io import write_jsonl
+from ...core.io import write_jsonl
+from ...core.parsing import json_spans, too_long
+from ...core.records import Response, read_responses, verdict_problem
 from ...judges.jury import combine as combine_votes
-from ...parsing import json_spans, too_long
-from ...records import Response, read_responses, verdict_problem
 from .data import normalize_category, read_items
 
 SCORE_KEYS = ("sharpness", "score")

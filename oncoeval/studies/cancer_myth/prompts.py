@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 
-from ... import inputs
+from ...core import inputs
 
 NUMBER_WORDS = {
     1: "one",

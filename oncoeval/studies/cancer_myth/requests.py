@@ -12,10 +12,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from ...errors import InputError
-from ...inputs import check_length, compare_key, is_blank
-from ...records import Request, Response, read_requests, verdict_problem, write_requests
-from ...shapes import SHAPE_PARAM, json_schema_shape
+from ...core.errors import InputError
+from ...core.inputs import check_length, compare_key, is_blank
+from ...core.records import Request, Response, read_requests, verdict_problem, write_requests
+from ...core.shapes import SHAPE_PARAM, json_schema_shape
 from .data import read_items, read_records, require_text
 from .parse import VALID_SCORES, answer_problem, parse_verifier, responses_by_id
 from .prompts import read_template, render_verifier

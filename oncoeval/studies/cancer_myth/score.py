@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...io import read_jsonl
+from ...core.io import read_jsonl
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from ... import config as oc
-from ...errors import OncoEvalError
-from ...exposure.source import ExposureSource
+from ...core import blocks as oc
+from ...core.errors import OncoEvalError
 from ..contract import (
     Answers,
     Headline,
@@ -23,6 +22,7 @@ from ..contract import (
     outputs,
     prompts_dir,
 )
+from ..exposure_source import ExposureSource
 from .construct import check_inputs
 from .data import load_myths
 from .requests import load_verifier_examples
@@ -143,7 +143,7 @@ def comparison_params(config: dict) -> dict:
 
 
 def corrected_comparison(score_paths: dict, inputs: dict, params: dict, settings):
-    """Rows of the corrected PCS and PCR (oncoeval.compare's hook): aggregate.corrected_rows."""
+    """Rows of the corrected PCS and PCR (oncoeval.workflow.comparison's hook): aggregate.corrected_rows."""
     from .aggregate import corrected_rows
 
     measures = {h.column: h.measure for h in HEADLINES if not h.per_unit}

@@ -15,7 +15,7 @@ Units of failed calls (``unscored``) have no metric: they are left out of every 
 in ``n_unscored``.
 
 Means are over notes: each note's units are averaged first, and the percentile bootstrap
-(``oncoeval.stats``) resamples notes.
+(``oncoeval.stats.bootstrap``) resamples notes.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
-from ...compare import interval_note, mean_ci
-from ...report.figures import label_bars, legend_outside, note_empty
-from ...report.figures import save as save_figure
-from ...stats import BootstrapSettings
+from ...plotting import label_bars, legend_outside, note_empty
+from ...plotting import save as save_figure
+from ...stats.bootstrap import BootstrapSettings
+from ...stats.compare import interval_note, mean_ci
 from .tasks import SUBTYPES
 from .workflow import METRICS, figure_name
 
@@ -212,10 +212,7 @@ def figure3(by_field: pd.DataFrame, metric: str, path, title: str, series=("mode
     ``series`` are the columns whose values make one bar (``model``; ``model`` and
     ``cancer_type`` for Figure S2).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ...plotting import plt
 
     df = by_field[by_field["view"] == "published"].copy()
     df["series"] = df[list(series)].astype(str).agg(" / ".join, axis=1)

@@ -21,7 +21,7 @@ outside ``annotation.conf`` are accepted only when the caller names them (``extr
 the section markers of the chosen section source).
 
 Any other unknown type, attribute value, malformed line, offset mismatch, or reference to a
-missing entity raises :class:`~oncoeval.errors.InputError` naming the file and line.
+missing entity raises :class:`~oncoeval.core.errors.InputError` naming the file and line.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...errors import InputError
-from ...inputs import check_length, decode_utf8, read_text
+from ...core.errors import InputError
+from ...core.inputs import check_length, decode_utf8, read_text
 
 
 @dataclass(frozen=True)

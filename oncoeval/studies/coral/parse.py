@@ -21,8 +21,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from ...parsing import too_long
-from ...records import Response
+from ...core.parsing import too_long
+from ...core.records import Response
 from .gold import pair_string
 from .tasks import SUBTYPES, UNKNOWN
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...errors import InputError
-from ...inputs import compare_key, read_table
+from ...core.errors import InputError
+from ...core.inputs import compare_key, read_table
 from .brat import find_documents, read_document, read_schema
 from .gold import GOLD_VIEWS, derive, gold_rows
 from .sections import find_sections, marker_types, skip_chars

@@ -17,7 +17,7 @@ import sys
 
 import pandas as pd
 
-from ...io import iter_jsonl, write_jsonl
+from ...core.io import iter_jsonl, write_jsonl
 from .tasks import SUBTYPES
 
 

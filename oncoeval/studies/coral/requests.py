@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...inputs import check_placeholders, read_template
-from ...records import Request
+from ...core.inputs import check_placeholders, read_template
+from ...core.records import Request
 from .tasks import SUBTYPES
 
 TASK_PLACEHOLDER = "{task-specific-prompt}"

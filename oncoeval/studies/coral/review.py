@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...errors import InputError
-from ...inputs import read_excel, read_table
+from ...core.errors import InputError
+from ...core.inputs import read_excel, read_table
 from .tasks import SUBTYPES
 
 CATEGORIES = ("1", "2a", "2b", "2c", "3a", "3b", "3c", "3d")

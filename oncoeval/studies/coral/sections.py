@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ...errors import InputError
+from ...core.errors import InputError
 from .brat import Document
 
 DEFAULT_HEADINGS = {

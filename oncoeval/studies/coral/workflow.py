@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ... import config as oc
-from ...exposure.source import ExposureSource
+from ...core import blocks as oc
 from ..contract import (
     Answers,
     Headline,
@@ -18,6 +17,7 @@ from ..contract import (
     outputs,
     prompts_dir,
 )
+from ..exposure_source import ExposureSource
 
 paths = ResultPaths("coral")
 
@@ -164,7 +164,7 @@ def unused_outputs(block: dict) -> list[str]:
 # The published view scores every unit, so a field whose gold is "unknown" is credited to an
 # answer that says "unknown" (or nothing); the informative view keeps the units with a known gold
 # value, so it shows what the model extracted. The summary shows both, named so; the models are
-# compared (oncoeval.compare, unit_scores) on the published view.
+# compared (oncoeval.stats.compare, unit_scores) on the published view.
 PUBLISHED = "published view, credits 'unknown'"
 INFORMATIVE = "informative view, known values only"
 HEADLINES = tuple(

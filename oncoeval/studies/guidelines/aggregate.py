@@ -2,7 +2,7 @@
 order. Each table family has its module (tables_expert, tables_consistency, tables_proxy,
 tables_meta, tables_errors); each function reads per-model files or the tables before it, writes
 one table (TSV + Markdown) and, where the paper has one, a figure, and hands the next ones what
-it wrote as written (``oncoeval.io.as_written``), never a file to read back. A part that needs
+it wrote as written (``oncoeval.core.io.as_written``), never a file to read back. A part that needs
 more models than the run has writes a row saying so instead of failing.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...io import read_jsonl
+from ...core.io import read_jsonl
 from .parse import read_rollouts
 from .score import read_scores
 from .tables_consistency import consistency_accuracy, cross_model

@@ -22,11 +22,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from ...errors import InputError
-from ...inputs import read_table
+from ...core.errors import InputError
+from ...core.inputs import read_table
 from ...judges.agreement import write_judges_tables
 from ...judges.correction import Validation
-from ...stats import BootstrapSettings
+from ...stats.bootstrap import BootstrapSettings
 
 CLASSES = ("target", "other")
 VERDICTS = {"chosen_both_orders": "target", "target_not_chosen": "other"}

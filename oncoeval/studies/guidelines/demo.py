@@ -16,7 +16,7 @@ import random
 import sys
 from pathlib import Path
 
-from ...io import read_jsonl, write_jsonl
+from ...core.io import read_jsonl, write_jsonl
 from .notes import load_labelled
 from .parse import format_path
 from .synthetic import VARIANTS, sample_targets

@@ -21,8 +21,8 @@ import numpy as np
 from scipy import stats
 from sklearn.metrics import r2_score
 
-from ...compare import mean_ci
-from ...stats import BootstrapSettings
+from ...stats.bootstrap import BootstrapSettings
+from ...stats.compare import mean_ci
 
 START, END, NO_ANSWER = "START", "END", "NO_ANSWER"
 

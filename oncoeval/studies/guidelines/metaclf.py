@@ -30,7 +30,7 @@ from sklearn.metrics import (
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from ...stats import BootstrapSettings, auroc_rows, bootstrap_stat_ci
+from ...stats.bootstrap import BootstrapSettings, auroc_rows, bootstrap_stat_ci
 
 SELF = ["self_path_overlap", "self_treatment_share"]
 CROSS = ["cross_path_agreement", "cross_treatment_agreement"]

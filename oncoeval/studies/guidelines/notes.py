@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ...errors import InputError
-from ...inputs import check_length, compare_key, is_blank, read_json
-from ...io import read_jsonl
+from ...core.errors import InputError
+from ...core.inputs import check_length, compare_key, is_blank, read_json
+from ...core.io import read_jsonl
 from .parse import check_path, format_path, parse_label, trim_surveillance
 from .tree import NOT_COMPLIANT, GuidelineTree
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...io import write_table
-from ...parsing import bracket_spans, too_long
-from ...records import Response, read_responses
+from ...core.io import write_table
+from ...core.parsing import bracket_spans, too_long
+from ...core.records import Response, read_responses
 from .tree import NOT_COMPLIANT, GuidelineTree, load_prepared_tree
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ INVALID_KINDS = (
     "broken_edge",  # two consecutive nodes that are not parent -> child
     "repeated_node",  # a node visited twice
     "not_terminal",  # the path stops before a recommendation or information-limited node
-    "too_long",  # the answer is over the parsers' length cap (oncoeval.parsing), not read
+    "too_long",  # the answer is over the parsers' length cap (oncoeval.core.parsing), not read
 )
 
 _THINK_OPEN = re.compile(r"<(think|thinking|reasoning)>", re.I)

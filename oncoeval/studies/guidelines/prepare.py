@@ -11,7 +11,7 @@ import logging
 
 import pandas as pd
 
-from ...io import atomic_write, write_jsonl, write_table
+from ...core.io import atomic_write, write_jsonl, write_table
 from .notes import load_labelled, load_unlabelled
 from .tree import load_tree
 

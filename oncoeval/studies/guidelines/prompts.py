@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 
-from ... import inputs
-from ...inputs import check_placeholders
-from ...records import Request
+from ...core import inputs
+from ...core.inputs import check_placeholders
+from ...core.records import Request
 from .tree import GuidelineTree, serialise_compact
 
 #: The two renderings of the tree (see :func:`guideline_fields`).

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ...compare import mean_ci
-from ...stats import BootstrapSettings, bootstrap_stat_ci
+from ...stats.bootstrap import BootstrapSettings, bootstrap_stat_ci
+from ...stats.compare import mean_ci
 from . import compliance
 from .metrics import path_overlap, treatment_match
 

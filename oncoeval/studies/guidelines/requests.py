@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import logging
 
-from ...io import read_jsonl, write_jsonl
-from ...records import write_requests
+from ...core.io import read_jsonl, write_jsonl
+from ...core.records import write_requests
 from . import synthetic
 from .notes import read_records
 from .prompts import read_template, rollout_requests, sampling_params

@@ -10,7 +10,7 @@ import logging
 import numpy as np
 import pandas as pd
 
-from ...io import read_jsonl, write_table
+from ...core.io import read_jsonl, write_table
 from . import proxies, synthetic
 from .metrics import against_label, path_overlap, self_consistency, treatment_match
 from .parse import format_path, paths_by_patient, read_rollouts

@@ -22,8 +22,8 @@ from __future__ import annotations
 import random
 import re
 
-from ...parsing import too_long
-from ...records import Request, Response, read_responses
+from ...core.parsing import too_long
+from ...core.records import Request, Response, read_responses
 from .parse import check_path, format_path, parse_answer, trim_surveillance
 from .prompts import describe_path, fill, guideline_fields
 from .tree import GuidelineTree

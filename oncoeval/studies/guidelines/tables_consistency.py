@@ -3,23 +3,19 @@ cross-model consensus labels, agreement features and proxy scores."""
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from scipy import stats
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from scipy import stats  # noqa: E402
-
-from ...compare import interval_note, mean_ci  # noqa: E402
-from ...format import column_label  # noqa: E402
-from ...io import as_written, write_table  # noqa: E402
-from ...report.figures import label_bars, legend_outside, note_empty  # noqa: E402
-from ...report.figures import save as save_figure  # noqa: E402
-from . import proxies  # noqa: E402
-from .consensus import agreement_features, consensus_labels  # noqa: E402
-from .parse import paths_by_patient  # noqa: E402
-from .score import labelled  # noqa: E402
+from ...core.format import column_label
+from ...core.io import as_written, write_table
+from ...plotting import label_bars, legend_outside, note_empty, plt
+from ...plotting import save as save_figure
+from ...stats.compare import interval_note, mean_ci
+from . import proxies
+from .consensus import agreement_features, consensus_labels
+from .parse import paths_by_patient
+from .score import labelled
 
 PAIRS = (
     ("path_overlap", "modal_path_overlap", "self_path_overlap"),

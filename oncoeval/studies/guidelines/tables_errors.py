@@ -3,20 +3,16 @@ Figure 6."""
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ...compare import interval_note  # noqa: E402
-from ...io import write_table  # noqa: E402
-from ...report.figures import label_bars, legend_outside, note_empty  # noqa: E402
-from ...report.figures import save as save_figure  # noqa: E402
-from . import divergence  # noqa: E402
-from .parse import paths_by_patient  # noqa: E402
-from .score import labelled, path_tuple  # noqa: E402
+from ...core.io import write_table
+from ...plotting import label_bars, legend_outside, note_empty, plt
+from ...plotting import save as save_figure
+from ...stats.compare import interval_note
+from . import divergence
+from .parse import paths_by_patient
+from .score import labelled, path_tuple
 
 
 def error_analysis(scores, rollouts: dict, top_n, boot, out: dict, gamma: int):

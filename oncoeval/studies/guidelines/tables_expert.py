@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...compare import Clustered, interval_note, mean_ci
-from ...io import as_written, write_table
+from ...core.io import as_written, write_table
+from ...stats.compare import Clustered, interval_note, mean_ci
 from . import compliance
 from .metrics import against_label, path_overlap, treatment_match
 from .parse import INVALID_KINDS, paths_by_patient

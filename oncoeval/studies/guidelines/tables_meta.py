@@ -3,18 +3,14 @@ feature set), and the clustering of traces."""
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ...compare import interval_note, mean_ci  # noqa: E402
-from ...io import as_written, write_table  # noqa: E402
-from ...report.figures import legend_outside, series_style  # noqa: E402
-from ...report.figures import save as save_figure  # noqa: E402
-from . import metaclf  # noqa: E402
+from ...core.io import as_written, write_table
+from ...plotting import legend_outside, plt, series_style
+from ...plotting import save as save_figure
+from ...stats.compare import interval_note, mean_ci
+from . import metaclf
 
 
 def settings_from(block: dict) -> metaclf.Settings:

@@ -3,17 +3,14 @@ cells per model and benchmark."""
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ...compare import interval_note  # noqa: E402
-from ...io import as_written, write_table  # noqa: E402
-from ...report.figures import save as save_figure  # noqa: E402
-from . import compliance, proxies  # noqa: E402
+from ...core.io import as_written, write_table
+from ...plotting import plt
+from ...plotting import save as save_figure
+from ...stats.compare import interval_note
+from . import compliance, proxies
 
 
 def proxy_agreement(proxy_paths: list, cross_scores, expert, boot, out: dict):

@@ -4,7 +4,7 @@ A tree is JSON in the shape of ``guideline_tree.schema.json`` (next to this modu
 nodes with ids ``<PREFIX>-<page>-<node>``. :func:`load_tree` checks the schema and then what a
 schema cannot see: unique ids, ids matching their page, children that exist, no cycles, and every
 leaf either a recommendation or marked ``information_limited``. Any problem raises
-:class:`~oncoeval.errors.InputError` naming the node.
+:class:`~oncoeval.core.errors.InputError` naming the node.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import jsonschema
 
-from ...errors import InputError
-from ...inputs import read_json
+from ...core.errors import InputError
+from ...core.inputs import read_json
 
 SCHEMA_PATH = Path(__file__).with_name("guideline_tree.schema.json")
 # The label (and answer) for a patient whose care does not follow the guideline: a one-node path.

@@ -8,8 +8,7 @@ paths or input functions. Param helpers return only what a rule's output depends
 
 from __future__ import annotations
 
-from ... import config as oc
-from ...exposure.source import ExposureSource
+from ...core import blocks as oc
 from ..contract import (
     Answers,
     Headline,
@@ -20,6 +19,7 @@ from ..contract import (
     outputs,
     prompts_dir,
 )
+from ..exposure_source import ExposureSource
 
 NAME = "guidelines"
 paths = ResultPaths(NAME)

@@ -1,5 +1,5 @@
 """Aggregate stage: Tables 1-7 of the paper and two figures. Tables: one row per model, means
-with intervals over profiles (oncoeval.compare.mean_ci: the comparison's own interval; the
+with intervals over profiles (oncoeval.stats.compare.mean_ci: the comparison's own interval; the
 profile is the cluster, its regimes and variants never resampled apart).
 
 - Tables 1, 3, 4: P/R/F1 of the specified profiles under ``ff``, ``grounded``, ``grounded_lsc``;
@@ -19,20 +19,15 @@ profiles in Tables 1-5, specified responses in Tables 6-7.
 
 from __future__ import annotations
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ...compare import interval_note, mean_ci, paired_diff_ci  # noqa: E402
-from ...io import read_tsv, write_table  # noqa: E402
-from ...report.figures import label_bars, legend_outside, note_empty  # noqa: E402
-from ...report.figures import save as save_figure  # noqa: E402
-from ...stats import BootstrapSettings  # noqa: E402
-from .workflow import paths  # noqa: E402
+from ...core.io import read_tsv, write_table
+from ...plotting import label_bars, legend_outside, note_empty, plt
+from ...plotting import save as save_figure
+from ...stats.bootstrap import BootstrapSettings
+from ...stats.compare import interval_note, mean_ci, paired_diff_ci
+from .workflow import paths
 
 PRF = ("precision", "recall", "f1")
 ONSET_COLUMNS = ("recall_short", "recall_long")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import re
 
-from ...errors import InputError
-from ...inputs import compare_key, read_table
+from ...core.errors import InputError
+from ...core.inputs import compare_key, read_table
 
 _NON_WORD = re.compile(r"[^\w/+]+")
 

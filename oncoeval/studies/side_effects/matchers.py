@@ -38,9 +38,9 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ...inputs import check_placeholders, read_template
-from ...parsing import too_long
-from ...records import Request, Response, verdict_problem
+from ...core.inputs import check_placeholders, read_template
+from ...core.parsing import too_long
+from ...core.records import Request, Response, verdict_problem
 from .aliases import AliasTable, norm_key
 
 log = logging.getLogger(__name__)
@@ -399,7 +399,7 @@ def make_matcher(method: str, settings: dict, synonyms_path=None, template_path=
 
 
 def resolve_embedding_model(spec: str) -> Path:
-    from ... import embedded
+    from ...models import embedded
 
     if embedded.is_embedded(spec):
         return embedded.resolve(embedded.embedded_name(spec))

@@ -23,9 +23,9 @@ from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
-from ...io import write_jsonl
-from ...parsing import too_long
-from ...records import Response, read_responses
+from ...core.io import write_jsonl
+from ...core.parsing import too_long
+from ...core.records import Response, read_responses
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from ...errors import InputError
-from ...io import write_jsonl, write_table
+from ...core.errors import InputError
+from ...core.io import write_jsonl, write_table
 from .aliases import AliasTable
 from .profiles import load_profiles
 from .reference import load_reference, sites, vocabulary

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from ...inputs import check_placeholders, read_template
-from ...records import Request
+from ...core.inputs import check_placeholders, read_template
+from ...core.records import Request
 
 REGIMES = ("ff", "ff_lsc", "grounded", "grounded_lsc")
 VARIANTS = ("base", "specified")

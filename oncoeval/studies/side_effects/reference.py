@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...errors import InputError
-from ...inputs import is_blank, read_excel, read_table
+from ...core.errors import InputError
+from ...core.inputs import is_blank, read_excel, read_table
 from .aliases import AliasTable, norm_key, norm_name
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ import sys
 
 import pandas as pd
 
-from ...io import iter_jsonl, write_jsonl
+from ...core.io import iter_jsonl, write_jsonl
 
 
 def reference_answers(requests_path, reference_path) -> list[dict]:

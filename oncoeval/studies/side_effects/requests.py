@@ -6,9 +6,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from ...inputs import read_template
-from ...io import read_jsonl
-from ...records import write_requests
+from ...core.inputs import read_template
+from ...core.io import read_jsonl
+from ...core.records import write_requests
 from .matchers import LLMMatcher
 from .prompts import build_requests
 from .score import match_tasks, read_reference

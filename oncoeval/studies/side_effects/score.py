@@ -21,8 +21,8 @@ import math
 
 import pandas as pd
 
-from ...io import read_jsonl, write_jsonl, write_table
-from ...records import read_responses
+from ...core.io import read_jsonl, write_jsonl, write_table
+from ...core.records import read_responses
 from .matchers import LLMMatcher, MatchResult, MatchTask, make_matcher
 from .metrics import (
     CELL_COLUMNS,

@@ -38,14 +38,14 @@ import math
 import numpy as np
 import pandas as pd
 
-from ...compare import interval_note, mean_ci
-from ...errors import InputError
-from ...inputs import read_table, read_template
-from ...io import write_table
+from ...core.errors import InputError
+from ...core.inputs import read_table, read_template
+from ...core.io import write_table
+from ...core.records import read_responses, write_requests
 from ...judges.agreement import weighted_estimates, weighting, write_judges_tables
 from ...judges.correction import Validation
-from ...records import read_responses, write_requests
-from ...stats import BootstrapSettings
+from ...stats.bootstrap import BootstrapSettings
+from ...stats.compare import interval_note, mean_ci
 from .aliases import AliasTable, norm_key
 from .matchers import (
     EmbeddingMatcher,

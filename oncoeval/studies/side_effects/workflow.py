@@ -8,7 +8,6 @@ and the judge: never the list of models, so adding a model reruns nothing old.
 
 from __future__ import annotations
 
-from ...exposure.source import ExposureSource
 from ..contract import (
     Answers,
     Headline,
@@ -19,6 +18,7 @@ from ..contract import (
     outputs,
     prompts_dir,
 )
+from ..exposure_source import ExposureSource
 
 paths = ResultPaths("side_effects")
 
@@ -143,7 +143,7 @@ HEADLINE_REGIMES = dict(
 
 
 def comparison_inputs(config: dict) -> dict:
-    """Inputs of the model comparison beside the scores (oncoeval.compare): none."""
+    """Inputs of the model comparison beside the scores (oncoeval.workflow.comparison): none."""
     return {}
 
 

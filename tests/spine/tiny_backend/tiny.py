@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from oncoeval.backends.base import BaseBackend
-from oncoeval.records import Response
+from oncoeval.core.records import Response
 
 CONFIG_SCHEMA = {
     "properties": {

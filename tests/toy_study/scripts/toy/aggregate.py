@@ -1,6 +1,6 @@
 """Entry point of toy_aggregate (logic: oncoeval.studies.toy.aggregate)."""
 
-from oncoeval.io import read_tsv, setup_script_logging, write_table
+from oncoeval.core.io import read_tsv, setup_script_logging, write_table
 from oncoeval.studies.toy.aggregate import accuracy_figure, accuracy_table
 
 setup_script_logging(snakemake.log[0])

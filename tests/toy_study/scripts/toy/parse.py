@@ -1,7 +1,7 @@
 """Entry point of toy_parse (logic: oncoeval.studies.toy.parse)."""
 
-from oncoeval.io import setup_script_logging, write_table
-from oncoeval.records import read_responses
+from oncoeval.core.io import setup_script_logging, write_table
+from oncoeval.core.records import read_responses
 from oncoeval.studies.toy.parse import parsed_table
 
 log = setup_script_logging(snakemake.log[0])

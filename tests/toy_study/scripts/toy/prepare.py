@@ -1,6 +1,6 @@
 """Entry point of toy_prepare (logic: oncoeval.studies.toy.prepare)."""
 
-from oncoeval.io import setup_script_logging, write_jsonl
+from oncoeval.core.io import setup_script_logging, write_jsonl
 from oncoeval.studies.toy.prepare import load_questions
 
 log = setup_script_logging(snakemake.log[0])

@@ -1,6 +1,6 @@
 """Entry point of toy_score (logic: oncoeval.studies.toy.score)."""
 
-from oncoeval.io import read_jsonl, read_tsv, setup_script_logging, write_table
+from oncoeval.core.io import read_jsonl, read_tsv, setup_script_logging, write_table
 from oncoeval.studies.toy.score import score_answers
 
 setup_script_logging(snakemake.log[0])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from oncoeval.errors import InputError
-from oncoeval.records import Response
+from oncoeval.core.errors import InputError
+from oncoeval.core.records import Response
 from oncoeval.studies.toy.aggregate import accuracy_table, referee_agreement_table
 from oncoeval.studies.toy.parse import parse_answer, parsed_table
 from oncoeval.studies.toy.prepare import load_questions

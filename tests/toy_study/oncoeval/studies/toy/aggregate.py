@@ -1,18 +1,13 @@
 """toy_aggregate: accuracy per model with the workflow's interval over questions
-(oncoeval.compare.mean_ci: a share of independent questions, Wilson), and its figure."""
+(oncoeval.stats.compare.mean_ci: a share of independent questions, Wilson), and its figure."""
 
 from __future__ import annotations
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ...compare import mean_ci  # noqa: E402
-from ...report.figures import note_empty, save  # noqa: E402
-from ...stats import BootstrapSettings  # noqa: E402
+from ...plotting import note_empty, plt, save
+from ...stats.bootstrap import BootstrapSettings
+from ...stats.compare import mean_ci
 
 ACCURACY_COLUMNS = [
     "model", "n", "n_unscored", "accuracy", "accuracy_ci_low", "accuracy_ci_high"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...errors import InputError
-from ...io import iter_jsonl_lines
+from ...core.errors import InputError
+from ...core.io import iter_jsonl_lines
 
 
 def load_questions(path, limit: int | None = None) -> list[dict]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...records import Request
+from ...core.records import Request
 
 
 def build_requests(questions: list[dict], template: str, max_new_tokens: int) -> list[Request]:

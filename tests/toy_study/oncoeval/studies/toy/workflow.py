@@ -33,7 +33,7 @@ def comparison_inputs(config: dict) -> dict:
 
 
 def unit_scores(score_path, inputs: dict):
-    """Per question: 1 right, 0 wrong, NaN unparseable (oncoeval.compare)."""
+    """Per question: 1 right, 0 wrong, NaN unparseable (oncoeval.stats.compare)."""
     import pandas as pd
 
     scores = pd.read_csv(score_path, sep="\t", dtype={"id": str})
