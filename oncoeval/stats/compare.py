@@ -681,7 +681,6 @@ def compare_arrays(
     m: int = 1,
     settings: CompareSettings | None = None,
     margin: float | None = None,
-    names=("a", "b"),
 ) -> dict:
     """One comparison row of aligned per-unit values of two models (NaN pairs dropped).
 
@@ -736,7 +735,7 @@ def compare_arrays(
         "p_value": p,
         "p_adjusted": min(1.0, m * p),
         "significant": significant,
-        "verdict": verdict(low, high, delta, *names),
+        "verdict": verdict(low, high, delta),
         "margin": delta,
         "test": TEST_NAMES[key],
         "interval": INTERVAL_NAMES[key],
@@ -801,7 +800,7 @@ def compare_pair(
     (``compare_arrays`` at the measure's declaration and its family's m)."""
     joined = a.join(b[["value"]].rename(columns={"value": "value_b"}), how="inner")
     joined = joined.rename(columns={"value": "value_a"}).dropna(subset=["value_a", "value_b"])
-    return compare_arrays(
+    row = compare_arrays(
         joined["value_a"].to_numpy(float),
         joined["value_b"].to_numpy(float),
         joined["cluster"].to_numpy(),
@@ -810,8 +809,10 @@ def compare_pair(
         m=m,
         settings=settings,
         margin=settings.margin(measure.name, measure.value_range),
-        names=names,
     )
+    if "diff" in row:  # the verdict in the models' names
+        row["verdict"] = verdict(row["diff_ci_low"], row["diff_ci_high"], row["margin"], *names)
+    return row
 
 
 def family_size(n_models: int) -> int:
