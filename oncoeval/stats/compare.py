@@ -528,6 +528,20 @@ def lattice_step(values) -> float:
     return unit if np.all(np.abs(ratio - np.round(ratio)) < 1e-9) else 0.0
 
 
+def sign_flip_critical(sums, signs, j: int, step: float = 0.0) -> float:
+    """The critical value q of T / sqrt(sum_g X_g^2) for cluster sums X_g: the j-th largest
+    |sum_g e_g X_g| over the sign vectors e, over sqrt(sum_g X_g^2). With a lattice step u
+    the sums are first rounded to multiples of u: a study of whole-unit differences holds
+    whole-unit cluster sums, so its flipped sums tie (clusters summing to 0 do not move them)
+    and the critical value is one of those ties, not a quantile of spread-out values."""
+    x = np.asarray(sums, dtype=float)
+    lattice = np.round(x / step) * step if step else x
+    if np.any(lattice):  # all rounding to 0: keep the unrounded sums (some spread to scale)
+        x = lattice
+    c = np.partition(np.abs(signs @ x), len(signs) - j)[len(signs) - j]
+    return float(c) / math.sqrt(float(x @ x))
+
+
 def minimum_detectable_difference(
     diffs: Clustered, settings: CompareSettings, m: int = 1, interval=None
 ) -> float:
@@ -540,8 +554,10 @@ def minimum_detectable_difference(
     i.e. when T / sqrt(sum_g X_g^2) exceeds a critical value q. At a true shift delta:
 
     - q is read off the row's own sign vectors (exact up to 16 clusters: the discreteness of an
-      exact test) applied to the observed cluster differences, centred and shifted by delta;
-      their second moment, and with it the null spread, grows with delta;
+      exact test) applied to the observed cluster differences, centred and shifted by delta
+      (``sign_flip_critical``; in whole units where the values move in whole units, so that
+      the ties of a study's whole-unit cluster sums set it); their second moment, and with it
+      the null spread, grows with delta;
     - T and sum X_g^2 are those of G clusters drawn again (``MDD_DRAWS`` times, fixed seed)
       from the centred cluster differences (CR1 spread) with delta added per unit, so the power
       carries the estimate's skew and its correlation with the test's own spread;
@@ -574,16 +590,13 @@ def minimum_detectable_difference(
         return float("nan")
     s, n = diffs.sums, diffs.sizes
     r = s - n * s.sum() / n.sum()  # centred cluster differences
-    flipped_r, flipped_n = signs @ r, signs @ n  # the flipped sums at any delta: r + delta n
     step = lattice_step(diffs.values)
     spread = r * math.sqrt(g / (g - 1))
     columns = np.stack([spread, n, spread**2, spread * n, n * n], axis=1)
     t_r, t_n, v_rr, v_rn, v_nn = (_cluster_draws(g, seed) @ columns).T
 
     def critical(delta: float) -> float:
-        second = float(r @ r + 2 * delta * (n @ r) + delta * delta * (n @ n))
-        c = np.partition(np.abs(flipped_r + delta * flipped_n), k - j)[k - j]
-        return float(c) / math.sqrt(second)
+        return sign_flip_critical(r + delta * n, signs, j, step)
 
     def first_rejected(q: float) -> np.ndarray:
         # per draw: T - step = a + delta t_n > q sqrt(v_rr + 2 delta v_rn + delta^2 v_nn),

@@ -62,9 +62,11 @@ def notes(study: str, settings: CompareSettings, skipped, extra=(), measures=(),
         "units, else a Wilson-type score interval with the effective n of the cluster-robust SE "
         f"and a t quantile (setting comparisons.interval: {settings.interval}).",
         f"mdd: the smallest true difference the row's own decision detects with "
-        f"{settings.power:.0%} power (half its printed interval plus t_power x the SE of the "
-        "difference, widened for the half-width's own spread), or the sentence that no difference can be significant with its clusters "
-        "and comparisons.",
+        f"{settings.power:.0%} power: for exact McNemar from its exact power; for the sign-flip "
+        "test, its critical value at the family's level read off the row's own sign vectors "
+        "(on whole-unit sums where the values move in whole units) applied to 1,000 resamples "
+        "of its clusters at each shift. Or the sentence that no difference can be significant "
+        "with its clusters and comparisons.",
         *extra,
     ]
     if skipped:
