@@ -1,5 +1,5 @@
 """The comparison engine as ``python -m bench coverage`` calls it: one small adapter over
-``oncoeval.compare``, so the bench measures whichever engine the tree holds with the same
+``oncoeval.stats.compare``, so the bench measures whichever engine the tree holds with the same
 simulated studies.
 
 An adapter gives

@@ -10,9 +10,9 @@ A study ``s`` is:
   ``s_aggregate`` (judge steps: ``s_<judge>_requests``, then ``s_<judge>_parse`` where the
   verdicts are read in a step of their own), each running ``scripts/s/<stage>.py``. A rule file
   imports the study's workflow module as ``s_wf`` and reads the study block once, as ``S``
-  (``oncoeval.config.study_block``).
+  (``oncoeval.core.blocks.study_block``).
 - ``config/schemas/s.schema.yaml``: every setting and its default. The workflow fills the
-  defaults once (``oncoeval.config.filled_study_block``); the package reads the filled block and
+  defaults once (``oncoeval.config.checks.filled_study_block``); the package reads the filled block and
   repeats no default.
 - ``config/prompts/s/`` (templates read by file name, never named by a config key) and
   ``tests/s/``.
@@ -103,7 +103,7 @@ MODULES = ("workflow", *STAGES)
 
 def prompts_dir(study: str) -> str:
     """The folder of a study's prompt templates (its stages read them by name), in the
-    workflow's source wherever the run is (oncoeval.source)."""
+    workflow's source wherever the run is (oncoeval.core.source)."""
     return source_file(f"config/prompts/{study}")
 
 

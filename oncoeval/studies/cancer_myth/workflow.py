@@ -2,7 +2,7 @@
 checks and the report know of the study, and the input/param helpers (the verifier or jury, the
 construction chain).
 
-Every function takes the study block as common.smk filled it (``oncoeval.config.study_block``).
+Every function takes the study block as common.smk filled it (``oncoeval.core.blocks.study_block``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 config checks and the report know of the study, and the per-rule inputs and params.
 
 Helpers take the study block that rules/common.smk validated and filled
-(``oncoeval.config.study_block``); per-model helpers take only that block's settings, the model id
+(``oncoeval.core.blocks.study_block``); per-model helpers take only that block's settings, the model id
 and the judge: never the list of models, so adding a model reruns nothing old.
 """
 
