@@ -22,18 +22,13 @@ def cutoffs(models: list[dict], ids) -> tuple[list[str], bool]:
 def released(studies) -> dict[str, str | None]:
     """Study -> its dataset's release date (None: not documented), for studies with items to
     probe."""
-    return {
-        s: contract.study(s).exposure.released
-        for s in studies
-        if contract.study(s).exposure is not None
-    }
+    declared = {s: contract.study(s).exposure for s in studies}
+    return {s: source.released for s, source in declared.items() if source is not None}
 
 
 def releases(studies) -> list[str]:
     return [
-        f"{s}: {contract.study(s).exposure.released or 'release date not documented'}"
-        for s in studies
-        if contract.study(s).exposure is not None
+        f"{s}: {date or 'release date not documented'}" for s, date in released(studies).items()
     ]
 
 

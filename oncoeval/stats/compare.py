@@ -4,7 +4,8 @@ Generic over studies. A study gives, per evaluated model, one value per resampli
 headline measure (its ``unit_scores``), with the cluster each unit belongs to (units that share
 a context: questions written from one myth, notes of one patient). Everything here resamples or
 permutes whole clusters; a unit without a cluster is its own. docs/comparisons.md states the
-methods; ``python -m bench coverage`` measures them.
+methods; ``python -m bench coverage`` measures them. One study's tables (its headlines read from
+its declaration) are written by ``oncoeval.workflow.comparison``.
 
 Public functions the bench and the studies call:
 

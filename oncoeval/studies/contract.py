@@ -56,7 +56,7 @@ fields of ``Study``:
   their subcategory.
 - ``text_columns`` / ``label_columns``: column names the report takes for free text, or for
   labels, when the inputs are marked ``contains_phi`` (oncoeval.report.phi).
-- ``exposure``: ``oncoeval.studies.exposure_source.ExposureSource``, the prepared items the exposure
+- ``exposure``: ``ExposureSource``, the prepared items the exposure
   audit probes, their id and text keys, the dataset's name and release date (its schema then
   has the ``exposure`` block); None for a study that cannot be audited.
 - Hooks, each a function or None (a study without judges declares none of those):
@@ -88,13 +88,9 @@ import itertools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ..core.layout import ResultPaths
 from ..core.source import source_file
-
-if TYPE_CHECKING:
-    from .exposure_source import ExposureSource
 
 STAGES = ("prepare", "requests", "parse", "score", "aggregate")
 # The package modules every study has: the rules' side, then one per stage.
@@ -276,6 +272,19 @@ class Answers:
     value: str = ""  # its column holding what was parsed
     score: ItemScore | None = None
     verdict: tuple = ()  # its columns holding a judge's verdict and reason (judged studies)
+
+
+@dataclass(frozen=True)
+class ExposureSource:
+    """What a study declares to be audited for exposure (``Study.exposure``)."""
+
+    items: str  # the study's prepared items (JSONL), one item per line
+    id_key: str
+    text_key: str
+    dataset: str  # as the prompt names it
+    kind: str  # what one item is, as the prompt names it
+    # When the published dataset became public (YYYY-MM, with its source); None: not documented.
+    released: str | None = None
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,7 @@ from __future__ import annotations
 from ..backends import get_backend
 from ..config import checks as oc
 from ..studies import STUDIES, contract
-from ..studies.contract import ResultPaths, prompts_dir
-from ..studies.exposure_source import ExposureSource
+from ..studies.contract import ExposureSource, ResultPaths, prompts_dir
 
 PROMPTS = prompts_dir("exposure")
 REQUESTSET = "exposure_{probe}"

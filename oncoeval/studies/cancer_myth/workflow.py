@@ -14,6 +14,7 @@ from ...core import blocks as oc
 from ...core.errors import OncoEvalError
 from ..contract import (
     Answers,
+    ExposureSource,
     Headline,
     ItemScore,
     Resampling,
@@ -22,7 +23,6 @@ from ..contract import (
     outputs,
     prompts_dir,
 )
-from ..exposure_source import ExposureSource
 from .construct import check_inputs
 from .data import load_myths
 from .requests import load_verifier_examples

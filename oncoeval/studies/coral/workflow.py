@@ -9,6 +9,7 @@ from pathlib import Path
 from ...core import blocks as oc
 from ..contract import (
     Answers,
+    ExposureSource,
     Headline,
     ItemScore,
     Resampling,
@@ -17,7 +18,6 @@ from ..contract import (
     outputs,
     prompts_dir,
 )
-from ..exposure_source import ExposureSource
 
 paths = ResultPaths("coral")
 

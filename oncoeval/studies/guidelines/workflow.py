@@ -11,6 +11,7 @@ from __future__ import annotations
 from ...core import blocks as oc
 from ..contract import (
     Answers,
+    ExposureSource,
     Headline,
     ItemScore,
     Resampling,
@@ -19,7 +20,6 @@ from ..contract import (
     outputs,
     prompts_dir,
 )
-from ..exposure_source import ExposureSource
 
 NAME = "guidelines"
 paths = ResultPaths(NAME)

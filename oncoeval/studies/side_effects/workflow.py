@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..contract import (
     Answers,
+    ExposureSource,
     Headline,
     ItemScore,
     Resampling,
@@ -18,7 +19,6 @@ from ..contract import (
     outputs,
     prompts_dir,
 )
-from ..exposure_source import ExposureSource
 
 paths = ResultPaths("side_effects")
 
